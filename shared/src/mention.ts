@@ -1,0 +1,167 @@
+import { SessionReferenceError } from './errors';
+import type { ParsedSessionReferenceText, SessionReferenceInput } from './types';
+import { SESSION_URI_PREFIX, decodeSessionReferenceUri, encodeSessionReferenceUri } from './uri';
+
+/** One mention-shaped run of text, as the grammar finds it (not yet decoded). */
+export interface SessionMentionToken {
+  /** `explicit` = `@[label](uri)`, `bare` = a bare `dsh-session:…` URI. */
+  kind: 'explicit' | 'bare';
+  /** UTF-16 offset of the first character (the `@`, or the `d` of a bare URI). */
+  start: number;
+  /** UTF-16 offset just past the last character. */
+  end: number;
+  /** The URI text as written. */
+  uri: string;
+  /** Offset of the URI inside the text. */
+  uriStart: number;
+  /** The unescaped label of an explicit mention; undefined for a bare URI. */
+  label?: string;
+}
+
+/** A token with its URI decoded, or the error dsh would raise for it. */
+export type DecodedSessionMention =
+  | (SessionMentionToken & { sessionId: string; error?: undefined })
+  | (SessionMentionToken & { sessionId?: undefined; error: SessionReferenceError });
+
+const BARE_PAYLOAD_CHAR = /[A-Za-z0-9_-]/;
+const WHITESPACE = /\s/;
+
+/** Escape a label for a mention: `\` → `\\`, `]` → `\]`, nothing else. */
+export function escapeMentionLabel(label: string): string {
+  return label.replace(/[\\\]]/g, (ch) => '\\' + ch);
+}
+
+/** Undo label escaping: `\X` → `X` for any X. */
+export function unescapeMentionLabel(raw: string): string {
+  return raw.replace(/\\([\s\S])/g, '$1');
+}
+
+/** The canonical mention `@[label](dsh-session:…)`; the label defaults to the id. */
+export function formatSessionReferenceMention(reference: SessionReferenceInput): string {
+  if (
+    typeof reference !== 'object' ||
+    reference === null ||
+    typeof reference.sessionId !== 'string' ||
+    (reference.label !== undefined && typeof reference.label !== 'string')
+  ) {
+    throw new SessionReferenceError(
+      'SESSION_REFERENCE_INVALID_REFERENCE',
+      'session reference must contain a string sessionId and optional string label',
+    );
+  }
+  const label = reference.label ?? reference.sessionId;
+  return `@[${escapeMentionLabel(label)}](${encodeSessionReferenceUri(reference.sessionId)})`;
+}
+
+/**
+ * The mention grammar, once: one left-to-right scan that at each position tries an explicit
+ * mention, then a bare URI. Linear time: a label scan that ran to its end is remembered,
+ * because every later `@[` inside it ends at the same `]` (it cannot start mid-escape).
+ */
+export function* scanSessionMentions(text: string): Generator<SessionMentionToken> {
+  const n = text.length;
+  // Memo of the last label scan: any start inside [memoFrom, memoEnd) closes at memoClose (-1 = never).
+  let memoFrom = -1;
+  let memoEnd = -1;
+  let memoClose = -1;
+  // Memo of the URI run after the last `](dsh-session:` examined (same close, same answer).
+  let uriMemoClose = -1;
+  let uriMemoEnd = -1;
+  let i = 0;
+  while (i < n) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x40 /* @ */ && text.charCodeAt(i + 1) === 0x5b /* [ */) {
+      const labelStart = i + 2;
+      let close: number;
+      if (labelStart >= memoFrom && labelStart < memoEnd) {
+        close = memoClose;
+      } else {
+        close = -1;
+        let j = labelStart;
+        while (j < n) {
+          const c = text.charCodeAt(j);
+          if (c === 0x5c /* \ */) {
+            if (j + 1 >= n) break; // a trailing lone backslash cannot be escaped
+            j += 2;
+            continue;
+          }
+          if (c === 0x5d /* ] */) {
+            close = j;
+            break;
+          }
+          j++;
+        }
+        memoFrom = labelStart;
+        memoEnd = close === -1 ? n : close;
+        memoClose = close;
+      }
+      if (close !== -1 && text.charCodeAt(close + 1) === 0x28 /* ( */ && text.startsWith(SESSION_URI_PREFIX, close + 2)) {
+        const uriStart = close + 2;
+        if (uriMemoClose !== close) {
+          let k = uriStart + SESSION_URI_PREFIX.length;
+          while (k < n) {
+            const c = text[k]!;
+            if (c === ')' || WHITESPACE.test(c)) break;
+            k++;
+          }
+          uriMemoClose = close;
+          uriMemoEnd = k;
+        }
+        const k = uriMemoEnd;
+        if (k > uriStart + SESSION_URI_PREFIX.length && text.charCodeAt(k) === 0x29 /* ) */) {
+          yield {
+            kind: 'explicit',
+            start: i,
+            end: k + 1,
+            uri: text.slice(uriStart, k),
+            uriStart,
+            label: unescapeMentionLabel(text.slice(labelStart, close)),
+          };
+          i = k + 1;
+          continue;
+        }
+      }
+    } else if (ch === 0x64 /* d */ && text.startsWith(SESSION_URI_PREFIX, i)) {
+      let k = i + SESSION_URI_PREFIX.length;
+      while (k < n && BARE_PAYLOAD_CHAR.test(text[k]!)) k++;
+      if (k > i + SESSION_URI_PREFIX.length) {
+        yield { kind: 'bare', start: i, end: k, uri: text.slice(i, k), uriStart: i };
+        i = k;
+        continue;
+      }
+    }
+    i++;
+  }
+}
+
+/** Decode one token's URI, keeping the error instead of throwing (for diagnostics). */
+export function decodeSessionMention(token: SessionMentionToken): DecodedSessionMention {
+  try {
+    return { ...token, sessionId: decodeSessionReferenceUri(token.uri) };
+  } catch (error) {
+    if (error instanceof SessionReferenceError) return { ...token, error };
+    throw error;
+  }
+}
+
+/**
+ * Parse a direct user message as dsh does: each mention becomes `@` + label (bare URI: `@` + id)
+ * and yields `{sessionId, label}` in appearance order, duplicates kept. Any bad URI fails the
+ * whole text with INVALID_REFERENCE.
+ */
+export function parseSessionReferenceText(text: string): ParsedSessionReferenceText {
+  if (typeof text !== 'string') {
+    throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'session reference text must be a string');
+  }
+  let out = '';
+  let last = 0;
+  const references: ParsedSessionReferenceText['references'] = [];
+  for (const token of scanSessionMentions(text)) {
+    const sessionId = decodeSessionReferenceUri(token.uri);
+    const label = token.label ?? sessionId;
+    out += text.slice(last, token.start) + '@' + label;
+    last = token.end;
+    references.push({ sessionId, label });
+  }
+  return { text: out + text.slice(last), references };
+}

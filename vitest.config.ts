@@ -1,0 +1,14 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: {
+    // Unit tests run against the shared sources; the built server uses shared/dist.
+    alias: { '@dsh-session-ls/shared': fileURLToPath(new URL('./shared/src/index.ts', import.meta.url)) },
+  },
+  test: {
+    include: ['shared/src/**/*.test.ts', 'server/src/**/*.test.ts', 'client-vscode/src/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
