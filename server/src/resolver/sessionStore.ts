@@ -1,0 +1,58 @@
+/** What the resolver needs from a session store; it knows nothing about files. */
+
+/** A listed session's header fields. */
+export interface StoredSessionHeader {
+  id: string;
+  /** Absent when the header has no cwd. */
+  cwd?: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/** A listed session with its latest title (undefined when it has none or the title read failed). */
+export interface StoredSessionSummary extends StoredSessionHeader {
+  title?: string;
+}
+
+/** One decoded log event (envelope as dsh writes it, rows already expanded). */
+export interface SessionEventRecord {
+  type: string;
+  seq: number;
+  time?: number;
+  data: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- untrusted JSON payload
+  surfaceOp?: 'append' | { op: 'replace'; start: number; end: number };
+  sourceEventSeqs?: number[];
+  ignorable?: true;
+}
+
+/** One session's current surface, as dsh's `readSurface` gives it. */
+export interface SessionSurface {
+  header: StoredSessionHeader;
+  /** Seq of the last event of the observed log (in-memory repair closers included); null for an empty log. */
+  capturedThroughSeq: number | null;
+  /** The current-surface events, in surface order. */
+  events: readonly SessionEventRecord[];
+}
+
+/** Why a store could not read a session; `message` is the human reason that follows "failed to read referenced session: ". */
+export class SessionReadError extends Error {
+  override readonly name = 'SessionReadError';
+  constructor(
+    readonly reason: 'not-found' | 'ambiguous' | 'corrupt' | 'unsupported' | 'too-large' | 'io',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The store as the resolver sees it. */
+export interface SessionStore {
+  /** Every listed session, in store order (newest `createdAt` first, then `a.id.localeCompare(b.id)`), with latest titles. */
+  listSessions(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]>;
+  /**
+   * One session's current surface and `capturedThroughSeq`. Rejects with a `SessionReadError`
+   * (a missing session: reason `not-found`, message `session "<id as JSON>" not found`).
+   */
+  readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface>;
+}

@@ -1,0 +1,49 @@
+import type { SessionStore } from '../resolver/sessionStore';
+
+/** A header-level problem found while listing (that entry is skipped), reported once per path and reason. */
+export interface StoreProblem {
+  path: string;
+  reason: string;
+}
+
+/** Indexing progress of a store. */
+export interface StoreStatus {
+  /** True until the first complete index of the root is built. */
+  indexing: boolean;
+  /** Sessions indexed so far. */
+  indexed: number;
+  /** Sessions discovered so far (may grow while indexing). */
+  discovered: number;
+  /** False when the root does not exist (not an error: it is picked up when it appears). */
+  rootExists: boolean;
+}
+
+/** A disposable subscription. */
+export interface Subscription {
+  dispose(): void;
+}
+
+/** A real dsh store on disk, read-only, kept fresh while the server runs. */
+export interface SessionStoreService extends SessionStore {
+  readonly root: string;
+  status(): StoreStatus;
+  /** Fires when a listing answer may have changed (session created, appended, renamed, deleted). */
+  onDidChange(listener: () => void): Subscription;
+  /** Fires once per newly seen header-level problem. */
+  onProblem(listener: (problem: StoreProblem) => void): Subscription;
+  /** Fires as indexing advances (for work-done progress). */
+  onStatus(listener: (status: StoreStatus) => void): Subscription;
+  /** Resolves when the first full index is built. */
+  whenIndexed(signal?: AbortSignal): Promise<void>;
+  dispose(): void;
+}
+
+/** Options for opening a store. */
+export interface OpenSessionStoreOptions {
+  /** The sessions root (e.g. `~/.dsh/sessions`). */
+  root: string;
+  /** Where a persistent index cache may live (never under the root); undefined = no persistent cache. */
+  cacheDir?: string;
+  /** Diagnostic logging (never stdout: stdio carries the protocol). */
+  log?: (message: string) => void;
+}
