@@ -1,0 +1,118 @@
+/**
+ * Where dsh puts a session on disk (dsh-session-store.md §1): the project directory derived
+ * from the header's cwd, the session directory derived from its id, and the transcript name.
+ */
+import path from 'node:path';
+
+/** The physical encoding of a transcript, told by its file name. */
+export type TranscriptEncoding = 'raw' | 'zstd';
+
+/** Transcript file name per encoding (§1.3). */
+export const TRANSCRIPT_NAMES: Readonly<Record<TranscriptEncoding, string>> = {
+  raw: 'session.jsonl',
+  zstd: 'session.jsonl.zstd',
+};
+
+/** The project directory of a header without a cwd. */
+export const NO_CWD_DIR = '_no-cwd';
+
+/** Longest slug kept inside `--…--`, so a project directory name stays within 255 bytes. */
+const MAX_SLUG_LENGTH = 251;
+
+/** Code units kept literally by both encoders: `A–Z a–z 0–9 . _ -`. */
+function isLiteral(unit: number): boolean {
+  return (
+    (unit >= 0x41 && unit <= 0x5a) ||
+    (unit >= 0x61 && unit <= 0x7a) ||
+    (unit >= 0x30 && unit <= 0x39) ||
+    unit === 0x2e ||
+    unit === 0x5f ||
+    unit === 0x2d
+  );
+}
+
+function escapeUnit(unit: number): string {
+  return '~' + unit.toString(16).toUpperCase().padStart(4, '0');
+}
+
+/** `/`, `\` and `:` separate path segments in a cwd. */
+function isSeparator(unit: number): boolean {
+  return unit === 0x2f || unit === 0x5c || unit === 0x3a;
+}
+
+/** The project directory name for a header cwd (§1.1), e.g. `/home/alice/proj` → `--home-alice-proj--`. */
+export function projectKey(cwd: string): string {
+  if (cwd === '') throw new Error('projectKey: cwd must not be empty');
+  let readable = '';
+  let inSeparatorRun = false;
+  for (let i = 0; i < cwd.length; i++) {
+    const unit = cwd.charCodeAt(i);
+    if (isSeparator(unit)) {
+      if (!inSeparatorRun) readable += '-';
+      inSeparatorRun = true;
+      continue;
+    }
+    inSeparatorRun = false;
+    readable += isLiteral(unit) ? cwd[i] : escapeUnit(unit);
+  }
+  const slug = readable.replace(/^-+/, '') || 'root';
+  return `--${slug.slice(0, MAX_SLUG_LENGTH)}--`;
+}
+
+/** The project directory for a header: `projectKey(cwd)`, or `_no-cwd` when it has none. */
+export function projectDirName(cwd: string | undefined): string {
+  return cwd === undefined ? NO_CWD_DIR : projectKey(cwd);
+}
+
+/** The session directory name for an id (§1.2): injective over all JS strings, lone surrogates included. */
+export function encodeSegment(id: string): string {
+  if (id === '') throw new Error('encodeSegment: session id must not be empty');
+  // Whole `.`/`..` would name the directory itself or its parent.
+  if (id === '.') return '~002E';
+  if (id === '..') return '~002E~002E';
+  let out = '';
+  for (let i = 0; i < id.length; i++) {
+    const unit = id.charCodeAt(i);
+    out += isLiteral(unit) ? id[i] : escapeUnit(unit);
+  }
+  return out;
+}
+
+/**
+ * The id a session directory name encodes, or undefined when the name is not exactly what
+ * `encodeSegment` would produce (so every directory name maps to at most one id and back).
+ */
+export function decodeSegment(name: string): string | undefined {
+  let id = '';
+  let i = 0;
+  while (i < name.length) {
+    if (name[i] === '~') {
+      const hex = name.slice(i + 1, i + 5);
+      if (!/^[0-9A-F]{4}$/.test(hex)) return undefined;
+      id += String.fromCharCode(parseInt(hex, 16));
+      i += 5;
+    } else {
+      id += name[i];
+      i += 1;
+    }
+  }
+  if (id === '') return undefined;
+  return encodeSegment(id) === name ? id : undefined;
+}
+
+/** The transcript path dsh derives for a header (`logPath`), relative to the root. */
+export function relativeLogPath(cwd: string | undefined, id: string, encoding: TranscriptEncoding): string {
+  return path.join(projectDirName(cwd), encodeSegment(id), TRANSCRIPT_NAMES[encoding]);
+}
+
+/** The encoding a transcript file name stands for, or undefined for any other name. */
+export function transcriptEncoding(fileName: string): TranscriptEncoding | undefined {
+  if (fileName === TRANSCRIPT_NAMES.raw) return 'raw';
+  if (fileName === TRANSCRIPT_NAMES.zstd) return 'zstd';
+  return undefined;
+}
+
+/** Whether a file directly in a project directory is a transcript of dsh's retired flat layout. */
+export function isFlatTranscriptName(fileName: string): boolean {
+  return fileName.endsWith('.jsonl') || fileName.endsWith('.jsonl.zstd');
+}
