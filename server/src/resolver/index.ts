@@ -1,0 +1,10 @@
+/** The session-reference resolver: candidate discovery, projection, byte budget and prompt, over a `SessionStore`. */
+export * from './sessionStore';
+export * from './resolver';
+export * from './candidates';
+export * from './references';
+export * from './projection';
+export * from './budget';
+export * from './prompt';
+export * from './cancellation';
+export * from './inMemorySessionStore';

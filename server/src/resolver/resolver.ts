@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import {
+  SessionReferenceError,
+  formatSessionReferenceMention,
+  isPositiveSafeInteger,
+  resolveSessionReferenceConfig,
+  type ContentBlock,
+  type PreparedReferencedMessage,
+  type SessionReferenceCandidate,
+  type SessionReferenceConfig,
+  type SessionReferenceMentionCandidate,
+  type SessionReferenceSource,
+  type SessionReferenceTarget,
+  type UserMessage,
+} from '@dsh-session-ls/shared';
+import { retainWithinBudget } from './budget';
+import { raceWithSignal, throwIfCancelled } from './cancellation';
+import { selectCandidates } from './candidates';
+import { projectSessionSurface } from './projection';
+import { renderReferencedSessionsPrompt } from './prompt';
+import { normalizeReferences, type NormalizedReference } from './references';
+import type { SessionStore, SessionSurface } from './sessionStore';
+
+/** Candidate discovery and snapshot preparation over a `SessionStore`, exactly as dsh does them. */
+export interface SessionReferenceResolver {
+  readonly config: SessionReferenceConfig;
+  /** Sessions a message may reference, best first (session-reference.md §6). */
+  listCandidates(
+    target: SessionReferenceTarget | undefined,
+    query?: string,
+    limit?: number,
+    signal?: AbortSignal,
+  ): Promise<SessionReferenceCandidate[]>;
+  /** `listCandidates`, each row carrying its canonical mention. */
+  listMentionCandidates(
+    target: SessionReferenceTarget | undefined,
+    query?: string,
+    limit?: number,
+    signal?: AbortSignal,
+  ): Promise<SessionReferenceMentionCandidate[]>;
+  /** Snapshot the referenced sessions into one context message (session-reference.md §7). */
+  prepare(
+    target: SessionReferenceTarget | undefined,
+    content: ContentBlock[],
+    references: unknown,
+    signal?: AbortSignal,
+  ): Promise<PreparedReferencedMessage>;
+}
+
+/** The message prefix of a READ_FAILED error. */
+const READ_FAILED_PREFIX = 'failed to read referenced session: ';
+
+function readFailed(error: unknown): SessionReferenceError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new SessionReferenceError('SESSION_REFERENCE_READ_FAILED', READ_FAILED_PREFIX + reason, { cause: error });
+}
+
+/**
+ * Read every source once, in parallel; all or nothing. The store gets a signal that aborts with the
+ * caller's, and also when one read has failed, so it can stop the others.
+ */
+async function readSources(
+  store: SessionStore,
+  references: readonly NormalizedReference[],
+  signal: AbortSignal | undefined,
+): Promise<SessionSurface[]> {
+  const reads = new AbortController();
+  const forwardAbort = (): void => reads.abort(signal?.reason);
+  signal?.addEventListener('abort', forwardAbort, { once: true });
+  try {
+    const all = Promise.all(references.map(({ sessionId }) => store.readSurface(sessionId, reads.signal)));
+    return await raceWithSignal(all, signal);
+  } catch (error) {
+    if (signal?.aborted === true) throwIfCancelled(signal);
+    throw readFailed(error);
+  } finally {
+    signal?.removeEventListener('abort', forwardAbort);
+    // A no-op after success; after a failure or an abort it tells the store to stop the remaining reads.
+    reads.abort(signal?.reason);
+  }
+}
+
+/** Build a resolver over `store`; the config is validated (INVALID_CONFIG) and missing fields take dsh's defaults. */
+export function createSessionReferenceResolver(
+  store: SessionStore,
+  config?: Partial<SessionReferenceConfig>,
+): SessionReferenceResolver {
+  const resolved = Object.freeze(resolveSessionReferenceConfig(config));
+
+  async function listCandidates(
+    target: SessionReferenceTarget | undefined,
+    query: string = '',
+    limit: number = resolved.candidateLimit,
+    signal?: AbortSignal,
+  ): Promise<SessionReferenceCandidate[]> {
+    if (!isPositiveSafeInteger(limit)) {
+      throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'candidate limit must be a positive safe integer');
+    }
+    if (typeof query !== 'string') {
+      throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'candidate query must be a string');
+    }
+    throwIfCancelled(signal);
+    let sessions;
+    try {
+      sessions = await raceWithSignal(store.listSessions(signal), signal);
+    } catch (error) {
+      throwIfCancelled(signal);
+      throw error;
+    }
+    throwIfCancelled(signal);
+    return selectCandidates(sessions, target, query, limit);
+  }
+
+  async function listMentionCandidates(
+    target: SessionReferenceTarget | undefined,
+    query?: string,
+    limit?: number,
+    signal?: AbortSignal,
+  ): Promise<SessionReferenceMentionCandidate[]> {
+    const candidates = await listCandidates(target, query, limit, signal);
+    return candidates.map((candidate) => ({
+      ...candidate,
+      mention: formatSessionReferenceMention({ sessionId: candidate.sessionId, label: candidate.label }),
+    }));
+  }
+
+  async function prepare(
+    target: SessionReferenceTarget | undefined,
+    content: ContentBlock[],
+    references: unknown,
+    signal?: AbortSignal,
+  ): Promise<PreparedReferencedMessage> {
+    const acceptedContent = structuredClone(content);
+    const inputs = normalizeReferences(references, target?.sessionId, resolved.maxReferences);
+    if (inputs.length === 0) return { content: acceptedContent };
+    throwIfCancelled(signal);
+    const surfaces = await readSources(store, inputs, signal);
+    throwIfCancelled(signal);
+
+    const retained = surfaces.map((surface, index) =>
+      retainWithinBudget(projectSessionSurface(surface, inputs[index]!.label), resolved.maxReferenceBytes),
+    );
+    const source: SessionReferenceSource = {
+      kind: 'session-reference',
+      form: 'recall',
+      version: 1,
+      references: retained.map(({ data, stats }, inputIndex) => ({
+        sessionId: data.sessionId,
+        label: data.label,
+        capturedThroughSeq: data.capturedThroughSeq,
+        compacted: stats.compacted,
+        originalMessages: stats.originalMessages,
+        retainedMessages: stats.retainedMessages,
+        omittedMessages: stats.omittedMessages,
+        omittedBytes: stats.omittedBytes,
+        truncated: stats.truncated,
+        inputIndex,
+      })),
+    };
+    const additionalContext: UserMessage = {
+      id: randomUUID(),
+      role: 'user',
+      content: [{ type: 'text', text: renderReferencedSessionsPrompt(retained.map(({ data }) => data)) }],
+      source,
+    };
+    return { content: acceptedContent, additionalContext };
+  }
+
+  return { config: resolved, listCandidates, listMentionCandidates, prepare };
+}
