@@ -8,3 +8,4 @@ export * from './budget';
 export * from './prompt';
 export * from './cancellation';
 export * from './inMemorySessionStore';
+export * from './sessionLogBuilder';
