@@ -71,12 +71,12 @@ async function readSources(
     const all = Promise.all(references.map(({ sessionId }) => store.readSurface(sessionId, reads.signal)));
     return await raceWithSignal(all, signal);
   } catch (error) {
-    if (signal?.aborted === true) throwIfCancelled(signal);
+    // Whether cancelled or failed, the remaining reads are no longer wanted.
+    reads.abort(signal?.aborted === true ? signal.reason : error);
+    throwIfCancelled(signal);
     throw readFailed(error);
   } finally {
     signal?.removeEventListener('abort', forwardAbort);
-    // A no-op after success; after a failure or an abort it tells the store to stop the remaining reads.
-    reads.abort(signal?.reason);
   }
 }
 
