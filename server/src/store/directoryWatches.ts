@@ -1,0 +1,89 @@
+/**
+ * Non-recursive directory watches on the root, its project directories and the most recent
+ * session directories (a directory watch also sees changes to the files inside it). The
+ * number of watches is capped; what is not watched is covered by the store's sweep.
+ */
+import { watch as fsWatch, type FSWatcher } from 'node:fs';
+import { keyPath } from './discovery';
+
+/** Where a change was seen: `dir` is root-relative ('' for the root), `name` the entry inside it if known. */
+export type WatchCallback = (dir: string, name: string | undefined) => void;
+
+/** Creates a watcher for one directory (fs.watch by default; injectable for tests). */
+export type WatchFactory = (dir: string, listener: (event: string, name: string | null) => void) => FSWatcher;
+
+const defaultFactory: WatchFactory = (dir, listener) =>
+  // Not persistent: watches alone must never keep a CLI process alive.
+  fsWatch(dir, { persistent: false }, (event, name) => listener(event, name === null ? null : String(name)));
+
+/** The set of live directory watches of one root. */
+export class DirectoryWatches {
+  private readonly watchers = new Map<string, FSWatcher>();
+
+  constructor(
+    private readonly root: string,
+    private readonly onChange: WatchCallback,
+    private readonly maxWatches: number,
+    private readonly log: (message: string) => void,
+    private readonly factory: WatchFactory = defaultFactory,
+  ) {}
+
+  /** How many directories are watched. */
+  get count(): number {
+    return this.watchers.size;
+  }
+
+  /** Whether a root-relative directory is watched. */
+  isWatched(dir: string): boolean {
+    return this.watchers.has(dir);
+  }
+
+  /**
+   * Watches the root and as many of `dirs` as the cap allows, in the given priority order, and
+   * stops watching everything else.
+   */
+  update(dirs: Iterable<string>): void {
+    const wanted = new Set<string>(['']);
+    for (const dir of dirs) {
+      if (wanted.size >= this.maxWatches) break;
+      wanted.add(dir);
+    }
+    for (const [dir, watcher] of this.watchers) {
+      if (!wanted.has(dir)) {
+        watcher.close();
+        this.watchers.delete(dir);
+      }
+    }
+    for (const dir of wanted) if (!this.watchers.has(dir)) this.add(dir);
+  }
+
+  private add(dir: string): void {
+    const full = dir === '' ? this.root : keyPath(this.root, dir);
+    let watcher: FSWatcher;
+    try {
+      watcher = this.factory(full, (_event, name) => this.onChange(dir, name ?? undefined));
+    } catch (error) {
+      // Gone already, or out of watches (ENOSPC): the sweep and rescans still cover it.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT') this.log(`cannot watch ${full}: ${(error as Error).message}`);
+      return;
+    }
+    watcher.on('error', () => {
+      // Typically the directory was removed; report it as a change so its parent is rescanned.
+      this.close(dir);
+      this.onChange(dir, undefined);
+    });
+    this.watchers.set(dir, watcher);
+  }
+
+  private close(dir: string): void {
+    this.watchers.get(dir)?.close();
+    this.watchers.delete(dir);
+  }
+
+  /** Closes every watch. */
+  dispose(): void {
+    for (const watcher of this.watchers.values()) watcher.close();
+    this.watchers.clear();
+  }
+}

@@ -1,0 +1,110 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { discover, DISCOVERY_REASONS, inScope } from './discovery';
+
+let base: string;
+let root: string;
+
+function file(rel: string, content = 'x\n'): void {
+  const full = path.join(root, rel);
+  mkdirSync(path.dirname(full), { recursive: true });
+  writeFileSync(full, content);
+}
+
+beforeAll(() => {
+  base = mkdtempSync(path.join(os.tmpdir(), 'dsh-discovery-'));
+  root = path.join(base, 'sessions');
+  file('--p--/a/session.jsonl');
+  file('--p--/b/session.jsonl.zstd');
+  file('--p--/b/session.jsonl.zstd.0123456789ab.tmp');
+  file('--p--/c/notes.txt');
+  file('--p--/flat.jsonl');
+  file('--p--/flat2.jsonl.zstd');
+  file('--p--/readme.md');
+  file('.hidden/d/session.jsonl');
+  file('_no-cwd/e/session.jsonl');
+  file('stray-file.jsonl');
+  mkdirSync(path.join(root, '--p--', 'empty-session'), { recursive: true });
+  file('../elsewhere/proj/f/session.jsonl');
+  file('../elsewhere/g/session.jsonl');
+  symlinkSync(path.join(base, 'elsewhere', 'proj'), path.join(root, '--linked-project--'));
+  symlinkSync(path.join(base, 'elsewhere', 'g'), path.join(root, '--p--', 'linked-session'));
+  mkdirSync(path.join(root, '--p--', 'h'));
+  symlinkSync(path.join(base, 'elsewhere', 'g', 'session.jsonl'), path.join(root, '--p--', 'h', 'session.jsonl'));
+});
+
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+describe('discover', () => {
+  it('finds transcripts in every directory under the root, dot-directories included, never through links', async () => {
+    const result = await discover(root, { kind: 'root' });
+    expect(result.transcripts.map((t) => t.key).sort()).toEqual([
+      '--p--/a/session.jsonl',
+      '--p--/b/session.jsonl.zstd',
+      '.hidden/d/session.jsonl',
+      '_no-cwd/e/session.jsonl',
+    ]);
+    const b = result.transcripts.find((t) => t.sessionDir === 'b');
+    expect(b).toMatchObject({ projectDir: '--p--', encoding: 'zstd' });
+  });
+
+  it('reports flat files and symbolic links, and ignores stray root files, temp files and other names', async () => {
+    const result = await discover(root, { kind: 'root' });
+    expect(result.problems.sort((x, y) => (x.key < y.key ? -1 : 1))).toEqual([
+      { key: '--linked-project--', reason: DISCOVERY_REASONS.symlink },
+      { key: '--p--/flat.jsonl', reason: DISCOVERY_REASONS.flat },
+      { key: '--p--/flat2.jsonl.zstd', reason: DISCOVERY_REASONS.flat },
+      { key: '--p--/h/session.jsonl', reason: DISCOVERY_REASONS.symlink },
+      { key: '--p--/linked-session', reason: DISCOVERY_REASONS.symlink },
+    ]);
+  });
+
+  it('lists the real directories to watch, empty session directories included', async () => {
+    const result = await discover(root, { kind: 'root' });
+    expect(result.directories).toContain('--p--');
+    expect(result.directories).toContain('--p--/empty-session');
+    expect(result.directories).toContain('.hidden/d');
+    expect(result.directories).not.toContain('--linked-project--');
+    expect(result.directories).not.toContain('--p--/linked-session');
+  });
+
+  it('narrows to one project directory', async () => {
+    const result = await discover(root, { kind: 'project', projectDir: '--p--' });
+    expect(result.transcripts.map((t) => t.key).sort()).toEqual(['--p--/a/session.jsonl', '--p--/b/session.jsonl.zstd']);
+    expect(result.problems.map((p) => p.key).sort()).toEqual([
+      '--p--/flat.jsonl',
+      '--p--/flat2.jsonl.zstd',
+      '--p--/h/session.jsonl',
+      '--p--/linked-session',
+    ]);
+    expect(result.directories).toContain('--p--');
+    const linked = await discover(root, { kind: 'project', projectDir: '--linked-project--' });
+    expect(linked.transcripts).toEqual([]);
+    expect(linked.problems).toEqual([{ key: '--linked-project--', reason: DISCOVERY_REASONS.symlink }]);
+    expect(await discover(root, { kind: 'project', projectDir: '--missing--' })).toEqual({ transcripts: [], problems: [], directories: [] });
+  });
+
+  it('narrows to one session directory or flat file', async () => {
+    const a = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'a' });
+    expect(a.transcripts).toEqual([{ key: '--p--/a/session.jsonl', projectDir: '--p--', sessionDir: 'a', encoding: 'raw' }]);
+    expect(a.directories).toEqual(['--p--/a']);
+    const flat = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'flat.jsonl' });
+    expect(flat.problems).toEqual([{ key: '--p--/flat.jsonl', reason: DISCOVERY_REASONS.flat }]);
+    const link = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'h' });
+    expect(link.transcripts).toEqual([]);
+    expect(link.problems).toEqual([{ key: '--p--/h/session.jsonl', reason: DISCOVERY_REASONS.symlink }]);
+    const gone = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'nope' });
+    expect(gone).toEqual({ transcripts: [], problems: [], directories: [] });
+  });
+
+  it('scopes contain their own directory and everything below it', () => {
+    expect(inScope('--p--/a/session.jsonl', { kind: 'project', projectDir: '--p--' })).toBe(true);
+    expect(inScope('--p--', { kind: 'project', projectDir: '--p--' })).toBe(true);
+    expect(inScope('--p--x/a/session.jsonl', { kind: 'project', projectDir: '--p--' })).toBe(false);
+    expect(inScope('--p--/a', { kind: 'session', projectDir: '--p--', sessionDir: 'a' })).toBe(true);
+    expect(inScope('--p--/ab/session.jsonl', { kind: 'session', projectDir: '--p--', sessionDir: 'a' })).toBe(false);
+    expect(inScope('anything', { kind: 'root' })).toBe(true);
+  });
+});

@@ -1,0 +1,194 @@
+/**
+ * Discovery: which transcripts a sessions root holds (dsh-session-store.md §1.4), never
+ * following a symbolic link below the root. Header-level checks happen later, in the index.
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import fg from 'fast-glob';
+import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
+import type { StoreProblem } from './service';
+
+/** A transcript file found in `<root>/<projectDir>/<sessionDir>/`. */
+export interface TranscriptLocation {
+  /** Root-relative key, always with `/` separators: `<projectDir>/<sessionDir>/<file>`. */
+  key: string;
+  projectDir: string;
+  sessionDir: string;
+  encoding: TranscriptEncoding;
+}
+
+/** What one part of the root holds: transcripts to index and entries skipped at this level. */
+export interface DiscoveryResult {
+  transcripts: TranscriptLocation[];
+  /** Skipped entries, keyed by root-relative path like transcripts. */
+  problems: DiscoveryProblem[];
+  /** Real project directories (`<projectDir>`) and session directories (`<projectDir>/<sessionDir>`), to watch. */
+  directories: string[];
+}
+
+/** A skipped entry found by discovery; `key` is root-relative. */
+export interface DiscoveryProblem {
+  key: string;
+  reason: string;
+}
+
+/** Which part of the root to look at: all of it, one project directory, or one session directory. */
+export type DiscoveryScope =
+  | { kind: 'root' }
+  | { kind: 'project'; projectDir: string }
+  | { kind: 'session'; projectDir: string; sessionDir: string };
+
+/** The root-relative key prefix every entry inside a scope starts with. */
+export function scopePrefix(scope: DiscoveryScope): string {
+  if (scope.kind === 'root') return '';
+  if (scope.kind === 'project') return `${scope.projectDir}/`;
+  return `${scope.projectDir}/${scope.sessionDir}/`;
+}
+
+/** Whether a root-relative key lies inside a scope (the scope's own directory included). */
+export function inScope(key: string, scope: DiscoveryScope): boolean {
+  const prefix = scopePrefix(scope);
+  return prefix === '' || key.startsWith(prefix) || key === prefix.slice(0, -1);
+}
+
+/** Problem reasons, worded once. */
+export const DISCOVERY_REASONS = {
+  symlink: 'symbolic link not followed (a sessions root is read without following links below it)',
+  flat: 'unsupported flat-file layout: a transcript directly in a project directory',
+} as const;
+
+/** The absolute path of a root-relative key. */
+export function keyPath(root: string, key: string): string {
+  return path.join(root, ...key.split('/'));
+}
+
+/** An absolute-path problem, as the store reports it. */
+export function toStoreProblem(root: string, problem: DiscoveryProblem): StoreProblem {
+  return { path: keyPath(root, problem.key), reason: problem.reason };
+}
+
+interface Found {
+  /** Path relative to the scope's base directory, `/`-separated. */
+  rel: string;
+  kind: 'dir' | 'file' | 'symlink' | 'other';
+}
+
+/** Lists the entries matching glob patterns below `base`, symbolic links reported as such, never followed. */
+async function globEntries(base: string, patterns: string[]): Promise<Found[]> {
+  const entries = await fg(patterns, {
+    cwd: base,
+    dot: true,
+    onlyFiles: false,
+    followSymbolicLinks: false,
+    objectMode: true,
+    suppressErrors: true,
+  });
+  return entries.map((entry) => ({
+    rel: entry.path,
+    kind: entry.dirent.isSymbolicLink()
+      ? 'symlink'
+      : entry.dirent.isDirectory()
+        ? 'dir'
+        : entry.dirent.isFile()
+          ? 'file'
+          : 'other',
+  }));
+}
+
+async function lstatKind(file: string): Promise<Found['kind'] | 'missing'> {
+  try {
+    const stats = await fsp.lstat(file);
+    if (stats.isSymbolicLink()) return 'symlink';
+    if (stats.isDirectory()) return 'dir';
+    if (stats.isFile()) return 'file';
+    return 'other';
+  } catch {
+    return 'missing';
+  }
+}
+
+/** Whether a symbolic link would lead to a directory (only then is it a skipped project/session directory). */
+async function pointsToDirectory(file: string): Promise<boolean> {
+  try {
+    return (await fsp.stat(file)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
+ * directories (or flat files), 3 = transcripts.
+ */
+async function classify(root: string, relToRoot: Found[], result: DiscoveryResult): Promise<void> {
+  for (const entry of relToRoot) {
+    const parts = entry.rel.split('/');
+    const full = keyPath(root, entry.rel);
+    if (entry.kind === 'dir' && parts.length <= 2) result.directories.push(entry.rel);
+    if (parts.length === 1) {
+      // Non-directories in the root are ignored; a link to a directory would be a project directory.
+      if (entry.kind === 'symlink' && (await pointsToDirectory(full))) {
+        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
+      }
+    } else if (parts.length === 2) {
+      if (isFlatTranscriptName(parts[1]) && (entry.kind === 'file' || entry.kind === 'symlink')) {
+        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.flat });
+      } else if (entry.kind === 'symlink' && (await pointsToDirectory(full))) {
+        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
+      }
+    } else if (parts.length === 3) {
+      const encoding = transcriptEncoding(parts[2]);
+      if (!encoding) continue;
+      if (entry.kind === 'symlink') {
+        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
+      } else if (entry.kind === 'file') {
+        result.transcripts.push({ key: entry.rel, projectDir: parts[0], sessionDir: parts[1], encoding });
+      }
+    }
+  }
+}
+
+const TRANSCRIPT_PATTERNS = Object.values(TRANSCRIPT_NAMES);
+
+/**
+ * Discovers the transcripts and skipped entries within a scope of a (real, resolved) root.
+ * A missing scope yields nothing; I/O errors below the root are tolerated.
+ */
+export async function discover(root: string, scope: DiscoveryScope): Promise<DiscoveryResult> {
+  const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
+  if (scope.kind === 'root') {
+    const found = await globEntries(root, ['*', '*/*', ...TRANSCRIPT_PATTERNS.map((name) => `*/*/${name}`)]);
+    await classify(root, found, result);
+    return result;
+  }
+  const projectPath = keyPath(root, scope.projectDir);
+  if (scope.kind === 'project') {
+    const kind = await lstatKind(projectPath);
+    if (kind === 'symlink') {
+      await classify(root, [{ rel: scope.projectDir, kind }], result);
+    } else if (kind === 'dir') {
+      result.directories.push(scope.projectDir);
+      // The project directory is the glob base, so its own name never needs glob escaping.
+      const found = await globEntries(projectPath, ['*', ...TRANSCRIPT_PATTERNS.map((name) => `*/${name}`)]);
+      await classify(
+        root,
+        found.map((entry) => ({ ...entry, rel: `${scope.projectDir}/${entry.rel}` })),
+        result,
+      );
+    }
+    return result;
+  }
+  if ((await lstatKind(projectPath)) !== 'dir') return result;
+  const sessionRel = `${scope.projectDir}/${scope.sessionDir}`;
+  const sessionKind = await lstatKind(keyPath(root, sessionRel));
+  if (sessionKind === 'missing') return result;
+  const found: Found[] = [{ rel: sessionRel, kind: sessionKind }];
+  if (sessionKind === 'dir') {
+    for (const name of TRANSCRIPT_PATTERNS) {
+      const kind = await lstatKind(keyPath(root, `${sessionRel}/${name}`));
+      if (kind !== 'missing') found.push({ rel: `${sessionRel}/${name}`, kind });
+    }
+  }
+  await classify(root, found, result);
+  return result;
+}

@@ -1,0 +1,59 @@
+/** The few file operations the store performs, read-only, injectable so tests can observe reads. */
+import { constants, promises as fsp, type Stats } from 'node:fs';
+
+/** An open transcript: metadata of the opened file and positioned reads. */
+export interface OpenTranscript {
+  stat(): Promise<Stats>;
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+  readFile(): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+/** Read-only file access used by the index and by `readSurface`. */
+export interface TranscriptFiles {
+  lstat(file: string): Promise<Stats>;
+  stat(file: string): Promise<Stats>;
+  /** Opens for reading without following a symbolic link in the last component. */
+  open(file: string): Promise<OpenTranscript>;
+}
+
+// O_NOFOLLOW is undefined on Windows, where links are rare and lstat already filtered them.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+
+/** The real file system. */
+export const nodeTranscriptFiles: TranscriptFiles = {
+  lstat: (file) => fsp.lstat(file),
+  stat: (file) => fsp.stat(file),
+  async open(file) {
+    const handle = await fsp.open(file, OPEN_FLAGS);
+    return {
+      stat: () => handle.stat(),
+      read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
+      readFile: () => handle.readFile(),
+      close: () => handle.close(),
+    };
+  },
+};
+
+/** What identifies one version of an append-only transcript: unchanged identity means unchanged bytes. */
+export interface FileIdentity {
+  size: number;
+  mtimeMs: number;
+  ino: number;
+  dev: number;
+}
+
+/** The identity of a file from its stats. */
+export function fileIdentity(stats: Stats): FileIdentity {
+  return { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, dev: stats.dev };
+}
+
+/** Whether two identities name the same file version. */
+export function sameIdentity(a: FileIdentity | undefined, b: FileIdentity): boolean {
+  return a !== undefined && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.dev === b.dev;
+}
+
+/** Whether `next` is the same file as `previous`, only longer (an append). */
+export function isAppendOf(previous: FileIdentity, next: FileIdentity): boolean {
+  return previous.ino === next.ino && previous.dev === next.dev && next.size > previous.size;
+}
