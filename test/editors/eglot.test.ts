@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { findProgram } from '../support/conformance';
+import { runEditorScenario } from './support/editorRun';
+import { expectMentionAcceptedAndPrepared } from './support/expectations';
+
+const emacs = findProgram('emacs');
+
+describe('Emacs eglot with docs/editors/eglot.el', () => {
+  it('types @, completes through completion-at-point (eglot capf + exit function), accepts one mention, and prepares it with workspace/executeCommand', async (ctx) => {
+    if (!emacs.found) ctx.skip(emacs.reason);
+    const run = await runEditorScenario({
+      program: 'emacs',
+      args: ['--batch', '-l', '{driver}'],
+      driver: 'eglot.el',
+      config: 'eglot.el',
+    });
+    expect(run.result?.majorMode).toBe('markdown-mode');
+    expectMentionAcceptedAndPrepared(run);
+  });
+});

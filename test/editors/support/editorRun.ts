@@ -1,0 +1,146 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { IN_CI, REPO_ROOT } from '../../support/conformance';
+import { type EditorTestSession, writeEditorTestStore } from './editorStore';
+
+/** The README configurations the editor tests load (docs/editors/). */
+export const EDITOR_DOCS_DIR = path.join(REPO_ROOT, 'docs', 'editors');
+
+/** The per-editor drivers that act like a user in the real editor (test/editors/drivers/). */
+export const DRIVERS_DIR = path.join(REPO_ROOT, 'test', 'editors', 'drivers');
+
+/** The text of the prompt file before the driver types `@` at its end (non-ASCII: UTF-16 columns). */
+export const PROMPT_LINE = 'Résumé of ';
+
+/** What a driver writes to $DSH_RESULT_FILE. */
+export interface EditorResult {
+  ok?: boolean;
+  error?: string;
+  editor?: string;
+  steps?: string[];
+  /** The completion items the editor's completion path offered, in its order. */
+  menu?: Array<{ label: string; insert?: string }>;
+  /** Line 1 after accepting the first item. */
+  lineAfterAccept?: string;
+  /** The `dshSession.prepare` result as the editor's client received it. */
+  prepare?: {
+    content?: Array<{ type: string; text?: string }>;
+    additionalContext?: {
+      role?: string;
+      content?: Array<{ type: string; text?: string }>;
+      source?: { kind?: string; references?: Array<{ sessionId: string; label: string }> };
+    };
+  };
+  [key: string]: unknown;
+}
+
+/** One headless editor run: how it ended and what its driver reported. */
+export interface EditorRun {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  stderr: string;
+  result?: EditorResult;
+  /** The store's sessions in server order. */
+  sessions: readonly EditorTestSession[];
+}
+
+/**
+ * The command line that starts the REAL server. The configs split it on spaces, so the repository
+ * path must not contain whitespace. A missing build is an error, not a skip: `npm test` builds first.
+ */
+export function realServerCommand(): string {
+  const bin = path.join(REPO_ROOT, 'server', 'bin', 'dsh-session-ls.js');
+  if (/\s/.test(bin)) throw new Error(`the editor configs split the server command on spaces; move the repository out of ${REPO_ROOT}`);
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: the real server is not there to test`);
+  return `${process.execPath} ${bin} --stdio`;
+}
+
+/**
+ * Whether an editor plugin is usable, by a probe command that exits 0. Same policy as findProgram:
+ * locally a missing plugin is a skip with the reason; under CI=true it throws (CI installs it).
+ */
+export function findEditorPackage(what: string, probe: () => boolean): { found: boolean; reason?: string } {
+  let found = false;
+  try {
+    found = probe();
+  } catch {
+    found = false;
+  }
+  if (found) return { found };
+  const reason = `${what} is not installed (.ci/install-editors.sh installs it)`;
+  if (IN_CI) throw new Error(`CI=true: ${reason}`);
+  return { found, reason };
+}
+
+/** Options for one scenario run. */
+export interface EditorScenario {
+  /** The program and its arguments; `{driver}` in an argument is replaced by the driver's path. */
+  program: string;
+  args: string[];
+  /** The driver file under test/editors/drivers/. */
+  driver: string;
+  /** The config file under docs/editors/ the driver loads (the README snippet). */
+  config: string;
+  /** Kill the editor (and its process group) after this long. */
+  timeoutMs?: number;
+}
+
+/**
+ * Builds a fresh store and workspace in a temp dir, runs the editor headless on the driver with
+ * the README config and the real server, and returns the driver's JSON report.
+ */
+export async function runEditorScenario(scenario: EditorScenario): Promise<EditorRun> {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'dsh-editor-'));
+  try {
+    const storeRoot = path.join(base, 'sessions');
+    const work = path.join(base, 'work');
+    const home = path.join(base, 'home');
+    for (const dir of [storeRoot, work, home]) mkdirSync(dir, { recursive: true });
+    const sessions = writeEditorTestStore(storeRoot);
+    const promptFile = path.join(work, 'prompt.md');
+    writeFileSync(promptFile, PROMPT_LINE + '\n');
+    const resultFile = path.join(base, 'result.json');
+    const driver = path.join(DRIVERS_DIR, scenario.driver);
+    const config = path.join(EDITOR_DOCS_DIR, scenario.config);
+
+    // A private HOME keeps editor state (logs, caches, lsp-mode's session file) out of the user's.
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, DSH_SESSION_LS_CMD: realServerCommand(), DSH_SESSIONS_ROOT: storeRoot,
+      DSH_EDITOR_CONFIG: config, DSH_TEST_FILE: promptFile, DSH_RESULT_FILE: resultFile, TERM: 'xterm' };
+    for (const key of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME', 'VIMINIT', 'EMACSLOADPATH', 'DSH_HOME']) delete env[key];
+
+    const ended = await runProcess(scenario.program, scenario.args.map((a) => a.replaceAll('{driver}', driver)), work, env, scenario.timeoutMs ?? 60_000);
+    const result = existsSync(resultFile) ? (JSON.parse(readFileSync(resultFile, 'utf8')) as EditorResult) : undefined;
+    return { ...ended, result, sessions };
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+/** Runs a program in its own process group; on timeout the whole group (editor + server) is killed. */
+function runProcess(program: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number):
+  Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; timedOut: boolean; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    let stderr = '';
+    let timedOut = false;
+    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ }
+    }, timeoutMs);
+    child.on('error', (err) => { clearTimeout(timer); reject(err); });
+    // Once the editor is gone, end whatever of its group is left (a server it failed to stop),
+    // so `close` is not held open by an inherited pipe.
+    child.on('exit', () => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* none left */ } });
+    child.on('close', (exitCode, signal) => { clearTimeout(timer); resolve({ exitCode, signal, timedOut, stderr }); });
+  });
+}
+
+/** A one-line account of a failed run, for assertion messages. */
+export function describeRun(run: EditorRun): string {
+  return JSON.stringify({ exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut,
+    error: run.result?.error, steps: run.result?.steps, stderr: run.stderr.slice(-2000) });
+}
