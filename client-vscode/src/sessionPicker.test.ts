@@ -2,7 +2,7 @@ import { formatSessionReferenceMention, type SessionReferenceMentionCandidate } 
 import { ResponseError } from 'vscode-jsonrpc';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-vi.mock('vscode', () => import('./testing/fakeVscode'));
+vi.mock('vscode', () => import('./testing/fakeVscode.js'));
 
 import { pickSession } from './sessionPicker';
 import { recorded, resetFakeVscode, type FakeQuickPick } from './testing/fakeVscode';
