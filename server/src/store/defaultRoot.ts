@@ -1,0 +1,17 @@
+/** dsh's default sessions root (dsh-session-store.md §1.5). */
+import os from 'node:os';
+import path from 'node:path';
+
+/** Expands a leading `~`, `~/` or `~\` to the OS home directory, as dsh's home paths do. */
+function expandHome(value: string, home: string): string {
+  if (value === '~') return home;
+  if (value.startsWith('~/') || value.startsWith('~\\')) return path.join(home, value.slice(2));
+  return value;
+}
+
+/** `$DSH_HOME/sessions` when DSH_HOME is set and not blank, else `~/.dsh/sessions`; always absolute. */
+export function defaultSessionsRoot(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
+  const dshHome = env.DSH_HOME;
+  const base = dshHome !== undefined && dshHome.trim() !== '' ? expandHome(dshHome, home) : path.join(home, '.dsh');
+  return path.resolve(base, 'sessions');
+}
