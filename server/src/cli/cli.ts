@@ -1,0 +1,184 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  displaySafeLabel,
+  displaySafeText,
+  formatSessionReferenceMention,
+  isPositiveSafeInteger,
+  isSessionReferenceError,
+  type PreparedReferencedMessage,
+  type SessionReferenceMentionCandidate,
+} from '@dsh-session-ls/shared';
+import { formatAge } from '../features/age';
+import { listCandidatesCommand, prepareCommand } from '../features/commands';
+import { SessionWorkspace } from '../settings/sessionWorkspace';
+import { absoluteSessionsRoot } from '../settings/settings';
+import type { SessionStoreService } from '../store/service';
+import { UsageError, type Invocation } from './commandLine';
+
+/** Where the CLI reads and writes. */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  /** Standard input, read whole for `prepare -`. */
+  readStdin(): Promise<string>;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** What the CLI needs to open a store. */
+export interface CliStoreAccess {
+  openStore(root: string): SessionStoreService;
+  defaultSessionsRoot(env: NodeJS.ProcessEnv): string;
+}
+
+type Subcommand = Extract<Invocation, { kind: 'candidates' | 'prepare' }>;
+
+// Terminal output of untrusted text: no control characters except line breaks and tabs.
+function terminalSafe(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => line.split('\t').map(displaySafeText).join('\t'))
+    .join('\n');
+}
+
+/** A numeric flag as a number (NaN when it is not a number), so the core's validation names the problem. */
+function numberFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  return value.trim() === '' ? Number.NaN : Number(value);
+}
+
+function openWorkspace(invocation: Subcommand, io: CliIo, access: CliStoreAccess): SessionWorkspace {
+  const workspace = new SessionWorkspace({
+    openStore: access.openStore,
+    defaultSessionsRoot: access.defaultSessionsRoot,
+    env: io.env,
+    commandLine: invocation.root === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.root, io.cwd) },
+  });
+  // The current directory plays the workspace folder: the cwd of last resort for ranking.
+  workspace.setWorkspace([pathToFileURL(io.cwd).href]);
+  return workspace;
+}
+
+async function indexedStore(workspace: SessionWorkspace): Promise<SessionStoreService> {
+  workspace.openStoreForSettings();
+  const store = workspace.currentStore()!;
+  // A script asks once: it gets every session, not the part indexed so far.
+  await store.whenIndexed();
+  return store;
+}
+
+function renderCandidates(candidates: readonly SessionReferenceMentionCandidate[], cut: boolean, store: SessionStoreService, now: number): string {
+  if (candidates.length === 0) {
+    const where = store.status().rootExists ? store.root : `${store.root} (it does not exist yet)`;
+    return `No sessions found in ${terminalSafe(where)}.\n`;
+  }
+  const lines: string[] = [];
+  candidates.forEach((candidate, index) => {
+    const label = displaySafeLabel(candidate.label, candidate.sessionId);
+    const cwd = candidate.cwd === undefined ? '(no cwd)' : displaySafeText(candidate.cwd);
+    lines.push(
+      `${String(index + 1).padStart(3)}. ${label}`,
+      `     ${formatAge(candidate.createdAt, now)} · ${cwd} · ${displaySafeText(candidate.sessionId)}`,
+      `     ${formatSessionReferenceMention({ sessionId: candidate.sessionId, label })}`,
+    );
+  });
+  if (cut) lines.push('', `More sessions match; raise --limit to see them.`);
+  return lines.join('\n') + '\n';
+}
+
+function renderPrepared(prepared: PreparedReferencedMessage): string {
+  const text = prepared.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('\n');
+  const lines = ['Message (as the model reads it):', '', terminalSafe(text), ''];
+  const context = prepared.additionalContext;
+  if (context === undefined) {
+    lines.push('No sessions referenced: nothing is added.');
+    return lines.join('\n') + '\n';
+  }
+  lines.push(`Context added for the model (${context.source.references.length} referenced session${context.source.references.length === 1 ? '' : 's'}):`);
+  for (const reference of context.source.references) {
+    const cut = reference.truncated ? `, ${reference.omittedMessages} messages and ${reference.omittedBytes} bytes omitted` : '';
+    lines.push(
+      `  - ${displaySafeLabel(reference.label, reference.sessionId)}: ${reference.retainedMessages} of ${reference.originalMessages} messages${cut}`,
+    );
+  }
+  const contextText = context.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('\n');
+  lines.push('', terminalSafe(contextText));
+  return lines.join('\n') + '\n';
+}
+
+async function candidates(invocation: Extract<Invocation, { kind: 'candidates' }>, io: CliIo, access: CliStoreAccess): Promise<void> {
+  const workspace = openWorkspace(invocation, io, access);
+  try {
+    const store = await indexedStore(workspace);
+    const requested = numberFlag(invocation.limit) ?? workspace.settings().config.candidateLimit;
+    // One more than asked tells whether the list was cut; an invalid limit goes to the core as given.
+    const probe = isPositiveSafeInteger(requested) && requested < Number.MAX_SAFE_INTEGER ? requested + 1 : requested;
+    const found = await listCandidatesCommand(
+      {
+        query: invocation.query,
+        limit: probe,
+        target: {
+          ...(invocation.target === undefined ? {} : { sessionId: invocation.target }),
+          ...(invocation.cwd === undefined ? {} : { cwd: path.resolve(io.cwd, invocation.cwd) }),
+        },
+      },
+      workspace,
+    );
+    const shown = found.slice(0, requested);
+    io.stdout.write(
+      invocation.json ? JSON.stringify(shown, null, 2) + '\n' : renderCandidates(shown, found.length > shown.length, store, Date.now()),
+    );
+  } finally {
+    workspace.dispose();
+  }
+}
+
+async function prepare(invocation: Extract<Invocation, { kind: 'prepare' }>, io: CliIo, access: CliStoreAccess): Promise<void> {
+  let text: string;
+  if (invocation.input.from === 'text') {
+    text = invocation.input.text;
+  } else if (invocation.input.from === 'file') {
+    text = await readFile(path.resolve(io.cwd, invocation.input.path), 'utf8');
+  } else {
+    text = await io.readStdin();
+  }
+  const maxReferenceBytes = numberFlag(invocation.maxReferenceBytes);
+  const workspace = openWorkspace(invocation, io, access);
+  try {
+    await indexedStore(workspace);
+    const prepared = await prepareCommand(
+      {
+        text,
+        target: invocation.target === undefined ? { sessionId: null } : { sessionId: invocation.target },
+        ...(maxReferenceBytes === undefined ? {} : { config: { maxReferenceBytes } }),
+      },
+      workspace,
+    );
+    io.stdout.write(invocation.json ? JSON.stringify(prepared, null, 2) + '\n' : renderPrepared(prepared));
+  } finally {
+    workspace.dispose();
+  }
+}
+
+/** Run a CLI subcommand; returns the exit code (0 done, 1 a session-reference or I/O error, 2 a usage error). */
+export async function runCli(invocation: Subcommand, io: CliIo, access: CliStoreAccess): Promise<number> {
+  try {
+    if (invocation.kind === 'candidates') await candidates(invocation, io, access);
+    else await prepare(invocation, io, access);
+    return 0;
+  } catch (error) {
+    if (isSessionReferenceError(error)) {
+      io.stderr.write(`${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof UsageError) {
+      io.stderr.write(`USAGE: ${error.message}\n`);
+      return 2;
+    }
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    io.stderr.write(`${typeof code === 'string' ? code : 'ERROR'}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,122 @@
+import {
+  SessionCommands,
+  SessionReferenceError,
+  formatSessionReferenceMention,
+  parseSessionReferenceText,
+  type ContentBlock,
+  type ParsedSessionReferenceText,
+  type PreparedReferencedMessage,
+  type SessionReferenceMentionCandidate,
+} from '@dsh-session-ls/shared';
+import {
+  commandArgument,
+  configOverride,
+  optionalString,
+  requiredString,
+  targetRequest,
+  textDocumentUri,
+  type CommandArgument,
+} from './commandArguments';
+import { unknownCommandError } from './errors';
+import type { SessionServices } from './services';
+
+/** The commands this server answers (lsp-contract.md, Commands); transcript and preview come with the editor features. */
+export const EXECUTABLE_COMMANDS: readonly string[] = [
+  SessionCommands.candidates,
+  SessionCommands.prepare,
+  SessionCommands.parse,
+  SessionCommands.formatMention,
+];
+
+function invalidReference(message: string): SessionReferenceError {
+  return new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', message);
+}
+
+/** The text of an open document, or INVALID_REFERENCE. */
+function openDocumentText(services: SessionServices, uri: string): string {
+  const document = services.document(uri);
+  if (document === undefined) throw invalidReference(`document ${JSON.stringify(uri)} is not open`);
+  return document.getText();
+}
+
+/** `dshSession.candidates`: mention-carrying candidates for the target, dsh's labels unchanged. */
+export async function listCandidatesCommand(
+  argument: CommandArgument,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<SessionReferenceMentionCandidate[]> {
+  const query = optionalString(argument, 'query') ?? '';
+  const limit = argument.limit === null ? undefined : argument.limit;
+  const resolver = services.resolver(configOverride(argument));
+  const documentUri = textDocumentUri(argument);
+  const target = await services.resolveTarget(targetRequest(argument), documentUri, signal);
+  // The resolver validates the limit (INVALID_REFERENCE) and defaults it to candidateLimit.
+  return resolver.listMentionCandidates(target, query, limit as number | undefined, signal);
+}
+
+/**
+ * `dshSession.prepare` in exactly one of its forms: `content` with `references` (used as given), or
+ * `text`, or an open `textDocument` (mentions parsed as dsh parses a direct message).
+ */
+export async function prepareCommand(
+  argument: CommandArgument,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<PreparedReferencedMessage> {
+  const forms = (['content', 'text', 'textDocument'] as const).filter((field) => argument[field] !== undefined);
+  if (forms.length !== 1) {
+    throw invalidReference('dshSession.prepare takes exactly one of content (with references), text or textDocument');
+  }
+  if (forms[0] !== 'content' && argument.references !== undefined) {
+    throw invalidReference('references go with content; text and textDocument carry their mentions');
+  }
+  const resolver = services.resolver(configOverride(argument));
+  const documentUri = textDocumentUri(argument);
+  let content: ContentBlock[];
+  let references: unknown;
+  if (forms[0] === 'content') {
+    if (!Array.isArray(argument.content)) throw invalidReference('content must be an array of content blocks');
+    if (argument.references === undefined) throw invalidReference('content goes with references');
+    content = argument.content as ContentBlock[];
+    references = argument.references;
+  } else {
+    const text = forms[0] === 'text' ? requiredString(argument, 'text') : openDocumentText(services, documentUri!);
+    const parsed = parseSessionReferenceText(text);
+    content = [{ type: 'text', text: parsed.text }];
+    references = parsed.references;
+  }
+  const target = await services.resolveTarget(targetRequest(argument), documentUri, signal);
+  return resolver.prepare(target, content, references, signal);
+}
+
+/** `dshSession.parse`: the readable text and the references, as dsh parses a direct message. */
+export function parseCommand(argument: CommandArgument): ParsedSessionReferenceText {
+  return parseSessionReferenceText(requiredString(argument, 'text'));
+}
+
+/** `dshSession.formatMention`: the canonical mention of `{sessionId, label?}`. */
+export function formatMentionCommand(argument: CommandArgument): string {
+  const label = optionalString(argument, 'label');
+  return formatSessionReferenceMention({ sessionId: requiredString(argument, 'sessionId'), ...(label === undefined ? {} : { label }) });
+}
+
+/** Run one `workspace/executeCommand`; an unknown command is MethodNotFound. */
+export async function executeSessionCommand(
+  command: string,
+  args: unknown,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  switch (command) {
+    case SessionCommands.candidates:
+      return listCandidatesCommand(commandArgument(command, args), services, signal);
+    case SessionCommands.prepare:
+      return prepareCommand(commandArgument(command, args), services, signal);
+    case SessionCommands.parse:
+      return parseCommand(commandArgument(command, args));
+    case SessionCommands.formatMention:
+      return formatMentionCommand(commandArgument(command, args));
+    default:
+      throw unknownCommandError(command);
+  }
+}

@@ -1,0 +1,106 @@
+import {
+  displaySafeLabel,
+  displaySafeText,
+  formatSessionReferenceMention,
+  type SessionReferenceCandidate,
+} from '@dsh-session-ls/shared';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import {
+  CompletionItemKind,
+  InsertTextFormat,
+  type CompletionItem,
+  type CompletionList,
+  type Position,
+} from 'vscode-languageserver/node';
+import { formatAge } from './age';
+import { findSessionCompletionToken } from './completionToken';
+import type { SessionServices } from './services';
+
+/** What a session completion item carries for `completionItem/resolve`. */
+export interface SessionCompletionData {
+  kind: 'dsh-session';
+  sessionId: string;
+  label: string;
+  cwd?: string;
+  createdAt: number;
+}
+
+/** True when an item's `data` is a session item's. */
+export function isSessionCompletionData(data: unknown): data is SessionCompletionData {
+  const candidate = data as Partial<SessionCompletionData> | null | undefined;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    candidate.kind === 'dsh-session' &&
+    typeof candidate.sessionId === 'string' &&
+    typeof candidate.label === 'string' &&
+    typeof candidate.createdAt === 'number'
+  );
+}
+
+/** The `sortText` of an item: its group letter (`a` files, `b` sessions), then its rank padded to 6 digits. */
+export function completionSortText(group: 'a' | 'b', rank: number): string {
+  return group + String(rank).padStart(6, '0');
+}
+
+const EMPTY: CompletionList = { isIncomplete: false, items: [] };
+
+/** One candidate as an item whose edit turns the `@` token into `@` + the mention of the display-safe label. */
+function sessionItem(
+  candidate: SessionReferenceCandidate,
+  rank: number,
+  query: string,
+  editRange: { start: Position; end: Position },
+  now: number,
+): CompletionItem {
+  const label = displaySafeLabel(candidate.label, candidate.sessionId);
+  const cwd = candidate.cwd === undefined ? undefined : displaySafeText(candidate.cwd);
+  // The `@` is already in the document: clients that ignore the range (ALE, omnifuncs) would double it.
+  const mention = formatSessionReferenceMention({ sessionId: candidate.sessionId, label });
+  const data: SessionCompletionData = {
+    kind: 'dsh-session',
+    sessionId: candidate.sessionId,
+    label,
+    ...(candidate.cwd === undefined ? {} : { cwd: candidate.cwd }),
+    createdAt: candidate.createdAt,
+  };
+  return {
+    label,
+    kind: CompletionItemKind.Reference,
+    detail: cwd ?? '(no cwd)',
+    labelDetails: { description: formatAge(candidate.createdAt, now) },
+    textEdit: { range: editRange, newText: mention.slice(1) },
+    insertTextFormat: InsertTextFormat.PlainText,
+    filterText: [query, label, displaySafeText(candidate.sessionId), ...(cwd === undefined ? [] : [cwd])].join(' '),
+    sortText: completionSortText('b', rank),
+    data,
+  };
+}
+
+/**
+ * Session completion at `position` (lsp-contract.md, Completion): the candidates for the `@` token's
+ * query, in the resolver's order; incomplete when cut at the limit or while the store is still indexing.
+ */
+export async function provideSessionCompletion(
+  document: TextDocument,
+  position: Position,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<CompletionList> {
+  const text = document.getText();
+  const offset = document.offsetAt(position);
+  const token = findSessionCompletionToken(text, offset);
+  if (token === undefined) return EMPTY;
+  const resolver = services.resolver();
+  const limit = resolver.config.candidateLimit;
+  const target = await services.resolveTarget(undefined, document.uri, signal);
+  // One more than the limit tells whether the list was cut (a limit of MAX_SAFE_INTEGER never is).
+  const probe = limit < Number.MAX_SAFE_INTEGER ? limit + 1 : limit;
+  const candidates = await resolver.listCandidates(target, token.query, probe, signal);
+  const editRange = { start: document.positionAt(token.at + 1), end: document.positionAt(token.end) };
+  const now = services.now();
+  const items = candidates
+    .slice(0, limit)
+    .map((candidate, rank) => sessionItem(candidate, rank, token.query, editRange, now));
+  return { isIncomplete: candidates.length > limit || services.storeStatus().indexing, items };
+}

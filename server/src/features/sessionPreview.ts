@@ -1,0 +1,111 @@
+import { displaySafeText, isSessionReferenceError } from '@dsh-session-ls/shared';
+import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
+import { projectSessionSurface, raceWithSignal, throwIfCancelled, type SessionSurface } from '../resolver';
+import { formatAge } from './age';
+import { isSessionCompletionData, type SessionCompletionData } from './completion';
+import type { SessionServices } from './services';
+
+/** How many characters of one message a preview shows. */
+export const PREVIEW_MESSAGE_CHARS = 240;
+
+// Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping them all means
+// session text can never open a link, an autolink, HTML, emphasis or a code span.
+const MARKDOWN_PUNCTUATION = /[!-/:-@[-`{-~]/g;
+
+/** Session text as inert Markdown: display-safe, on one line, every punctuation character escaped. */
+export function escapeMarkdownText(text: string): string {
+  return displaySafeText(text).replace(/\s+/g, ' ').trim().replace(MARKDOWN_PUNCTUATION, (ch) => '\\' + ch);
+}
+
+/** At most `max` characters (whole code points), with `…` when cut. */
+export function trimForPreview(text: string, max: number = PREVIEW_MESSAGE_CHARS): string {
+  const oneLine = displaySafeText(text).replace(/\s+/g, ' ').trim();
+  const chars = [...oneLine];
+  return chars.length <= max ? oneLine : chars.slice(0, max).join('').trimEnd() + '…';
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+interface Exchange {
+  user?: string;
+  assistant?: string;
+}
+
+/** The conversation as exchanges: each direct prompt (or checkpoint) with the last assistant answer that follows it. */
+function exchanges(conversation: ReadonlyArray<{ role: 'user' | 'assistant'; text: string }>): Exchange[] {
+  const result: Exchange[] = [];
+  for (const message of conversation) {
+    if (message.role === 'user' || result.length === 0) result.push({});
+    const current = result[result.length - 1]!;
+    current[message.role] = message.text;
+  }
+  return result;
+}
+
+function exchangeLines(heading: string, exchange: Exchange): string[] {
+  const lines = [`**${heading}**`, ''];
+  if (exchange.user !== undefined) lines.push(`> **User:** ${escapeMarkdownText(trimForPreview(exchange.user))}`, '>');
+  if (exchange.assistant !== undefined) lines.push(`> **Assistant:** ${escapeMarkdownText(trimForPreview(exchange.assistant))}`);
+  if (lines[lines.length - 1] === '>') lines.pop();
+  return [...lines, ''];
+}
+
+/** The Markdown preview of one session: title, cwd, created, message counts, first and latest exchange. */
+export function sessionPreviewMarkdown(item: SessionCompletionData, surface: SessionSurface, now: number): string {
+  const projected = projectSessionSurface(surface, item.label);
+  const conversation = projected.data.conversation;
+  const checkpoints = projected.checkpoints.filter(Boolean).length;
+  const prompts = conversation.filter((message) => message.role === 'user').length - checkpoints;
+  const created = new Date(surface.header.createdAt);
+  const createdText = Number.isNaN(created.getTime())
+    ? String(surface.header.createdAt)
+    : `${created.toISOString().slice(0, 16).replace('T', ' ')} UTC (${formatAge(surface.header.createdAt, now)})`;
+  const counts =
+    `${plural(conversation.length, 'message')}: ${plural(prompts, 'prompt')}, ${plural(conversation.length - prompts - checkpoints, 'answer')}` +
+    (checkpoints === 0 ? '' : checkpoints === 1 ? ', 1 compaction summary' : `, ${checkpoints} compaction summaries`);
+  const lines = [
+    `**${escapeMarkdownText(item.label)}**`,
+    '',
+    `- cwd: ${surface.header.cwd === undefined ? '(no cwd)' : escapeMarkdownText(surface.header.cwd)}`,
+    `- created: ${escapeMarkdownText(createdText)}`,
+    `- ${escapeMarkdownText(counts)}`,
+    `- id: ${escapeMarkdownText(item.sessionId)}`,
+    '',
+  ];
+  const all = exchanges(conversation);
+  if (all.length === 0) {
+    lines.push('_No conversation yet._');
+  } else if (all.length === 1) {
+    lines.push(...exchangeLines('Only exchange', all[0]!));
+  } else {
+    lines.push(...exchangeLines('First exchange', all[0]!), ...exchangeLines('Latest exchange', all[all.length - 1]!));
+  }
+  return lines.join('\n').trimEnd();
+}
+
+/**
+ * `completionItem/resolve`: a session item gains its Markdown preview; a session that cannot be read
+ * says so in the preview (the item stays usable). Other items come back unchanged.
+ */
+export async function resolveSessionCompletionItem(
+  item: CompletionItem,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<CompletionItem> {
+  if (!isSessionCompletionData(item.data)) return item;
+  let value: string;
+  try {
+    const surface = await raceWithSignal(services.sessions.readSurface(item.data.sessionId, signal), signal);
+    throwIfCancelled(signal);
+    value = sessionPreviewMarkdown(item.data, surface, services.now());
+  } catch (error) {
+    throwIfCancelled(signal);
+    if (isSessionReferenceError(error)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    value = `**${escapeMarkdownText(item.data.label)}**\n\n_This session cannot be read: ${escapeMarkdownText(reason)}_`;
+  }
+  const documentation: MarkupContent = { kind: MarkupKind.Markdown, value };
+  return { ...item, documentation };
+}

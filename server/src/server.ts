@@ -1,0 +1,239 @@
+import { JsonRpcErrorCodes, SETTINGS_SECTION } from '@dsh-session-ls/shared';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import {
+  DidChangeConfigurationNotification,
+  TextDocumentSyncKind,
+  TextDocuments,
+  type CancellationToken,
+  type ClientCapabilities,
+  type Connection,
+  type InitializeResult,
+} from 'vscode-languageserver/node';
+import { EXECUTABLE_COMMANDS, executeSessionCommand } from './features/commands';
+import { provideSessionCompletion } from './features/completion';
+import { toResponseError } from './features/errors';
+import { resolveSessionCompletionItem } from './features/sessionPreview';
+import { cancelledError } from './resolver';
+import { SessionWorkspace } from './settings/sessionWorkspace';
+import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
+import type { SessionStoreService } from './store/service';
+
+/** What the server needs from its process. */
+export interface SessionLanguageServerOptions {
+  /** Open the store of a sessions root. */
+  openStore(root: string): SessionStoreService;
+  /** `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
+  defaultSessionsRoot(env: NodeJS.ProcessEnv): string;
+  env: NodeJS.ProcessEnv;
+  /** Settings from the command line (`--sessions-root`). */
+  commandLine?: Partial<Record<SettingKey, unknown>>;
+  /** The server log (stderr; never stdout, which may carry the protocol). */
+  log(message: string): void;
+  version: string;
+  /** How long to wait for the first `workspace/configuration` answer before opening a store anyway. */
+  configurationTimeoutMs?: number;
+}
+
+/** The server name reported in `initialize`. */
+export const SERVER_NAME = 'dsh-session-ls';
+
+/**
+ * Wire the session features to an LSP connection and start listening. Every handler forwards to a
+ * feature; every failure becomes a JSON-RPC error and the server goes on.
+ */
+export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): void {
+  const documents = new TextDocuments(TextDocument);
+  let capabilities: ClientCapabilities = {};
+  let initialized = false;
+  let folderUris: string[] = [];
+  let rootUri: string | null | undefined;
+  let rootPath: string | null | undefined;
+  const unreportedProblems: SettingProblem[] = [];
+  let endIndexingProgress: (() => void) | undefined;
+  const storesWithProgress = new WeakSet<SessionStoreService>();
+
+  const workspace = new SessionWorkspace({
+    openStore: options.openStore,
+    defaultSessionsRoot: options.defaultSessionsRoot,
+    env: options.env,
+    commandLine: options.commandLine,
+    document: (uri) => documents.get(uri),
+    onStoreOpened: (store) => watchStore(store),
+  });
+
+  const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
+
+  function report(problems: readonly SettingProblem[]): void {
+    for (const problem of problems) {
+      const text = describeSettingProblem(problem);
+      options.log(text);
+      if (initialized) void connection.window.showErrorMessage(text);
+      else unreportedProblems.push(problem);
+    }
+  }
+
+  function logStore(message: string): void {
+    options.log(message);
+    connection.console.warn(message);
+  }
+
+  function watchStore(store: SessionStoreService): void {
+    endIndexingProgress?.();
+    endIndexingProgress = undefined;
+    options.log(`sessions root: ${store.root}`);
+    store.onProblem((problem) => logStore(`dsh session store: skipped ${problem.path}: ${problem.reason}`));
+    if (initialized) void showIndexingProgress(store);
+  }
+
+  /** Work-done progress while a store is first indexed (a no-op for clients without progress support). */
+  async function showIndexingProgress(store: SessionStoreService): Promise<void> {
+    if (storesWithProgress.has(store) || !store.status().indexing) return;
+    storesWithProgress.add(store);
+    const stop = new AbortController();
+    endIndexingProgress = () => stop.abort();
+    const progress = await connection.window.createWorkDoneProgress();
+    const describe = (): [number | undefined, string] => {
+      const { indexed, discovered } = store.status();
+      return [discovered > 0 ? Math.min(100, Math.floor((indexed / discovered) * 100)) : undefined, `${indexed}/${discovered} sessions`];
+    };
+    const [percentage, message] = describe();
+    progress.begin('Indexing dsh sessions', percentage, message, false);
+    const subscription = store.onStatus(() => {
+      const [nextPercentage, nextMessage] = describe();
+      if (nextPercentage === undefined) progress.report(nextMessage);
+      else progress.report(nextPercentage, nextMessage);
+    });
+    try {
+      await store.whenIndexed(stop.signal);
+    } catch {
+      // The store was replaced or closed before it finished.
+    } finally {
+      subscription.dispose();
+      progress.done();
+    }
+  }
+
+  function applySettingsChange(problems: readonly SettingProblem[]): void {
+    report(problems);
+    if (initialized) workspace.openStoreForSettings();
+  }
+
+  async function pullSection(): Promise<void> {
+    if (!supportsConfiguration()) return;
+    try {
+      const section: unknown = await connection.workspace.getConfiguration(SETTINGS_SECTION);
+      applySettingsChange(workspace.setSection(section));
+    } catch (error) {
+      options.log(`could not read the ${SETTINGS_SECTION} settings: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * Run a request's work with an AbortSignal that follows `$/cancelRequest`; a cancelled request
+   * answers RequestCancelled, any failure its JSON-RPC error, and nothing escapes to stop the server.
+   */
+  async function answer<T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
+    const controller = new AbortController();
+    const subscription = token.onCancellationRequested(() => controller.abort(new Error('request cancelled by the client')));
+    if (token.isCancellationRequested) controller.abort(new Error('request cancelled by the client'));
+    try {
+      const result = await work(controller.signal);
+      if (controller.signal.aborted) throw cancelledError(controller.signal);
+      return result;
+    } catch (error) {
+      const response = toResponseError(controller.signal.aborted ? cancelledError(controller.signal) : error);
+      if (response.code === JsonRpcErrorCodes.InternalError) {
+        options.log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      }
+      throw response;
+    } finally {
+      subscription.dispose();
+    }
+  }
+
+  connection.onInitialize((params): InitializeResult => {
+    capabilities = params.capabilities ?? {};
+    folderUris = (params.workspaceFolders ?? []).map((folder) => folder.uri);
+    rootUri = params.rootUri;
+    rootPath = params.rootPath;
+    report(workspace.setWorkspace(folderUris, rootUri, rootPath));
+    report(workspace.setInitializationOptions(params.initializationOptions));
+    // Opening the default store only to replace it once the settings arrive would index it for nothing.
+    if (!supportsConfiguration() || workspace.rootFixedByInitializationOptions()) workspace.openStoreForSettings();
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        completionProvider: {
+          triggerCharacters: ['@'],
+          resolveProvider: true,
+          completionItem: { labelDetailsSupport: true },
+        },
+        executeCommandProvider: { commands: [...EXECUTABLE_COMMANDS] },
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
+      },
+      serverInfo: { name: SERVER_NAME, version: options.version },
+    };
+  });
+
+  connection.onInitialized(async () => {
+    try {
+      await onInitialized();
+    } catch (error) {
+      options.log(`initialization failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    }
+  });
+
+  async function onInitialized(): Promise<void> {
+    initialized = true;
+    report(unreportedProblems.splice(0));
+    if (capabilities.workspace?.didChangeConfiguration?.dynamicRegistration === true) {
+      void connection.client.register(DidChangeConfigurationNotification.type, { section: SETTINGS_SECTION });
+    }
+    if (capabilities.workspace?.workspaceFolders === true) {
+      connection.workspace.onDidChangeWorkspaceFolders((event) => {
+        const removed = new Set(event.removed.map((folder) => folder.uri));
+        folderUris = [...folderUris.filter((uri) => !removed.has(uri)), ...event.added.map((folder) => folder.uri)];
+        applySettingsChange(workspace.setWorkspace(folderUris, rootUri, rootPath));
+      });
+    }
+    if (workspace.currentStore() === undefined) {
+      // A client that never answers must not keep the server without a store.
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.configurationTimeoutMs ?? 3000).unref());
+      await Promise.race([pullSection(), timeout]);
+    }
+    workspace.openStoreForSettings();
+    const store = workspace.currentStore();
+    if (store !== undefined) void showIndexingProgress(store);
+  }
+
+  connection.onDidChangeConfiguration((params) => {
+    const settings = params?.settings as Record<string, unknown> | null | undefined;
+    if (typeof settings === 'object' && settings !== null && Object.prototype.hasOwnProperty.call(settings, SETTINGS_SECTION)) {
+      applySettingsChange(workspace.setSection(settings[SETTINGS_SECTION]));
+    } else {
+      void pullSection();
+    }
+  });
+
+  connection.onCompletion((params, token) =>
+    answer(token, async (signal) => {
+      const document = documents.get(params.textDocument.uri);
+      if (document === undefined) return { isIncomplete: false, items: [] };
+      return provideSessionCompletion(document, params.position, workspace, signal);
+    }),
+  );
+
+  connection.onCompletionResolve((item, token) => answer(token, (signal) => resolveSessionCompletionItem(item, workspace, signal)));
+
+  connection.onExecuteCommand((params, token) =>
+    answer(token, (signal) => executeSessionCommand(params.command, params.arguments, workspace, signal)),
+  );
+
+  connection.onShutdown(() => {
+    endIndexingProgress?.();
+    workspace.dispose();
+  });
+
+  documents.listen(connection);
+  connection.listen();
+}

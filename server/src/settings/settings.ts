@@ -1,0 +1,222 @@
+import os from 'node:os';
+import path from 'node:path';
+import {
+  DEFAULT_SESSION_REFERENCE_CONFIG,
+  SESSION_REFERENCE_CONFIG_KEYS,
+  SETTINGS_SECTION,
+  SessionReferenceError,
+  resolveSessionReferenceConfig,
+  type SessionReferenceConfig,
+} from '@dsh-session-ls/shared';
+
+/** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS] as const;
+
+/** One settings key. */
+export type SettingKey = (typeof SETTING_KEYS)[number];
+
+/** The settings the server works with, every key resolved. */
+export interface SessionSettings {
+  /** Absolute sessions root. */
+  sessionsRoot: string;
+  /** The default target session; undefined = the message is for a new session. */
+  targetSessionId?: string;
+  /** The resolver limits. */
+  config: SessionReferenceConfig;
+}
+
+/** The places a setting can come from, besides the environment and the defaults. */
+export interface SettingsSources {
+  /** The pulled (or pushed) `dshSessions` section. */
+  section?: unknown;
+  /** The `initializationOptions` of `initialize`. */
+  initializationOptions?: unknown;
+  /** Values from the command line (`--sessions-root`, or the CLI's flags); paths already absolute. */
+  commandLine?: Partial<Record<SettingKey, unknown>>;
+  /** The environment (`DSH_HOME`). */
+  env: NodeJS.ProcessEnv;
+  /** The folder a relative `sessionsRoot` is resolved against (the first workspace folder). */
+  baseDir?: string;
+  /** Where sessions live when nothing names a root: `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
+  defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
+}
+
+/** An invalid setting: where it came from, and the INVALID_CONFIG error it raises. */
+export interface SettingProblem {
+  /** The key, or undefined when a whole settings object is not an object. */
+  key: SettingKey | undefined;
+  /** e.g. `dshSessions.maxReferences` or `initializationOptions.sessionsRoot`. */
+  origin: string;
+  error: SessionReferenceError;
+  /** The value the key keeps instead. */
+  kept: unknown;
+}
+
+type Layer = { origin: string; values: Readonly<Record<string, unknown>> };
+
+// The contract's order: the root is fixed by the launching host first ("Where sessions come from"); every
+// other key lets the live settings section win over initializationOptions ("Settings", per key).
+const CLIENT_LAYER_ORDER: Readonly<Record<SettingKey, ReadonlyArray<'section' | 'initializationOptions'>>> = {
+  sessionsRoot: ['initializationOptions', 'section'],
+  targetSessionId: ['section', 'initializationOptions'],
+  maxReferences: ['section', 'initializationOptions'],
+  candidateLimit: ['section', 'initializationOptions'],
+  maxReferenceBytes: ['section', 'initializationOptions'],
+};
+
+const ORIGIN_NAMES = { section: SETTINGS_SECTION, initializationOptions: 'initializationOptions' } as const;
+
+function invalidConfig(message: string): SessionReferenceError {
+  return new SessionReferenceError('SESSION_REFERENCE_INVALID_CONFIG', message);
+}
+
+/** Expand a leading `~`, `~/` or `~\` to the home directory, as dsh does for its home path. */
+export function expandHome(value: string, homeDir: string = os.homedir()): string {
+  if (value === '~') return homeDir;
+  if (value.startsWith('~/') || value.startsWith('~\\')) return path.join(homeDir, value.slice(2));
+  return value;
+}
+
+/** A sessions root made absolute: `~` expanded, a relative path resolved against `baseDir`. */
+export function absoluteSessionsRoot(value: string, baseDir: string = process.cwd()): string {
+  return path.resolve(baseDir, expandHome(value));
+}
+
+// `null`, `undefined` and a blank string are "unset": editors show string settings as "" by default.
+function isUnset(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}
+
+/** Validate one set value; returns the value to use, or throws INVALID_CONFIG. */
+function validateSetting(key: SettingKey, value: unknown, baseDir: string | undefined): unknown {
+  switch (key) {
+    case 'sessionsRoot':
+      if (typeof value !== 'string') throw invalidConfig('sessionsRoot must be a string');
+      return absoluteSessionsRoot(value, baseDir);
+    case 'targetSessionId':
+      if (typeof value !== 'string') throw invalidConfig('targetSessionId must be a string');
+      return value;
+    default:
+      // The shared validation, for dsh's own messages.
+      return resolveSessionReferenceConfig({ [key]: value })[key];
+  }
+}
+
+function asRecord(value: unknown): Readonly<Record<string, unknown>> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The effective settings, kept across updates: each key takes the first set value in precedence order;
+ * an invalid value is reported (once per origin and value) and the key keeps its last valid value.
+ */
+export class SettingsState {
+  private current: SessionSettings | undefined;
+  // Per origin, the invalid value last reported: a value is reported once, again only after it changed.
+  private readonly reported = new Map<string, string>();
+
+  /** The settings as last resolved (throws before the first `update`). */
+  get settings(): SessionSettings {
+    if (this.current === undefined) throw new Error('settings are not resolved yet');
+    return this.current;
+  }
+
+  /** Resolve the settings from `sources`; returns the problems not reported before. */
+  update(sources: SettingsSources): SettingProblem[] {
+    const problems: SettingProblem[] = [];
+    const layersFor = (key: SettingKey): Layer[] => {
+      const layers: Layer[] = [];
+      for (const name of CLIENT_LAYER_ORDER[key]) {
+        const values = asRecord(sources[name]);
+        if (values !== undefined) layers.push({ origin: ORIGIN_NAMES[name], values });
+      }
+      if (sources.commandLine !== undefined) layers.push({ origin: 'command line', values: sources.commandLine });
+      return layers;
+    };
+    const fallback: Record<SettingKey, unknown> = {
+      sessionsRoot: sources.defaultSessionsRoot(sources.env),
+      targetSessionId: undefined,
+      ...DEFAULT_SESSION_REFERENCE_CONFIG,
+    };
+    const previous = this.current;
+    const previousValue = (key: SettingKey): unknown =>
+      previous === undefined
+        ? fallback[key]
+        : key === 'sessionsRoot' || key === 'targetSessionId'
+          ? previous[key]
+          : previous.config[key];
+
+    const next: Record<string, unknown> = {};
+    for (const key of SETTING_KEYS) {
+      next[key] = fallback[key];
+      const invalid: Array<{ origin: string; raw: unknown; error: SessionReferenceError }> = [];
+      for (const layer of layersFor(key)) {
+        const raw = layer.values[key];
+        const origin = `${layer.origin}.${key}`;
+        if (isUnset(raw)) {
+          this.reported.delete(origin);
+          continue;
+        }
+        try {
+          next[key] = validateSetting(key, raw, sources.baseDir);
+          this.reported.delete(origin);
+          break;
+        } catch (error) {
+          invalid.push({ origin, raw, error: error instanceof SessionReferenceError ? error : invalidConfig(String(error)) });
+          // Once settings exist, an invalid value keeps the key's last valid value; the very first
+          // time, the last valid value is whatever the lower layers give.
+          if (previous !== undefined) {
+            next[key] = previousValue(key);
+            break;
+          }
+        }
+      }
+      for (const { origin, raw, error } of invalid) {
+        if (!this.noteInvalid(origin, raw)) continue;
+        problems.push({ key, origin, error, kept: next[key] });
+      }
+    }
+    for (const name of ['section', 'initializationOptions'] as const) {
+      const value = sources[name];
+      if (isUnset(value) || asRecord(value) !== undefined) {
+        this.reported.delete(ORIGIN_NAMES[name]);
+      } else if (this.noteInvalid(ORIGIN_NAMES[name], value)) {
+        problems.push({
+          key: undefined,
+          origin: ORIGIN_NAMES[name],
+          error: invalidConfig(`${ORIGIN_NAMES[name]} must be an object`),
+          kept: undefined,
+        });
+      }
+    }
+    this.current = {
+      sessionsRoot: next.sessionsRoot as string,
+      ...(next.targetSessionId === undefined ? {} : { targetSessionId: next.targetSessionId as string }),
+      config: {
+        maxReferences: next.maxReferences as number,
+        candidateLimit: next.candidateLimit as number,
+        maxReferenceBytes: next.maxReferenceBytes as number,
+      },
+    };
+    return problems;
+  }
+
+  /** Remember an invalid value of `origin`; true when it was not the one reported last. */
+  private noteInvalid(origin: string, value: unknown): boolean {
+    let serialized: string;
+    try {
+      serialized = JSON.stringify(value) ?? String(value);
+    } catch {
+      serialized = String(value);
+    }
+    if (this.reported.get(origin) === serialized) return false;
+    this.reported.set(origin, serialized);
+    return true;
+  }
+}
+
+/** The human line for a setting problem, naming the error code first (for `window/showMessage` and the CLI). */
+export function describeSettingProblem(problem: SettingProblem): string {
+  const kept = problem.kept === undefined ? '' : `; keeping ${JSON.stringify(problem.kept)}`;
+  return `${problem.error.code}: invalid setting ${problem.origin}: ${problem.error.message}${kept}`;
+}
