@@ -1,6 +1,5 @@
 import { SESSION_REFERENCE_CONFIG_KEYS, SETTINGS_SECTION } from '@dsh-session-ls/shared';
-import type { DocumentSelector, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
-import { TransportKind } from 'vscode-languageclient/node';
+import type { DocumentSelector, LanguageClientOptions } from 'vscode-languageclient/node';
 
 /** The language the extension contributes for `*.prompt` files. */
 export const PROMPT_LANGUAGE_ID = 'dsh-prompt';
@@ -46,13 +45,5 @@ export function languageClientOptions(settings: SettingsReader): LanguageClientO
     documentSelector: DOCUMENT_SELECTOR,
     initializationOptions: initializationOptionsFrom(settings),
     synchronize: { configurationSection: SETTINGS_SECTION },
-  };
-}
-
-/** Start the bundled server with the editor's own Node over IPC; `--inspect` when debugging the extension. */
-export function serverOptions(serverModule: string): ServerOptions {
-  return {
-    run: { module: serverModule, transport: TransportKind.ipc },
-    debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6011'] } },
   };
 }

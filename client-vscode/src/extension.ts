@@ -1,7 +1,7 @@
 import { SETTINGS_SECTION } from '@dsh-session-ls/shared';
 import * as vscode from 'vscode';
 import { LanguageClient, State } from 'vscode-languageclient/node';
-import { DOCUMENT_SELECTOR, languageClientOptions, serverOptions } from './clientOptions';
+import { DOCUMENT_SELECTOR, languageClientOptions } from './clientOptions';
 import { ExtensionCommands } from './commandIds';
 import {
   PREVIEW_SCHEME,
@@ -17,6 +17,7 @@ import { planMentionInsertion } from './mentionInsertion';
 import { mentionToInsert } from './quickPickItems';
 import { describeServerError, isCancellation } from './serverErrors';
 import { pickSession } from './sessionPicker';
+import { serverOptions } from './serverLaunch';
 import { SessionServer } from './sessionServer';
 import { SESSION_STATUS_NOTIFICATION, isSessionStoreStatus, statusPresentation } from './statusText';
 

@@ -1,0 +1,44 @@
+// Bundle the extension and the language server it starts into dist/, for the .vsix.
+// `node esbuild.mjs` builds with source maps; `--production` (vsce's prepublish) minifies without.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const production = process.argv.includes('--production');
+const serverEntry = path.resolve(here, '..', 'server', 'src', 'main.ts');
+
+if (!existsSync(serverEntry)) {
+  console.error(`esbuild: the server entry ${serverEntry} does not exist; the extension cannot ship without its server`);
+  process.exit(1);
+}
+
+/** @type {esbuild.BuildOptions} */
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  // VS Code 1.82 (the oldest engine we accept) runs extensions on Node 18.
+  target: 'node18',
+  sourcemap: !production,
+  minify: production,
+  keepNames: true,
+  logLevel: 'warning',
+  // Bundle the shared contract from its sources, so no build of shared/ is needed first.
+  alias: { '@dsh-session-ls/shared': path.resolve(here, '..', 'shared', 'src', 'index.ts') },
+};
+
+await Promise.all([
+  esbuild.build({
+    ...common,
+    entryPoints: [path.join(here, 'src', 'extension.ts')],
+    outfile: path.join(here, 'dist', 'extension.js'),
+    external: ['vscode'],
+  }),
+  esbuild.build({
+    ...common,
+    entryPoints: [serverEntry],
+    outfile: path.join(here, 'dist', 'server.js'),
+  }),
+]);

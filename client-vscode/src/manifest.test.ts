@@ -1,0 +1,95 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_SESSION_REFERENCE_CONFIG, MAX_REFERENCES_CEILING, SETTINGS_SECTION } from '@dsh-session-ls/shared';
+import { describe, expect, it } from 'vitest';
+import { findConformanceDir } from '../../test/support/conformance';
+import { DOCUMENT_SELECTOR, PROMPT_LANGUAGE_ID, SETTING_KEYS } from './clientOptions';
+import { ExtensionCommands } from './commandIds';
+
+const root = path.join(__dirname, '..');
+const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const properties: Record<string, Record<string, unknown>> = manifest.contributes.configuration.properties;
+
+/** The Settings table of lsp-contract.md: key, type and default text per row, in order. */
+function contractSettings(markdown: string): Array<{ key: string; type: string; defaultText: string }> {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith('Settings'));
+  if (!section) throw new Error('lsp-contract.md has no Settings section');
+  return [...section.matchAll(/^\| `(\w+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((row) => ({
+    key: row[1]!,
+    type: row[2]!.trim(),
+    defaultText: row[3]!.trim(),
+  }));
+}
+
+const conformance = findConformanceDir();
+
+describe('contributed settings', () => {
+  it('are exactly the dshSessions keys the client sends, in order', () => {
+    expect(Object.keys(properties)).toEqual(SETTING_KEYS.map((key) => `${SETTINGS_SECTION}.${key}`));
+  });
+
+  it("have dsh's defaults and limits", () => {
+    for (const key of ['maxReferences', 'candidateLimit', 'maxReferenceBytes'] as const) {
+      expect(properties[`dshSessions.${key}`]).toMatchObject({ type: 'integer', default: DEFAULT_SESSION_REFERENCE_CONFIG[key], minimum: 1 });
+    }
+    expect(properties['dshSessions.maxReferences']!.maximum).toBe(MAX_REFERENCES_CEILING);
+    expect(properties['dshSessions.sessionsRoot']).toMatchObject({ type: ['string', 'null'], default: null });
+    expect(properties['dshSessions.targetSessionId']).toMatchObject({ type: ['string', 'null'], default: null });
+  });
+
+  it('each have a description', () => {
+    for (const [key, property] of Object.entries(properties)) {
+      expect(String(property.markdownDescription ?? property.description ?? ''), key).not.toBe('');
+    }
+  });
+
+  it.skipIf(!conformance.dir)(`match the Settings table of lsp-contract.md ${conformance.reason ?? ''}`, () => {
+    const rows = contractSettings(readFileSync(path.join(conformance.dir!, 'docs', 'lsp-contract.md'), 'utf8'));
+    expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties));
+    for (const row of rows) {
+      const property = properties[`dshSessions.${row.key}`]!;
+      if (/^\d+$/.test(row.defaultText)) expect(property.default, row.key).toBe(Number(row.defaultText));
+      else expect(property.default, `${row.key}: "${row.defaultText}" means no value of its own`).toBeNull();
+      if (row.type === 'string') expect(property.type).toEqual(['string', 'null']);
+      else expect(property.type).toBe('integer');
+      const range = /^(\d+)\.\.(\d+)$/.exec(row.type);
+      if (range) expect([property.minimum, property.maximum]).toEqual([Number(range[1]), Number(range[2])]);
+      if (row.type === 'positive integer') expect(property.minimum).toBe(1);
+    }
+  });
+});
+
+describe('manifest', () => {
+  it('contributes exactly the commands the extension registers, each titled', () => {
+    const commands: Array<{ command: string; title: string }> = manifest.contributes.commands;
+    expect(commands.map((c) => c.command).sort()).toEqual(Object.values(ExtensionCommands).sort());
+    expect(commands.find((c) => c.command === ExtensionCommands.insertReference)!.title).toBe('Insert session reference…');
+    expect(commands.find((c) => c.command === ExtensionCommands.previewPrepared)!.title).toBe('Preview what the model will see');
+    expect(commands.find((c) => c.command === ExtensionCommands.openReferencedSession)!.title).toBe('Open referenced session');
+    for (const entries of Object.values(manifest.contributes.menus) as Array<Array<{ command: string }>>) {
+      for (const entry of entries) expect(Object.values(ExtensionCommands)).toContain(entry.command);
+    }
+  });
+
+  it('activates for every language the server serves, and contributes the prompt language', () => {
+    const languages = new Set(DOCUMENT_SELECTOR.flatMap((filter) => (typeof filter === 'object' && filter.language ? [filter.language] : [])));
+    for (const language of languages) expect(manifest.activationEvents).toContain(`onLanguage:${language}`);
+    expect(manifest.contributes.languages).toContainEqual(expect.objectContaining({ id: PROMPT_LANGUAGE_ID, extensions: ['.prompt'] }));
+    const grammar = manifest.contributes.grammars.find((g: { language: string }) => g.language === PROMPT_LANGUAGE_ID);
+    expect(existsSync(path.join(root, grammar.path))).toBe(true);
+    expect(manifest.files).toContain(grammar.path.replace(/^\.\//, ''));
+  });
+
+  it('declares what vsce needs to package offline without asking', () => {
+    expect(manifest.engines.vscode).toBe('^1.82.0');
+    // @types/vscode must not describe a newer API than the engine accepts.
+    expect(manifest.devDependencies['@types/vscode']).toBe('1.82.0');
+    expect(manifest.publisher).toMatch(/^[a-z0-9][a-z0-9-]*$/);
+    expect(manifest.main).toBe('./dist/extension.js');
+    expect(manifest.files).toEqual(expect.arrayContaining(['dist/extension.js', 'dist/server.js', 'LICENSE', 'README.md']));
+    expect(manifest.scripts.package).toBe('vsce package --no-dependencies --allow-missing-repository');
+    expect(manifest.scripts['vscode:prepublish']).toBe('node esbuild.mjs --production');
+    expect(existsSync(path.join(root, 'LICENSE'))).toBe(true);
+    expect(existsSync(path.join(root, 'README.md'))).toBe(true);
+  });
+});
