@@ -1,7 +1,7 @@
 import { SessionReferenceError, stringifyTagSafeJson, type ProjectedMessage, type ReferencedSessionData } from '@dsh-session-ls/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { omissionNotice, retainWithinBudget, truncateWithOmissionNotice, utf8ByteLength } from './budget';
+import { omissionNotice, retainWithinBudget, tagSafeJsonByteLength, truncateWithOmissionNotice, utf8ByteLength } from './budget';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz'.repeat(4); // 104 ASCII bytes
 
@@ -193,6 +193,22 @@ describe('retainWithinBudget', () => {
     const result = retainWithinBudget({ data, checkpoints: [false] }, sizeOf(data) - 50);
     expect(Object.keys(result.data)).toEqual(['sessionId', 'label', 'cwd', 'capturedThroughSeq', 'conversation']);
     expect(Object.keys(result.data.conversation[0]!)).toEqual(['role', 'text']);
+  });
+});
+
+describe('tagSafeJsonByteLength', () => {
+  it('equals the UTF-8 length of the tag-safe JSON', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, text) => {
+        expect(tagSafeJsonByteLength(value)).toBe(utf8ByteLength(stringifyTagSafeJson(value)));
+        expect(tagSafeJsonByteLength({ role: 'user', text: `<${text}<` })).toBe(utf8ByteLength(stringifyTagSafeJson({ role: 'user', text: `<${text}<` })));
+      }),
+    );
+  });
+
+  it('raises the shared TypeError for a value JSON cannot serialise', () => {
+    expect(() => tagSafeJsonByteLength(10n)).toThrow('session-reference data is not JSON-serializable');
+    expect(() => tagSafeJsonByteLength(undefined)).toThrow('session-reference data is not JSON-serializable');
   });
 });
 

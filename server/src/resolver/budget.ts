@@ -97,9 +97,27 @@ export function truncateWithOmissionNotice(original: string | Buffer, maxBytes: 
   return best;
 }
 
+/**
+ * UTF-8 bytes of `stringifyTagSafeJson(value)` without building it: each `<` (only ever inside a JSON
+ * string) becomes the 6-byte `\u003c`, 5 bytes more than itself.
+ */
+export function tagSafeJsonByteLength(value: unknown): number {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    json = undefined;
+  }
+  // Not serialisable: let the shared serialiser raise its TypeError.
+  if (typeof json !== 'string') return utf8ByteLength(stringifyTagSafeJson(value));
+  let angles = 0;
+  for (let at = json.indexOf('<'); at !== -1; at = json.indexOf('<', at + 1)) angles++;
+  return utf8ByteLength(json) + 5 * angles;
+}
+
 /** Serialised bytes of one conversation entry inside the data object's JSON. */
 function entryBytes(role: ProjectedMessage['role'], text: string): number {
-  return utf8ByteLength(stringifyTagSafeJson({ role, text }));
+  return tagSafeJsonByteLength({ role, text });
 }
 
 function dataObject(data: ReferencedSessionData, conversation: ProjectedMessage[]): ReferencedSessionData {
@@ -133,7 +151,7 @@ export function retainWithinBudget(projection: ProjectedSession, maxReferenceByt
   const messages = data.conversation;
   // The JSON of the data object is its fixed part plus each entry plus the commas between entries,
   // so the size is kept as a running sum instead of re-serialising after every step.
-  const fixedBytes = utf8ByteLength(stringifyTagSafeJson(dataObject(data, [])));
+  const fixedBytes = tagSafeJsonByteLength(dataObject(data, []));
   const slots: Slot[] = messages.map(({ role, text }) => {
     const textBytes = utf8ByteLength(text);
     return { role, original: text, originalBytes: undefined, text, textBytes, jsonBytes: entryBytes(role, text), omittedBytes: 0 };

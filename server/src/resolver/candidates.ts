@@ -7,40 +7,71 @@ export function candidateLabel(summary: StoredSessionSummary): string {
 }
 
 interface SearchKeys {
+  summary: StoredSessionSummary;
   id: string;
   cwd: string | undefined;
   title: string | undefined;
+  /** The lower-cased id, cwd and label joined by NUL: one `includes` answers for all three. */
+  haystack: string;
   lowerId: string;
   lowerCwd: string | undefined;
   lowerLabel: string;
 }
 
-// Candidate listing runs on every keystroke over possibly 100,000 sessions: the lower-cased fields are
-// computed once per summary object, and re-computed only if that object's fields were changed in place.
-const searchKeysCache = new WeakMap<StoredSessionSummary, SearchKeys>();
+const FIELD_SEPARATOR = '\u0000';
+
+// Candidate listing runs on every keystroke over possibly 100,000 sessions, so lower-casing happens once:
+// keys are cached per summary object (a store that changes one session keeps the other objects), and per
+// listing array, whose index lookup is much cheaper than 100,000 WeakMap lookups when the store returns
+// the same array again. A summary changed in place is noticed and re-keyed.
+const keysBySummary = new WeakMap<StoredSessionSummary, SearchKeys>();
+const keysByListing = new WeakMap<readonly StoredSessionSummary[], Array<SearchKeys | undefined>>();
+
+const isCurrent = (keys: SearchKeys | undefined, summary: StoredSessionSummary): keys is SearchKeys =>
+  keys !== undefined && keys.summary === summary && keys.id === summary.id && keys.cwd === summary.cwd && keys.title === summary.title;
 
 function searchKeys(summary: StoredSessionSummary): SearchKeys {
-  const cached = searchKeysCache.get(summary);
-  if (cached !== undefined && cached.id === summary.id && cached.cwd === summary.cwd && cached.title === summary.title) {
-    return cached;
-  }
+  const cached = keysBySummary.get(summary);
+  if (isCurrent(cached, summary)) return cached;
+  const lowerId = summary.id.toLocaleLowerCase();
+  const lowerCwd = summary.cwd?.toLocaleLowerCase();
+  const lowerLabel = candidateLabel(summary).toLocaleLowerCase();
   const keys: SearchKeys = {
+    summary,
     id: summary.id,
     cwd: summary.cwd,
     title: summary.title,
-    lowerId: summary.id.toLocaleLowerCase(),
-    lowerCwd: summary.cwd?.toLocaleLowerCase(),
-    lowerLabel: candidateLabel(summary).toLocaleLowerCase(),
+    haystack: [lowerId, lowerCwd ?? '', lowerLabel].join(FIELD_SEPARATOR),
+    lowerId,
+    lowerCwd,
+    lowerLabel,
   };
-  searchKeysCache.set(summary, keys);
+  keysBySummary.set(summary, keys);
   return keys;
 }
 
-/** dsh's query rule: id, cwd or label contains the query, `toLocaleLowerCase()` on both sides; bodies are never searched. */
-function matchesQuery(summary: StoredSessionSummary, needle: string): boolean {
-  if (needle === '') return true;
-  const keys = searchKeys(summary);
-  return keys.lowerId.includes(needle) || keys.lowerCwd?.includes(needle) === true || keys.lowerLabel.includes(needle);
+/**
+ * dsh's query rule as a predicate over the listing's positions: id, cwd or label contains the query,
+ * `toLocaleLowerCase()` on both sides, no trimming; message bodies are never searched.
+ */
+function queryMatcher(sessions: readonly StoredSessionSummary[], query: string): (index: number) => boolean {
+  const needle = query.toLocaleLowerCase();
+  if (needle === '') return () => true;
+  let listingKeys = keysByListing.get(sessions);
+  if (listingKeys === undefined) {
+    listingKeys = new Array<SearchKeys | undefined>(sessions.length);
+    keysByListing.set(sessions, listingKeys);
+  }
+  const keysAt = listingKeys;
+  // A needle without NUL can only match the joined haystack inside one field.
+  const spansFields = needle.includes(FIELD_SEPARATOR);
+  return (index) => {
+    const summary = sessions[index]!;
+    let keys = keysAt[index];
+    if (!isCurrent(keys, summary)) keys = keysAt[index] = searchKeys(summary);
+    if (!spansFields) return keys.haystack.includes(needle);
+    return keys.lowerId.includes(needle) || keys.lowerCwd?.includes(needle) === true || keys.lowerLabel.includes(needle);
+  };
 }
 
 /** The row a client sees: exactly `sessionId, label, cwd?, createdAt`, `cwd` absent when unknown. */
@@ -65,12 +96,13 @@ export function selectCandidates(
   const targetId = target?.sessionId;
   const targetCwd = target?.cwd;
   const ranked = typeof targetCwd === 'string';
-  const needle = query.toLocaleLowerCase();
+  const matches = queryMatcher(sessions, query);
   // Three stable buckets (same cwd, no cwd, other); each needs at most `limit` entries.
   const buckets: StoredSessionSummary[][] = [[], [], []];
-  for (const summary of sessions) {
+  for (let index = 0; index < sessions.length; index++) {
+    const summary = sessions[index]!;
     if (targetId !== undefined && summary.id === targetId) continue;
-    if (!matchesQuery(summary, needle)) continue;
+    if (!matches(index)) continue;
     const rank = !ranked ? 0 : summary.cwd === targetCwd ? 0 : summary.cwd === undefined ? 1 : 2;
     const bucket = buckets[rank]!;
     if (bucket.length < limit) bucket.push(summary);

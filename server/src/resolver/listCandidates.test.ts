@@ -172,14 +172,24 @@ describe('listCandidates', () => {
     await expect(createSessionReferenceResolver(store).listCandidates(undefined)).rejects.toBe(failure);
   });
 
-  it('sees a title changed in place on a cached summary object', async () => {
-    const summary: StoredSessionSummary = { id: 'x', createdAt: 1, title: 'Before' };
-    const store: SessionStore = { listSessions: async () => [summary], readSurface: () => Promise.reject(new Error('unused')) };
+  it('sees a summary changed in place and an entry replaced in a listing array the store returns again', async () => {
+    const listing: StoredSessionSummary[] = [{ id: 'x', createdAt: 1, title: 'Before' }];
+    const store: SessionStore = { listSessions: async () => listing, readSurface: () => Promise.reject(new Error('unused')) };
     const resolver = createSessionReferenceResolver(store);
     expect(ids(await resolver.listCandidates(undefined, 'before'))).toEqual(['x']);
-    summary.title = 'After';
+    listing[0]!.title = 'After';
     expect(ids(await resolver.listCandidates(undefined, 'before'))).toEqual([]);
     expect(await resolver.listCandidates(undefined, 'after')).toEqual([{ sessionId: 'x', label: 'After', createdAt: 1 }]);
+    listing[0] = { id: 'y', createdAt: 2, cwd: '/Else' };
+    expect(ids(await resolver.listCandidates(undefined, 'after'))).toEqual([]);
+    expect(ids(await resolver.listCandidates(undefined, 'else'))).toEqual(['y']);
+  });
+
+  it('matches a query containing NUL only inside one field', async () => {
+    const store = new InMemorySessionStore([{ header: { id: 'ab', cwd: '/cd', createdAt: 1 } }, { header: { id: 'a\u0000b', createdAt: 0 } }]);
+    const resolver = createSessionReferenceResolver(store);
+    expect(ids(await resolver.listCandidates(undefined, 'ab\u0000/cd'))).toEqual([]);
+    expect(ids(await resolver.listCandidates(undefined, 'A\u0000B'))).toEqual(['a\u0000b']);
   });
 });
 
