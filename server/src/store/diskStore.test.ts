@@ -1,0 +1,691 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { EventEmitter } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
+import { SessionReadError, type StoredSessionSummary } from '../resolver/sessionStore';
+import { DiskSessionStore, type DiskStoreTuning } from './diskStore';
+import { openSessionStore } from './index';
+import { encodeSegment, projectDirName, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
+import type { StoreProblem } from './service';
+import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
+
+// ---- writing real-format dsh logs ----------------------------------------------------------
+
+const conformance = findConformanceDir();
+const zstdProgram = findProgram('zstd');
+
+/** A dsh log being written: a header line, then batches of event lines (one zstd frame each). */
+class LogWriter {
+  private seq = 0;
+  readonly batches: string[][] = [];
+
+  constructor(
+    readonly id: string,
+    readonly cwd: string | undefined,
+    readonly createdAt: number,
+    readonly headerOverrides: Record<string, unknown> = {},
+  ) {}
+
+  headerLine(): string {
+    const header: Record<string, unknown> = { type: 'session', version: 0, id: this.id, createdAt: this.createdAt };
+    if (this.cwd !== undefined) header.cwd = this.cwd;
+    header.delegationDepth = 0;
+    return JSON.stringify({ ...header, ...this.headerOverrides }) + '\n';
+  }
+
+  event(type: string, data: unknown, extra: Record<string, unknown> = {}): string {
+    const seq = this.seq++;
+    return JSON.stringify({ type, seq, time: this.createdAt + seq, data, ...extra }) + '\n';
+  }
+
+  /** One completed turn with a user prompt, and optionally a fallback title. */
+  turn(prompt: string, title?: string): string[] {
+    const turn = this.batches.length + 1;
+    const lines = [this.event('turn/start', { turn })];
+    const user = this.seq;
+    lines.push(
+      this.event(
+        'user/message',
+        { content: [{ type: 'text', text: prompt }], source: { kind: 'user' }, role: 'user', id: `u-${this.id}-${user}` },
+        { surfaceOp: 'append' },
+      ),
+    );
+    if (title !== undefined) lines.push(this.titleLine(title, 'fallback', [user]));
+    lines.push(this.event('turn/end', { turn, reason: { kind: 'completed' } }));
+    this.batches.push(lines);
+    return lines;
+  }
+
+  titleLine(title: string, kind = 'user', messageSeqs: number[] = []): string {
+    return this.event('session/title', { title, messageSeqs, source: { kind } });
+  }
+
+  /** A rename between turns (a user title), as its own batch. */
+  rename(title: string): string[] {
+    const lines = [this.titleLine(title)];
+    this.batches.push(lines);
+    return lines;
+  }
+}
+
+function zstdFrame(text: string): Buffer {
+  return execFileSync('zstd', ['-q', '--check', '-c'], { input: Buffer.from(text) });
+}
+
+/** The bytes of a log in an encoding: raw lines, or one zstd frame for the header and one per batch. */
+function encodeLog(header: string, batches: string[][], encoding: TranscriptEncoding): Buffer {
+  if (encoding === 'raw') return Buffer.from(header + batches.map((b) => b.join('')).join(''));
+  return Buffer.concat([zstdFrame(header), ...batches.map((b) => zstdFrame(b.join('')))]);
+}
+
+function transcriptPath(root: string, log: LogWriter, encoding: TranscriptEncoding, projectDir = projectDirName(log.cwd)): string {
+  return path.join(root, projectDir, encodeSegment(log.id), TRANSCRIPT_NAMES[encoding]);
+}
+
+/** Writes a whole log where dsh would put it (or in `projectDir`); returns its path. */
+function writeLog(root: string, log: LogWriter, encoding: TranscriptEncoding, projectDir?: string): string {
+  const file = transcriptPath(root, log, encoding, projectDir);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, encodeLog(log.headerLine(), log.batches, encoding));
+  return file;
+}
+
+/** Appends one batch the way dsh does (a raw line run, or one more zstd frame). */
+function appendBatch(file: string, lines: string[], encoding: TranscriptEncoding): void {
+  appendFileSync(file, encoding === 'raw' ? lines.join('') : zstdFrame(lines.join('')));
+}
+
+function session(id: string, createdAt: number, title?: string, cwd: string | undefined = '/home/alice/proj'): LogWriter {
+  const log = new LogWriter(id, cwd, createdAt);
+  log.turn(`prompt of ${id}`, title);
+  return log;
+}
+
+// ---- harness --------------------------------------------------------------------------------
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()?.();
+});
+
+function tempDir(prefix = 'dsh-store-'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Test timing: short intervals so fallbacks run during a test; watches still do the real work. */
+const FAST: Partial<DiskStoreTuning> = { sweepIntervalMs: 50, rescanMinIntervalMs: 400, rootPollMs: 50, cacheSaveDelayMs: 50 };
+
+function open(root: string, tuning: Partial<DiskStoreTuning> = {}, cacheDir?: string) {
+  const problems: StoreProblem[] = [];
+  const logs: string[] = [];
+  const store = new DiskSessionStore({ root, cacheDir, log: (m) => logs.push(m) }, { ...FAST, ...tuning });
+  store.onProblem((p) => problems.push(p));
+  cleanups.push(() => store.dispose());
+  return { store, problems, logs };
+}
+
+/** Polls until `check` passes (a generous deadline; never a timed assertion). */
+async function eventually<T>(check: () => Promise<T> | T, deadlineMs = 10_000): Promise<T> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+const ids = (sessions: readonly StoredSessionSummary[]) => sessions.map((s) => s.id);
+
+async function readFailure(promise: Promise<unknown>): Promise<SessionReadError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SessionReadError);
+  return error as SessionReadError;
+}
+
+/** Every name, type, size, mtime and content byte under a directory. */
+function treeHash(dir: string): string {
+  const hash = createHash('sha256');
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(dir, rel)).sort()) {
+      const child = path.join(rel, name);
+      const stats = lstatSync(path.join(dir, child));
+      hash.update(`${child}\0${stats.mode}\0${stats.size}\0${stats.mtimeMs}\0`);
+      if (stats.isDirectory()) walk(child);
+      else if (stats.isFile()) hash.update(readFileSync(path.join(dir, child)));
+    }
+  };
+  walk('');
+  return hash.digest('hex');
+}
+
+const encodings: TranscriptEncoding[] = ['raw', 'zstd'];
+const needZstd = (encoding: TranscriptEncoding) => encoding === 'zstd' && !zstdProgram.found;
+
+// ---- the fixture store ------------------------------------------------------------------------
+
+interface AnswerRow {
+  request: { op: string; args: unknown[]; cwd: string; target?: string };
+  response: { ok: boolean; result: Array<{ sessionId: string; label: string; cwd?: string; createdAt: number }> };
+}
+
+describe.skipIf(!conformance.dir)(`fixture store ${conformance.reason ?? ''}`, () => {
+  const answers: AnswerRow[] = conformance.dir
+    ? readFileSync(path.join(conformance.dir, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'), 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as AnswerRow)
+    : [];
+  const fullLists = answers.filter((row) => row.request.op === 'list' && row.request.args[0] === '' && row.request.args.length === 1 && row.response.ok);
+
+  it.each(['raw', 'zstd'] as const)('lists the %s fixture store with dsh’s ids, labels, cwds and order', async (encoding) => {
+    expect(fullLists.length).toBeGreaterThan(0);
+    const { store, problems } = open(fixtureStore(conformance.dir as string, encoding));
+    await store.whenIndexed();
+    const listed = await store.listSessions();
+    expect(problems).toEqual([]);
+    for (const row of fullLists) {
+      const expected = row.response.result;
+      const mine = listed
+        .filter((s) => s.id !== row.request.target)
+        .map((s) => {
+          const candidate: { sessionId: string; label: string; cwd?: string; createdAt: number } = {
+            sessionId: s.id,
+            label: s.title ?? s.id,
+            createdAt: s.createdAt,
+          };
+          if (s.cwd !== undefined) candidate.cwd = s.cwd;
+          return candidate;
+        });
+      // Same candidates; dsh groups them by cwd, and within one cwd keeps store order.
+      expect([...mine].sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1))).toEqual(
+        [...expected].sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1)),
+      );
+      for (const cwd of new Set(expected.map((c) => c.cwd))) {
+        expect(mine.filter((c) => c.cwd === cwd).map((c) => c.sessionId)).toEqual(
+          expected.filter((c) => c.cwd === cwd).map((c) => c.sessionId),
+        );
+      }
+    }
+    // Store order itself: createdAt descending, then id.
+    for (let i = 1; i < listed.length; i++) {
+      const [a, b] = [listed[i - 1], listed[i]];
+      expect(a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id.localeCompare(b.id) < 0)).toBe(true);
+    }
+  });
+
+  it.each(['raw', 'zstd'] as const)('reads surfaces of the %s fixture store', async (encoding) => {
+    const { store } = open(fixtureStore(conformance.dir as string, encoding));
+    const demo2 = await store.readSurface('demo-2');
+    expect(demo2.header).toEqual({ id: 'demo-2', cwd: '/home/alice/proj', createdAt: 1767225700000 });
+    expect(demo2.capturedThroughSeq).toBe(16);
+    expect(demo2.events.map((e) => e.seq)).toEqual([14, 9]);
+    const handshake = await store.readSurface('ex-handshake');
+    expect(handshake).toEqual({ header: { id: 'ex-handshake', createdAt: 0 }, capturedThroughSeq: null, events: [] });
+    const mixed = await store.readSurface('demo-4-mixed');
+    expect(mixed.capturedThroughSeq).toBe(15);
+    const missing = await readFailure(store.readSurface('no-such-session'));
+    expect(missing.reason).toBe('not-found');
+    expect(missing.message).toBe('session "no-such-session" not found');
+  });
+});
+
+// ---- header-level damage ----------------------------------------------------------------------
+
+describe('header-level damage is skipped and reported once, the rest still answers', () => {
+  it.each(encodings)('%s store', async (encoding) => {
+    if (needZstd(encoding)) return expect(zstdProgram.reason).toBeTruthy();
+    const root = path.join(tempDir(), 'sessions');
+    const good = session('good', 100, 'Good title');
+    const goodFile = writeLog(root, good, encoding);
+    writeLog(root, session('other-project', 90, 'Other', '/home/alice/other'), encoding);
+
+    // A flat transcript directly in a project directory.
+    const flat = path.join(root, '--home-alice-proj--', `flat${encoding === 'raw' ? '.jsonl' : '.jsonl.zstd'}`);
+    writeFileSync(flat, encodeLog(session('flat', 1).headerLine(), [], encoding));
+    // The same id in two project directories: both copies are ambiguous.
+    const dupA = writeLog(root, session('dup', 80, 'Dup A'), encoding);
+    const dupB = writeLog(root, session('dup', 81, 'Dup B', '/home/alice/other'), encoding);
+    // A header whose cwd does not derive the project directory it sits in.
+    const moved = writeLog(root, session('moved', 70, 'Moved'), encoding, '--home-alice-other--');
+    // A header whose id does not derive its session directory.
+    const renamed = session('inner-id', 70, 'Renamed');
+    const renamedFile = path.join(root, '--home-alice-proj--', 'outer-dir', TRANSCRIPT_NAMES[encoding]);
+    mkdirSync(path.dirname(renamedFile), { recursive: true });
+    writeFileSync(renamedFile, encodeLog(renamed.headerLine(), renamed.batches, encoding));
+    // A session directory holding both encodings.
+    const both = session('both', 60, 'Both');
+    const bothRaw = writeLog(root, both, 'raw');
+    // Its content does not matter: the directory is skipped before the transcript is trusted.
+    const bothZstd = transcriptPath(root, both, 'zstd');
+    writeFileSync(bothZstd, 'not even zstd');
+    // No complete header: a raw first line without `\n`, or a torn first zstd frame.
+    const tornHeader = session('torn-header', 50);
+    const tornFile = transcriptPath(root, tornHeader, encoding);
+    mkdirSync(path.dirname(tornFile), { recursive: true });
+    const tornBytes = encodeLog(tornHeader.headerLine(), [], encoding);
+    writeFileSync(tornFile, tornBytes.subarray(0, tornBytes.length - 3));
+    // A complete first line/frame that is not a valid header (no delegationDepth).
+    const invalid = new LogWriter('invalid-header', '/home/alice/proj', 40, { delegationDepth: 'deep' });
+    invalid.turn('x', 'Invalid');
+    const invalidFile = writeLog(root, invalid, encoding);
+    // A symbolic link to a session directory outside the root, and a linked transcript.
+    const outside = tempDir();
+    const outsideLog = session('linked', 30, 'Linked');
+    const outsideFile = writeLog(outside, outsideLog, encoding);
+    const linkedDir = path.join(root, '--home-alice-proj--', 'linked');
+    symlinkSync(path.dirname(outsideFile), linkedDir);
+    const linkedTranscript = path.join(root, '--home-alice-proj--', 'linked-file', TRANSCRIPT_NAMES[encoding]);
+    mkdirSync(path.dirname(linkedTranscript));
+    symlinkSync(outsideFile, linkedTranscript);
+
+    const before = treeHash(root);
+    const { store, problems } = open(root);
+    await store.whenIndexed();
+    expect(ids(await store.listSessions())).toEqual(['good', 'other-project']);
+    expect((await store.listSessions())[0]).toEqual({ id: 'good', cwd: '/home/alice/proj', createdAt: 100, title: 'Good title' });
+
+    const reasonFor = (file: string) => problems.filter((p) => p.path === file).map((p) => p.reason);
+    expect(reasonFor(flat)).toEqual([expect.stringContaining('flat-file layout')]);
+    expect(reasonFor(dupA)).toEqual([expect.stringContaining('ambiguous')]);
+    expect(reasonFor(dupB)).toEqual([expect.stringContaining('ambiguous')]);
+    expect(reasonFor(moved)).toEqual([expect.stringContaining('does not identify')]);
+    expect(reasonFor(renamedFile)).toEqual([expect.stringContaining('does not identify')]);
+    expect(reasonFor(bothRaw)).toEqual([expect.stringContaining('both')]);
+    expect(reasonFor(bothZstd)).toEqual([expect.stringContaining('both')]);
+    expect(reasonFor(tornFile)).toEqual([expect.stringContaining('no complete header')]);
+    expect(reasonFor(invalidFile)).toEqual([expect.stringContaining('invalid session header')]);
+    expect(reasonFor(linkedDir)).toEqual([expect.stringContaining('symbolic link')]);
+    expect(reasonFor(linkedTranscript)).toEqual([expect.stringContaining('symbolic link')]);
+    expect(problems).toHaveLength(11);
+
+    // Reads: ambiguous, unsupported and unbound entries fail; the good one answers.
+    const dup = await readFailure(store.readSurface('dup'));
+    expect(dup.reason).toBe('ambiguous');
+    expect(dup.message).toContain('ambiguous');
+    expect((await readFailure(store.readSurface('both'))).reason).toBe('unsupported');
+    expect((await readFailure(store.readSurface('linked'))).reason).toBe('unsupported');
+    expect((await readFailure(store.readSurface('moved'))).reason).toBe('corrupt');
+    expect((await readFailure(store.readSurface('torn-header'))).reason).toBe('corrupt');
+    expect((await readFailure(store.readSurface('flat'))).reason).toBe('unsupported');
+    expect((await store.readSurface('good')).events.map((e) => e.type)).toEqual(['user/message']);
+
+    // Reported once: a later change and rescan do not report the same problems again.
+    appendBatch(goodFile, good.rename('Good renamed'), encoding);
+    await eventually(async () => expect((await store.listSessions())[0].title).toBe('Good renamed'));
+    await new Promise((resolve) => setTimeout(resolve, 600)); // lets a periodic full rescan run
+    expect(problems).toHaveLength(11);
+
+    store.dispose();
+    expect(treeHash(root)).toBe(before);
+  });
+});
+
+// ---- body-level damage and torn tails ----------------------------------------------------------
+
+describe('body-level damage is listed without a title, and reading it fails with the decoder’s reason', () => {
+  function damaged(encoding: TranscriptEncoding) {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('fine', 10, 'Fine'), encoding);
+
+    const unknown = new LogWriter('unknown-type', '/home/alice/proj', 9);
+    unknown.turn('a', 'Unknown title');
+    unknown.batches.push([unknown.event('future/thing', {})]);
+    unknown.turn('b');
+    writeLog(root, unknown, encoding);
+
+    const v1 = new LogWriter('version-one', '/home/alice/proj', 8, { version: 1 });
+    v1.turn('a', 'V1 title');
+    writeLog(root, v1, encoding);
+
+    const garbage = new LogWriter('garbage', '/home/alice/proj', 7);
+    garbage.turn('a', 'Garbage title');
+    garbage.batches.push(['this is not json\n']);
+    garbage.turn('b'); // a later turn/end makes the defect corruption, not a torn tail
+    writeLog(root, garbage, encoding);
+    return root;
+  }
+
+  it.each(encodings)('%s store', async (encoding) => {
+    if (needZstd(encoding)) return expect(zstdProgram.reason).toBeTruthy();
+    const root = damaged(encoding);
+    let checksum: string | undefined;
+    if (encoding === 'zstd') {
+      // A complete frame whose content checksum is wrong.
+      const log = session('bad-checksum', 6, 'Checksum title');
+      checksum = writeLog(root, log, 'zstd');
+      const bytes = readFileSync(checksum);
+      bytes[bytes.length - 1] ^= 0xff;
+      writeFileSync(checksum, bytes);
+    }
+    const { store, problems } = open(root);
+    await store.whenIndexed();
+    const listed = await store.listSessions();
+    const expectedIds = ['fine', 'unknown-type', 'version-one', 'garbage', ...(checksum ? ['bad-checksum'] : [])];
+    expect(ids(listed)).toEqual(expectedIds);
+    expect(listed[0].title).toBe('Fine');
+    for (const s of listed.slice(1)) {
+      expect(s.title).toBeUndefined();
+      expect('title' in s).toBe(false);
+    }
+    expect(problems).toEqual([]);
+    expect((await readFailure(store.readSurface('unknown-type'))).reason).toBe('unsupported');
+    expect((await readFailure(store.readSurface('version-one'))).reason).toBe('unsupported');
+    expect((await readFailure(store.readSurface('garbage'))).reason).toBe('corrupt');
+    if (checksum) expect((await readFailure(store.readSurface('bad-checksum'))).reason).toBe('corrupt');
+  });
+
+  it.each(encodings)('a torn tail is read silently (%s)', async (encoding) => {
+    if (needZstd(encoding)) return expect(zstdProgram.reason).toBeTruthy();
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('torn-tail', 5, 'First title');
+    log.rename('Second title');
+    const file = writeLog(root, log, encoding);
+    const bytes = readFileSync(file);
+    // Cut inside the last batch: its record (the rename) is lost, the rest stands.
+    writeFileSync(file, bytes.subarray(0, bytes.length - (encoding === 'raw' ? 1 : 12)));
+    const { store, problems } = open(root);
+    await store.whenIndexed();
+    expect(await store.listSessions()).toEqual([{ id: 'torn-tail', cwd: '/home/alice/proj', createdAt: 5, title: 'First title' }]);
+    expect(problems).toEqual([]);
+    const surface = await store.readSurface('torn-tail');
+    expect(surface.capturedThroughSeq).toBe(3);
+  });
+});
+
+// ---- freshness -------------------------------------------------------------------------------------
+
+describe('freshness while the store is open', () => {
+  it.each(encodings)('a session created, renamed, appended to and deleted is reflected (%s)', async (encoding) => {
+    if (needZstd(encoding)) return expect(zstdProgram.reason).toBeTruthy();
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('existing', 1, 'Existing'), encoding);
+    const { store } = open(root, { rescanMinIntervalMs: 60_000, sweepIntervalMs: 60_000 }); // watches only
+    await store.whenIndexed();
+    let changes = 0;
+    store.onDidChange(() => changes++);
+
+    const fresh = session('fresh', 2, 'Fresh title');
+    // Written the way dsh publishes a new session: temp file, then the final name.
+    const file = transcriptPath(root, fresh, encoding);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(`${file}.0123456789ab.tmp`, encodeLog(fresh.headerLine(), fresh.batches, encoding));
+    renameSync(`${file}.0123456789ab.tmp`, file);
+    await eventually(async () => expect(ids(await store.listSessions())).toEqual(['fresh', 'existing']));
+    expect(changes).toBeGreaterThan(0);
+
+    appendBatch(file, fresh.rename('Renamed while open'), encoding);
+    await eventually(async () => expect((await store.listSessions())[0].title).toBe('Renamed while open'));
+    appendBatch(file, fresh.turn('another prompt', 'Newest title'), encoding);
+    await eventually(async () => expect((await store.listSessions())[0].title).toBe('Newest title'));
+    expect((await store.readSurface('fresh')).capturedThroughSeq).toBe(8);
+
+    rmSync(path.dirname(file), { recursive: true });
+    await eventually(async () => expect(ids(await store.listSessions())).toEqual(['existing']));
+    await expect(store.readSurface('fresh')).rejects.toMatchObject({ reason: 'not-found' });
+
+    // A new project directory appearing later is watched too.
+    const later = writeLog(root, session('later', 3, 'Later', '/srv/new project'), encoding);
+    await eventually(async () => expect(ids(await store.listSessions())).toEqual(['later', 'existing']));
+    expect(later).toContain(projectDirName('/srv/new project'));
+  });
+
+  it('covers sessions beyond the watch cap with the sweep', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const logs = Array.from({ length: 6 }, (_, i) => session(`s${i}`, i, `title ${i}`));
+    const files = logs.map((log) => writeLog(root, log, 'raw'));
+    const { store } = open(root, { maxWatches: 2, rescanMinIntervalMs: 60_000 });
+    await store.whenIndexed();
+    expect(store.handles().watches).toBe(2);
+    appendBatch(files[0], logs[0].rename('swept title'), 'raw');
+    await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 's0')?.title).toBe('swept title'));
+  });
+
+  it('falls back to the periodic rescan when no watch fires', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('one', 1, 'One'), 'raw');
+    const silent: DiskStoreTuning['watchFactory'] = () => {
+      return Object.assign(new EventEmitter(), { close() {}, ref() { return this; }, unref() { return this; } }) as never;
+    };
+    const { store } = open(root, { watchFactory: silent, rescanMinIntervalMs: 100 });
+    await store.whenIndexed();
+    writeLog(root, session('two', 2, 'Two', '/elsewhere'), 'raw');
+    await eventually(async () => expect(ids(await store.listSessions())).toEqual(['two', 'one']));
+  });
+
+  it('serves an empty store for a missing root and picks the root up when it appears', async () => {
+    const root = path.join(tempDir(), 'not-yet', 'sessions');
+    const { store } = open(root);
+    await store.whenIndexed();
+    expect(store.status()).toEqual({ indexing: false, indexed: 0, discovered: 0, rootExists: false });
+    expect(await store.listSessions()).toEqual([]);
+    await expect(store.readSurface('anything')).rejects.toMatchObject({ reason: 'not-found' });
+    writeLog(root, session('appeared', 1, 'Appeared'), 'raw');
+    await eventually(async () => expect(ids(await store.listSessions())).toEqual(['appeared']));
+    expect(store.status()).toMatchObject({ rootExists: true, indexed: 1, discovered: 1 });
+    expect(existsSync(root)).toBe(true);
+    // And when it goes away again, the store empties and waits.
+    rmSync(root, { recursive: true });
+    await eventually(async () => expect(store.status().rootExists).toBe(false));
+    expect(await store.listSessions()).toEqual([]);
+  });
+});
+
+// ---- the index ------------------------------------------------------------------------------------
+
+/** File access that records every positioned read (and whole-file read) per path. */
+function recordingFiles() {
+  const reads: Array<{ file: string; position: number; bytes: number }> = [];
+  let gate: Promise<void> | undefined;
+  const files: TranscriptFiles = {
+    lstat: nodeTranscriptFiles.lstat,
+    stat: nodeTranscriptFiles.stat,
+    async open(file) {
+      if (gate) await gate;
+      const handle = await nodeTranscriptFiles.open(file);
+      return {
+        stat: () => handle.stat(),
+        async read(buffer, offset, length, position) {
+          const result = await handle.read(buffer, offset, length, position);
+          reads.push({ file, position, bytes: result.bytesRead });
+          return result;
+        },
+        async readFile() {
+          const bytes = await handle.readFile();
+          reads.push({ file, position: 0, bytes: bytes.length });
+          return bytes;
+        },
+        close: () => handle.close(),
+      };
+    },
+  };
+  return {
+    files,
+    reads,
+    hold() {
+      let release!: () => void;
+      gate = new Promise((resolve) => (release = resolve));
+      return () => {
+        gate = undefined;
+        release();
+      };
+    },
+  };
+}
+
+describe('the index', () => {
+  it.each(encodings)('re-reads only the appended bytes of a grown transcript (%s)', async (encoding) => {
+    if (needZstd(encoding)) return expect(zstdProgram.reason).toBeTruthy();
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('growing', 1, 'Before');
+    const file = writeLog(root, log, encoding);
+    const other = writeLog(root, session('steady', 0, 'Steady'), encoding);
+    const recorder = recordingFiles();
+    const { store } = open(root, { files: recorder.files });
+    await store.whenIndexed();
+    const oldSize = lstatSync(file).size;
+    expect(recorder.reads.filter((r) => r.file === file).reduce((n, r) => n + r.bytes, 0)).toBe(oldSize);
+    recorder.reads.length = 0;
+
+    appendBatch(file, log.rename('After'), encoding);
+    await eventually(async () => expect((await store.listSessions())[0].title).toBe('After'));
+    const newSize = lstatSync(file).size;
+    const growingReads = recorder.reads.filter((r) => r.file === file);
+    expect(growingReads.length).toBeGreaterThan(0);
+    expect(Math.min(...growingReads.map((r) => r.position))).toBe(oldSize);
+    expect(growingReads.reduce((n, r) => n + r.bytes, 0)).toBe(newSize - oldSize);
+    // An unchanged transcript costs no read at all.
+    expect(recorder.reads.filter((r) => r.file === other)).toEqual([]);
+  });
+
+  it('re-reads a replaced or shrunk transcript from scratch', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('replaced', 1, 'Long original title');
+    log.rename('Even longer original title');
+    const file = writeLog(root, log, 'raw');
+    const recorder = recordingFiles();
+    const { store } = open(root, { files: recorder.files });
+    await store.whenIndexed();
+    recorder.reads.length = 0;
+    const replacement = session('replaced', 1, 'Short');
+    writeFileSync(`${file}.tmp`, encodeLog(replacement.headerLine(), replacement.batches, 'raw'));
+    renameSync(`${file}.tmp`, file);
+    await eventually(async () => expect((await store.listSessions())[0].title).toBe('Short'));
+    const reads = recorder.reads.filter((r) => r.file === file);
+    expect(reads[0].position).toBe(0);
+    expect(reads.reduce((n, r) => n + r.bytes, 0)).toBe(lstatSync(file).size);
+  });
+
+  it('answers with what is indexed so far while the first index is being built', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    writeLog(root, session('b', 2, 'B'), 'raw');
+    const recorder = recordingFiles();
+    const release = recorder.hold();
+    const statuses: boolean[] = [];
+    const { store } = open(root, { files: recorder.files });
+    store.onStatus((s) => statuses.push(s.indexing));
+    await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 0, rootExists: true }));
+    expect(await store.listSessions()).toEqual([]);
+    let indexed = false;
+    const whenIndexed = store.whenIndexed().then(() => (indexed = true));
+    const aborted = new AbortController();
+    const abortedWait = store.whenIndexed(aborted.signal);
+    aborted.abort(new Error('stop waiting'));
+    await expect(abortedWait).rejects.toThrow('stop waiting');
+    expect(indexed).toBe(false);
+    release();
+    await whenIndexed;
+    expect(ids(await store.listSessions())).toEqual(['b', 'a']);
+    expect(store.status()).toEqual({ indexing: false, indexed: 2, discovered: 2, rootExists: true });
+    expect(statuses[0]).toBe(true);
+    expect(statuses.at(-1)).toBe(false);
+  });
+
+  it('returns the same cached array until something changes', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('a', 1, 'A');
+    const file = writeLog(root, log, 'raw');
+    const { store } = open(root);
+    await store.whenIndexed();
+    const first = await store.listSessions();
+    expect(await store.listSessions()).toBe(first);
+    appendBatch(file, log.rename('A2'), 'raw');
+    await eventually(async () => expect(await store.listSessions()).not.toBe(first));
+    expect((await store.listSessions())[0].title).toBe('A2');
+  });
+
+  it('restarts from the persistent cache without reading unchanged transcripts, and tolerates a corrupt cache', async () => {
+    const base = tempDir();
+    const root = path.join(base, 'sessions');
+    const cacheDir = path.join(base, 'cache');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    const bLog = session('b', 2, 'B');
+    const bFile = writeLog(root, bLog, 'raw');
+    const first = open(root, {}, cacheDir);
+    await first.store.whenIndexed();
+    await eventually(() => expect(readdirSync(cacheDir).filter((n) => n.endsWith('.json'))).toHaveLength(1));
+    const expected = await first.store.listSessions();
+    first.store.dispose();
+
+    appendBatch(bFile, bLog.rename('B changed'), 'raw');
+    const recorder = recordingFiles();
+    const second = open(root, { files: recorder.files }, cacheDir);
+    await second.store.whenIndexed();
+    expect(await second.store.listSessions()).toEqual([{ ...expected[0], title: 'B changed' }, expected[1]]);
+    expect(new Set(recorder.reads.map((r) => r.file))).toEqual(new Set([bFile]));
+    second.store.dispose();
+
+    const [cacheName] = readdirSync(cacheDir);
+    writeFileSync(path.join(cacheDir, cacheName), '{ not json');
+    const third = open(root, {}, cacheDir);
+    await third.store.whenIndexed();
+    expect(ids(await third.store.listSessions())).toEqual(['b', 'a']);
+  });
+
+  it('never puts a cache under the sessions root', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    const before = treeHash(root);
+    const { store, logs } = open(root, {}, path.join(root, 'cache'));
+    await store.whenIndexed();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(logs.some((m) => m.includes('inside the sessions root'))).toBe(true);
+    expect(treeHash(root)).toBe(before);
+  });
+});
+
+// ---- read-only and lifecycle ------------------------------------------------------------------------
+
+describe('lifecycle', () => {
+  it('leaves the store byte-identical and releases every watch and timer on dispose', async () => {
+    if (!conformance.dir) return expect(conformance.reason).toBeTruthy();
+    const root = path.join(tempDir(), 'sessions');
+    execFileSync('cp', ['-a', fixtureStore(conformance.dir, 'raw') + '/.', root]);
+    const before = treeHash(root);
+    const store = openSessionStore({ root }) as DiskSessionStore;
+    await store.whenIndexed();
+    for (const s of await store.listSessions()) await store.readSurface(s.id);
+    expect(store.handles().watches).toBeGreaterThan(1);
+    store.dispose();
+    expect(store.handles()).toEqual({ watches: 0, timers: 0 });
+    expect(treeHash(root)).toBe(before);
+  });
+
+  it('keeps serving when a listener throws', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('a', 1, 'A');
+    const file = writeLog(root, log, 'raw');
+    const { store, logs } = open(root);
+    store.onDidChange(() => {
+      throw new Error('listener bug');
+    });
+    await store.whenIndexed();
+    appendBatch(file, log.rename('A2'), 'raw');
+    await eventually(async () => expect((await store.listSessions())[0].title).toBe('A2'));
+    expect(logs.some((m) => m.includes('listener bug'))).toBe(true);
+  });
+});

@@ -1,0 +1,635 @@
+/**
+ * The on-disk `SessionStoreService`: discovery + index + listing, kept fresh by directory
+ * watches, a sweep of unwatched sessions and an adaptive full rescan, all strictly read-only.
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import type { SessionSurface, StoredSessionSummary } from '../resolver/sessionStore';
+import { throwIfAborted } from './concurrency';
+import { DirectoryWatches, type WatchFactory } from './directoryWatches';
+import {
+  discover,
+  inScope,
+  toStoreProblem,
+  type DiscoveryProblem,
+  type DiscoveryScope,
+} from './discovery';
+import { Emitter } from './emitter';
+import { buildListing, type Listing } from './listing';
+import { readSessionSurface } from './lookup';
+import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
+import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
+import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
+import { TranscriptIndex, type RefreshOutcome } from './transcriptIndex';
+
+/** Knobs with production defaults; tests shorten or observe them. */
+export interface DiskStoreTuning {
+  /** File access (injectable to observe reads). */
+  files: TranscriptFiles;
+  /** Transcripts read at once while indexing. */
+  concurrency: number;
+  /** Directory watches at most (root + project directories + most recent session directories). */
+  maxWatches: number;
+  watchFactory?: WatchFactory;
+  /** Quiet time after a change before re-reading, and the longest a burst may postpone it. */
+  debounceMs: number;
+  maxDebounceMs: number;
+  /** How often, and how many, unwatched transcripts are re-stat'ed. */
+  sweepIntervalMs: number;
+  sweepBatch: number;
+  /** Full rescans run at least this far apart, and at least 20× their own duration apart. */
+  rescanMinIntervalMs: number;
+  /** How often a missing root is looked for. */
+  rootPollMs: number;
+  /** Minimum spacing of `onStatus` / `onDidChange` notifications. */
+  notifyThrottleMs: number;
+  /** Delay before the persistent cache is rewritten after a change. */
+  cacheSaveDelayMs: number;
+}
+
+/** Production defaults. */
+export const DEFAULT_TUNING: DiskStoreTuning = {
+  files: nodeTranscriptFiles,
+  concurrency: 16,
+  maxWatches: 4096,
+  debounceMs: 30,
+  maxDebounceMs: 200,
+  sweepIntervalMs: 250,
+  sweepBatch: 32,
+  rescanMinIntervalMs: 5000,
+  rootPollMs: 500,
+  notifyThrottleMs: 100,
+  cacheSaveDelayMs: 5000,
+};
+
+const RESCAN_COST_FACTOR = 20;
+
+type Timer = ReturnType<typeof setTimeout>;
+
+function sameSessions(a: readonly StoredSessionSummary[], b: readonly StoredSessionSummary[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x.id !== y.id || x.createdAt !== y.createdAt || x.cwd !== y.cwd || x.title !== y.title) return false;
+  }
+  return true;
+}
+
+/** The session directory (`<projectDir>/<sessionDir>`) a transcript key lies in. */
+function sessionDirOf(key: string): string {
+  return key.slice(0, key.lastIndexOf('/'));
+}
+
+/** State that belongs to one attached (existing, resolved) root. */
+interface Attached {
+  generation: number;
+  realRoot: string;
+  rootIdentity: { dev: number; ino: number };
+  index: TranscriptIndex;
+  watches: DirectoryWatches;
+  discoveryProblems: Map<string, DiscoveryProblem>;
+  directories: Set<string>;
+  cacheFile?: string;
+  /** Summaries from the persistent cache, consulted while the first index is built. */
+  cache?: Map<string, CachedSummary>;
+}
+
+/** A dsh sessions root on disk, served read-only and kept fresh. */
+export class DiskSessionStore implements SessionStoreService {
+  readonly root: string;
+  private readonly tuning: DiskStoreTuning;
+  private readonly log: (message: string) => void;
+  private readonly cacheDir?: string;
+
+  private attached?: Attached;
+  private generation = 0;
+  private disposed = false;
+  private indexing = true;
+
+  private listing: Listing = { sessions: Object.freeze([]), problems: [] };
+  private listingDirty = false;
+  private listingVersion = 0;
+  private notifiedVersion = 0;
+  private readonly reported = new Set<string>();
+
+  private readonly pending = { root: false, projects: new Set<string>(), sessions: new Set<string>() };
+  private pendingSince = 0;
+  private flushTimer?: Timer;
+  private flushing = false;
+  private flushAgain = false;
+  /** Discovery and reconciliation run one at a time so scopes never undo each other. */
+  private reconciling: Promise<unknown> = Promise.resolve();
+
+  private sweepTimer?: Timer;
+  private sweepQueue: string[] = [];
+  private sweeping = false;
+  private rescanTimer?: Timer;
+  private rootPollTimer?: Timer;
+  private notifyTimer?: Timer;
+  private lastNotifyAt = 0;
+  private statusTimer?: Timer;
+  private lastStatusAt = 0;
+  private cacheTimer?: Timer;
+  private cacheFailureLogged = false;
+
+  private readonly indexedWaiters = new Set<() => void>();
+  private readonly changeEmitter: Emitter<void>;
+  private readonly problemEmitter: Emitter<StoreProblem>;
+  private readonly statusEmitter: Emitter<StoreStatus>;
+
+  constructor(options: OpenSessionStoreOptions, tuning: Partial<DiskStoreTuning> = {}) {
+    this.root = path.resolve(options.root);
+    this.tuning = { ...DEFAULT_TUNING, ...tuning };
+    this.log = options.log ?? (() => undefined);
+    this.cacheDir = options.cacheDir === undefined ? undefined : path.resolve(options.cacheDir);
+    const onListenerError = (error: unknown) => this.log(`session store listener failed: ${String(error)}`);
+    this.changeEmitter = new Emitter(onListenerError);
+    this.problemEmitter = new Emitter(onListenerError);
+    this.statusEmitter = new Emitter(onListenerError);
+    this.background(this.attach());
+  }
+
+  // ---- SessionStore -------------------------------------------------------------------------
+
+  /** The cached, sorted listing; rebuilt only when something changed. */
+  async listSessions(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]> {
+    throwIfAborted(signal);
+    return this.currentListing().sessions;
+  }
+
+  /** A fresh snapshot of one session's surface, read directly from disk. */
+  async readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface> {
+    let root = this.attached?.realRoot;
+    if (root === undefined) root = await fsp.realpath(this.root).catch(() => undefined);
+    return readSessionSurface(root, sessionId, this.tuning.files, signal);
+  }
+
+  // ---- service ------------------------------------------------------------------------------
+
+  status(): StoreStatus {
+    const index = this.attached?.index;
+    return {
+      indexing: this.indexing,
+      indexed: index?.summarized ?? 0,
+      discovered: index?.size ?? 0,
+      rootExists: this.attached !== undefined,
+    };
+  }
+
+  onDidChange(listener: () => void): Subscription {
+    return this.changeEmitter.on(listener);
+  }
+
+  onProblem(listener: (problem: StoreProblem) => void): Subscription {
+    return this.problemEmitter.on(listener);
+  }
+
+  onStatus(listener: (status: StoreStatus) => void): Subscription {
+    return this.statusEmitter.on(listener);
+  }
+
+  whenIndexed(signal?: AbortSignal): Promise<void> {
+    if (!this.indexing || this.disposed) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const done = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.indexedWaiters.delete(done);
+        reject(signal?.reason);
+      };
+      this.indexedWaiters.add(done);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.generation++;
+    this.attached?.watches.dispose();
+    this.attached = undefined;
+    for (const timer of [this.flushTimer, this.sweepTimer, this.rescanTimer, this.rootPollTimer, this.notifyTimer, this.statusTimer, this.cacheTimer]) {
+      if (timer) clearTimeout(timer);
+    }
+    this.flushTimer = this.sweepTimer = this.rescanTimer = this.rootPollTimer = undefined;
+    this.notifyTimer = this.statusTimer = this.cacheTimer = undefined;
+    this.finishIndexing();
+    this.changeEmitter.clear();
+    this.problemEmitter.clear();
+    this.statusEmitter.clear();
+  }
+
+  /** Live handles (for leak tests): directory watches and pending timers. */
+  handles(): { watches: number; timers: number } {
+    const timers = [this.flushTimer, this.sweepTimer, this.rescanTimer, this.rootPollTimer, this.notifyTimer, this.statusTimer, this.cacheTimer];
+    return { watches: this.attached?.watches.count ?? 0, timers: timers.filter((t) => t !== undefined).length };
+  }
+
+  // ---- attaching the root -------------------------------------------------------------------
+
+  private background(work: Promise<unknown>): void {
+    work.catch((error) => this.log(`session store: ${error instanceof Error ? error.stack ?? error.message : String(error)}`));
+  }
+
+  private timer(callback: () => void, ms: number): Timer {
+    const timer = setTimeout(callback, ms);
+    timer.unref?.();
+    return timer;
+  }
+
+  /** Resolves the root once (realpath) and builds the first index; a missing root is polled for. */
+  private async attach(): Promise<void> {
+    const generation = ++this.generation;
+    let realRoot: string;
+    let rootIdentity: Attached['rootIdentity'];
+    try {
+      realRoot = await fsp.realpath(this.root);
+      const stats = await fsp.stat(realRoot);
+      if (!stats.isDirectory()) throw new Error('not a directory');
+      rootIdentity = { dev: stats.dev, ino: stats.ino };
+    } catch {
+      if (generation === this.generation && !this.disposed) this.waitForRoot();
+      return;
+    }
+    if (generation !== this.generation || this.disposed) return;
+    const attached: Attached = {
+      generation,
+      realRoot,
+      rootIdentity,
+      index: new TranscriptIndex(realRoot, this.tuning.files, this.tuning.concurrency),
+      watches: new DirectoryWatches(
+        realRoot,
+        (dir, name) => this.onWatchEvent(generation, dir, name),
+        this.tuning.maxWatches,
+        this.log,
+        this.tuning.watchFactory,
+      ),
+      discoveryProblems: new Map(),
+      directories: new Set(),
+    };
+    this.attached = attached;
+    this.indexing = true;
+    // Watch the root before the first scan, so nothing created meanwhile goes unseen.
+    attached.watches.update([]);
+    this.emitStatus(true);
+    await this.loadCache(attached);
+    if (!this.isCurrent(attached)) return;
+    await this.scan(attached, { kind: 'root' });
+    if (!this.isCurrent(attached)) return;
+    attached.cache = undefined;
+    this.updateWatches(attached);
+    this.finishIndexing();
+    this.emitStatus(true);
+    this.notifyNow();
+    this.scheduleSweep(attached);
+    this.scheduleRescan(attached, 0);
+    this.scheduleCacheSave(attached, 0);
+  }
+
+  private isCurrent(attached: Attached): boolean {
+    return !this.disposed && this.attached === attached && attached.generation === this.generation;
+  }
+
+  /** No root (yet, or any more): an empty, indexed store that looks for the root periodically. */
+  private waitForRoot(): void {
+    this.finishIndexing();
+    this.emitStatus(true);
+    this.notifyNow();
+    const poll = () => {
+      this.rootPollTimer = undefined;
+      this.background(
+        fsp.stat(this.root).then(
+          (stats) => {
+            if (this.disposed || this.attached) return;
+            if (stats.isDirectory()) return this.attach();
+            this.rootPollTimer = this.timer(poll, this.tuning.rootPollMs);
+          },
+          () => {
+            if (!this.disposed && !this.attached) this.rootPollTimer = this.timer(poll, this.tuning.rootPollMs);
+          },
+        ),
+      );
+    };
+    this.rootPollTimer = this.timer(poll, this.tuning.rootPollMs);
+  }
+
+  /** The root vanished or was replaced: drop everything and look for it again. */
+  private detach(): void {
+    const attached = this.attached;
+    if (!attached) return;
+    this.generation++;
+    attached.watches.dispose();
+    this.attached = undefined;
+    for (const timer of [this.sweepTimer, this.rescanTimer, this.cacheTimer]) if (timer) clearTimeout(timer);
+    this.sweepTimer = this.rescanTimer = this.cacheTimer = undefined;
+    this.sweepQueue = [];
+    this.listingDirty = true;
+    this.log(`sessions root ${this.root} is gone; waiting for it to appear`);
+    this.waitForRoot();
+  }
+
+  private async rootStillAttached(attached: Attached): Promise<boolean> {
+    try {
+      const stats = await fsp.stat(attached.realRoot);
+      return stats.isDirectory() && stats.dev === attached.rootIdentity.dev && stats.ino === attached.rootIdentity.ino;
+    } catch {
+      return false;
+    }
+  }
+
+  private finishIndexing(): void {
+    this.indexing = false;
+    for (const done of [...this.indexedWaiters]) done();
+    this.indexedWaiters.clear();
+  }
+
+  // ---- scanning ---------------------------------------------------------------------------------
+
+  /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
+  private async scan(attached: Attached, scope: DiscoveryScope): Promise<void> {
+    const run = this.reconciling.then(() => this.reconcile(attached, scope));
+    this.reconciling = run.catch(() => undefined);
+    const keys = await run;
+    if (!keys) return;
+    await Promise.all(keys.map((key) => this.refresh(attached, key)));
+  }
+
+  private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<string[] | undefined> {
+    if (!this.isCurrent(attached)) return undefined;
+    const found = await discover(attached.realRoot, scope);
+    if (!this.isCurrent(attached)) return undefined;
+    let changed = false;
+    for (const key of [...attached.discoveryProblems.keys()]) {
+      if (inScope(key, scope)) changed = attached.discoveryProblems.delete(key) || changed;
+    }
+    for (const problem of found.problems) {
+      attached.discoveryProblems.set(problem.key, problem);
+      changed = true;
+    }
+    const before = [...attached.directories].filter((dir) => inScope(dir, scope));
+    for (const dir of before) attached.directories.delete(dir);
+    for (const dir of found.directories) attached.directories.add(dir);
+    const directoriesChanged =
+      before.length !== found.directories.length || before.some((dir) => !attached.directories.has(dir));
+    const foundKeys = new Set(found.transcripts.map((t) => t.key));
+    for (const key of attached.index.keys()) {
+      if (inScope(key, scope) && !foundKeys.has(key)) {
+        attached.index.delete(key);
+        changed = true;
+      }
+    }
+    for (const location of found.transcripts) {
+      if (!attached.index.add(location)) continue;
+      changed = true;
+      const cached = attached.cache?.get(location.key);
+      if (cached) attached.index.adopt(location.key, cached.identity, cached.summary);
+    }
+    if (changed) this.markListingDirty(attached);
+    if (directoriesChanged) this.updateWatches(attached);
+    this.emitStatus(false);
+    return found.transcripts.map((t) => t.key);
+  }
+
+  private async refresh(attached: Attached, key: string): Promise<RefreshOutcome> {
+    const outcome = await attached.index.refresh(key);
+    if (!this.isCurrent(attached)) return outcome;
+    if (outcome === 'changed') this.markListingDirty(attached);
+    if (outcome === 'gone') {
+      // Let discovery decide what the path is now (deleted, replaced by a link, …).
+      const dir = sessionDirOf(key);
+      const slash = dir.indexOf('/');
+      this.markDirty({ kind: 'session', projectDir: dir.slice(0, slash), sessionDir: dir.slice(slash + 1) });
+    }
+    this.emitStatus(false);
+    return outcome;
+  }
+
+  // ---- freshness --------------------------------------------------------------------------------
+
+  private onWatchEvent(generation: number, dir: string, name: string | undefined): void {
+    if (generation !== this.generation || this.disposed) return;
+    if (dir === '') {
+      this.markDirty(name === undefined ? { kind: 'root' } : { kind: 'project', projectDir: name });
+    } else if (!dir.includes('/')) {
+      this.markDirty(name === undefined ? { kind: 'project', projectDir: dir } : { kind: 'session', projectDir: dir, sessionDir: name });
+    } else {
+      const slash = dir.indexOf('/');
+      this.markDirty({ kind: 'session', projectDir: dir.slice(0, slash), sessionDir: dir.slice(slash + 1) });
+    }
+  }
+
+  /** Queues a scope for re-reading after a short quiet time (a burst is read once). */
+  private markDirty(scope: DiscoveryScope): void {
+    if (this.disposed) return;
+    if (scope.kind === 'root') this.pending.root = true;
+    else if (scope.kind === 'project') this.pending.projects.add(scope.projectDir);
+    else this.pending.sessions.add(`${scope.projectDir}/${scope.sessionDir}`);
+    const now = Date.now();
+    if (!this.flushTimer) this.pendingSince = now;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    const wait = Math.max(0, Math.min(this.tuning.debounceMs, this.pendingSince + this.tuning.maxDebounceMs - now));
+    this.flushTimer = this.timer(() => {
+      this.flushTimer = undefined;
+      this.background(this.flush());
+    }, wait);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushing = true;
+    try {
+      const attached = this.attached;
+      const { root, projects, sessions } = this.pending;
+      const scopes: DiscoveryScope[] = root
+        ? [{ kind: 'root' }]
+        : [
+            ...[...projects].map((projectDir): DiscoveryScope => ({ kind: 'project', projectDir })),
+            ...[...sessions]
+              .filter((dir) => !projects.has(dir.slice(0, dir.indexOf('/'))))
+              .map((dir): DiscoveryScope => {
+                const slash = dir.indexOf('/');
+                return { kind: 'session', projectDir: dir.slice(0, slash), sessionDir: dir.slice(slash + 1) };
+              }),
+          ];
+      this.pending.root = false;
+      projects.clear();
+      sessions.clear();
+      if (!attached || !this.isCurrent(attached)) return;
+      if (!(await this.rootStillAttached(attached))) {
+        if (this.isCurrent(attached)) this.detach();
+        return;
+      }
+      const started = Date.now();
+      await Promise.all(scopes.map((scope) => this.scan(attached, scope)));
+      if (!this.isCurrent(attached)) return;
+      if (root) {
+        this.updateWatches(attached);
+        this.scheduleRescan(attached, Date.now() - started);
+      }
+      this.notifyNow();
+    } finally {
+      this.flushing = false;
+      if (this.flushAgain) {
+        this.flushAgain = false;
+        this.background(this.flush());
+      }
+    }
+  }
+
+  /** Watches project directories, then session directories, newest transcript first. */
+  private updateWatches(attached: Attached): void {
+    if (!this.isCurrent(attached)) return;
+    const recency = new Map<string, number>();
+    for (const entry of attached.index.all()) {
+      const dir = sessionDirOf(entry.location.key);
+      recency.set(dir, Math.max(recency.get(dir) ?? -Infinity, entry.identity?.mtimeMs ?? Infinity));
+    }
+    const projects: string[] = [];
+    const sessions: string[] = [];
+    for (const dir of attached.directories) (dir.includes('/') ? sessions : projects).push(dir);
+    // A session directory without a transcript yet is about to get one: watch it first.
+    sessions.sort((a, b) => (recency.get(b) ?? Infinity) - (recency.get(a) ?? Infinity) || (a < b ? -1 : 1));
+    attached.watches.update([...projects, ...sessions]);
+  }
+
+  /** Re-stats a batch of transcripts whose directories are not watched, round robin. */
+  private scheduleSweep(attached: Attached): void {
+    this.sweepTimer = this.timer(() => {
+      this.sweepTimer = undefined;
+      if (!this.isCurrent(attached)) return;
+      if (this.sweeping) return this.scheduleSweep(attached);
+      if (this.sweepQueue.length === 0) {
+        this.sweepQueue = attached.index.keys().filter((key) => !attached.watches.isWatched(sessionDirOf(key)));
+      }
+      const batch = this.sweepQueue.splice(0, this.tuning.sweepBatch);
+      this.sweeping = true;
+      this.background(
+        Promise.all(batch.map((key) => this.refresh(attached, key))).finally(() => {
+          this.sweeping = false;
+          if (this.isCurrent(attached)) this.scheduleSweep(attached);
+        }),
+      );
+    }, this.tuning.sweepIntervalMs);
+  }
+
+  /** The periodic full rescan: catches anything the watches missed, spaced by its own cost. */
+  private scheduleRescan(attached: Attached, lastDurationMs: number): void {
+    if (this.rescanTimer) clearTimeout(this.rescanTimer);
+    const delay = Math.max(this.tuning.rescanMinIntervalMs, RESCAN_COST_FACTOR * lastDurationMs);
+    this.rescanTimer = this.timer(() => {
+      this.rescanTimer = undefined;
+      if (this.isCurrent(attached)) this.markDirty({ kind: 'root' });
+    }, delay);
+  }
+
+  // ---- listing and notifications ------------------------------------------------------------
+
+  private currentListing(): Listing {
+    if (this.listingDirty) this.rebuildListing();
+    return this.listing;
+  }
+
+  private rebuildListing(): void {
+    this.listingDirty = false;
+    const attached = this.attached;
+    const next = attached ? buildListing(attached.index.all()) : { sessions: Object.freeze([]), problems: [] };
+    if (sameSessions(this.listing.sessions, next.sessions)) {
+      this.listing = { sessions: this.listing.sessions, problems: next.problems };
+    } else {
+      this.listing = next;
+      this.listingVersion++;
+    }
+    if (attached) this.reportProblems(attached, [...attached.discoveryProblems.values(), ...next.problems]);
+  }
+
+  private reportProblems(attached: Attached, problems: DiscoveryProblem[]): void {
+    for (const problem of problems) {
+      const reported = toStoreProblem(attached.realRoot, problem);
+      const id = `${reported.path}\u0000${reported.reason}`;
+      if (this.reported.has(id)) continue;
+      this.reported.add(id);
+      this.log(`skipping ${reported.path}: ${reported.reason}`);
+      this.problemEmitter.fire(reported);
+    }
+  }
+
+  private markListingDirty(attached: Attached): void {
+    this.listingDirty = true;
+    this.scheduleCacheSave(attached, this.tuning.cacheSaveDelayMs);
+    if (this.notifyTimer) return;
+    const wait = Math.max(0, this.lastNotifyAt + this.tuning.notifyThrottleMs - Date.now());
+    this.notifyTimer = this.timer(() => {
+      this.notifyTimer = undefined;
+      this.notifyNow();
+    }, wait);
+  }
+
+  /** Rebuilds the listing if needed and tells listeners when its answer changed. */
+  private notifyNow(): void {
+    if (this.disposed) return;
+    this.currentListing();
+    this.lastNotifyAt = Date.now();
+    if (this.listingVersion === this.notifiedVersion) return;
+    this.notifiedVersion = this.listingVersion;
+    this.changeEmitter.fire();
+  }
+
+  private emitStatus(force: boolean): void {
+    if (this.disposed) return;
+    const wait = this.lastStatusAt + this.tuning.notifyThrottleMs - Date.now();
+    if (force || wait <= 0) {
+      if (this.statusTimer) clearTimeout(this.statusTimer);
+      this.statusTimer = undefined;
+      this.lastStatusAt = Date.now();
+      this.statusEmitter.fire(this.status());
+    } else if (!this.statusTimer) {
+      this.statusTimer = this.timer(() => {
+        this.statusTimer = undefined;
+        this.emitStatus(true);
+      }, wait);
+    }
+  }
+
+  // ---- persistent cache -----------------------------------------------------------------------
+
+  private async loadCache(attached: Attached): Promise<void> {
+    if (this.cacheDir === undefined) return;
+    const realCacheDir = await fsp.realpath(this.cacheDir).catch(() => this.cacheDir as string);
+    if ([this.cacheDir, realCacheDir].some((dir) => isWithin(dir, attached.realRoot) || isWithin(dir, this.root))) {
+      this.log(`index cache directory ${this.cacheDir} is inside the sessions root; not using a persistent cache`);
+      return;
+    }
+    attached.cacheFile = summaryCacheFile(this.cacheDir, attached.realRoot);
+    attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot);
+  }
+
+  private scheduleCacheSave(attached: Attached, delayMs: number): void {
+    if (!attached.cacheFile || this.indexing || this.cacheTimer) return;
+    this.cacheTimer = this.timer(() => {
+      this.cacheTimer = undefined;
+      if (!this.isCurrent(attached) || !attached.cacheFile) return;
+      const entries: Array<[string, CachedSummary]> = [];
+      for (const entry of attached.index.all()) {
+        if (entry.identity && entry.summary) entries.push([entry.location.key, { identity: entry.identity, summary: entry.summary }]);
+      }
+      this.background(
+        saveSummaryCache(attached.cacheFile, attached.realRoot, entries).catch((error) => {
+          if (!this.cacheFailureLogged) this.log(`cannot write the index cache ${attached.cacheFile}: ${(error as Error).message}`);
+          this.cacheFailureLogged = true;
+        }),
+      );
+    }, delayMs);
+  }
+}
+
+/** Opens a store; exported through `./index`. */
+export function openDiskSessionStore(options: OpenSessionStoreOptions, tuning?: Partial<DiskStoreTuning>): DiskSessionStore {
+  return new DiskSessionStore(options, tuning);
+}

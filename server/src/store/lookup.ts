@@ -1,0 +1,156 @@
+/**
+ * `readSurface`: find one session by id directly on disk (every project directory, as dsh's
+ * lookup does; the cwd is not needed) and load a fresh snapshot of its log.
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { SessionReadError, type SessionSurface } from '../resolver/sessionStore';
+import { pathBindingProblem } from './binding';
+import { ConcurrencyLimit, throwIfAborted } from './concurrency';
+import { DISCOVERY_REASONS } from './discovery';
+import { encodeSegment, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
+import { LISTING_REASONS } from './listing';
+import { loadSessionLog } from './log';
+import { ensureZstdSupport, readErrorOf } from './transcriptIndex';
+import { fileIdentity, type TranscriptFiles } from './transcriptFiles';
+
+/** Lookups stat project directories in parallel, within this bound. */
+const LOOKUP_CONCURRENCY = 32;
+
+type Copy = { projectDir: string; kind: 'session' | 'symlink' | 'flat'; transcripts: TranscriptEncoding[] };
+
+function notFound(sessionId: string): SessionReadError {
+  return new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
+}
+
+async function lstatOrUndefined(files: TranscriptFiles, file: string) {
+  try {
+    return await files.lstat(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every place below the root where a session directory (or flat transcript) for this id sits. */
+async function findCopies(root: string, dirName: string, files: TranscriptFiles, signal?: AbortSignal): Promise<Copy[]> {
+  let projectDirs: string[];
+  try {
+    projectDirs = (await fsp.readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+  } catch {
+    return [];
+  }
+  throwIfAborted(signal);
+  const limit = new ConcurrencyLimit(LOOKUP_CONCURRENCY);
+  const copies = await Promise.all(
+    projectDirs.map((projectDir) =>
+      limit.run(async (): Promise<Copy | undefined> => {
+        const sessionPath = path.join(root, projectDir, dirName);
+        const stats = await lstatOrUndefined(files, sessionPath);
+        if (stats?.isSymbolicLink()) return { projectDir, kind: 'symlink', transcripts: [] };
+        if (!stats?.isDirectory()) return undefined;
+        const transcripts: TranscriptEncoding[] = [];
+        let linked = false;
+        for (const encoding of ['raw', 'zstd'] as const) {
+          const t = await lstatOrUndefined(files, path.join(sessionPath, TRANSCRIPT_NAMES[encoding]));
+          if (t?.isFile()) transcripts.push(encoding);
+          else if (t?.isSymbolicLink()) linked = true;
+        }
+        if (transcripts.length === 0 && linked) return { projectDir, kind: 'symlink', transcripts };
+        // A session directory without a transcript is not a session (dsh skips it too).
+        return transcripts.length > 0 ? { projectDir, kind: 'session', transcripts } : undefined;
+      }),
+    ),
+  );
+  return copies.filter((copy): copy is Copy => copy !== undefined);
+}
+
+/** Flat-layout transcripts for this id (only looked for when no session directory exists). */
+async function findFlatCopies(root: string, dirName: string, files: TranscriptFiles): Promise<string[]> {
+  let projectDirs: string[];
+  try {
+    projectDirs = (await fsp.readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  for (const projectDir of projectDirs) {
+    for (const name of Object.values(TRANSCRIPT_NAMES)) {
+      const flat = path.join(root, projectDir, `${dirName}${name.slice('session'.length)}`);
+      if (await lstatOrUndefined(files, flat)) found.push(flat);
+    }
+  }
+  return found;
+}
+
+/**
+ * One session's current surface, read fresh from disk. Rejects with `SessionReadError`:
+ * `not-found`, `ambiguous`, `unsupported` (entries our listing skips), or the decoder's reason.
+ */
+export async function readSessionSurface(
+  root: string | undefined,
+  sessionId: string,
+  files: TranscriptFiles,
+  signal?: AbortSignal,
+): Promise<SessionSurface> {
+  throwIfAborted(signal);
+  if (root === undefined || sessionId === '') throw notFound(sessionId);
+  const dirName = encodeSegment(sessionId);
+  const copies = await findCopies(root, dirName, files, signal);
+  throwIfAborted(signal);
+  if (copies.length > 1) {
+    throw new SessionReadError(
+      'ambiguous',
+      `session ${JSON.stringify(sessionId)} is ambiguous: found in ${copies.length} project directories (${copies
+        .map((c) => c.projectDir)
+        .join(', ')})`,
+    );
+  }
+  if (copies.length === 0) {
+    const flat = await findFlatCopies(root, dirName, files);
+    if (flat.length > 0) throw new SessionReadError('unsupported', `${DISCOVERY_REASONS.flat}: ${flat.join(', ')}`);
+    throw notFound(sessionId);
+  }
+  const [copy] = copies;
+  const sessionPath = path.join(root, copy.projectDir, dirName);
+  if (copy.kind === 'symlink') throw new SessionReadError('unsupported', `${DISCOVERY_REASONS.symlink}: ${sessionPath}`);
+  if (copy.transcripts.length > 1) {
+    throw new SessionReadError('unsupported', `${LISTING_REASONS.bothEncodings}: ${sessionPath}`);
+  }
+  const encoding = copy.transcripts[0];
+  const file = path.join(sessionPath, TRANSCRIPT_NAMES[encoding]);
+  if (encoding === 'zstd') await ensureZstdSupport();
+
+  let bytes: Uint8Array;
+  let identity;
+  try {
+    const handle = await files.open(file);
+    try {
+      identity = fileIdentity(await handle.stat());
+      bytes = await handle.readFile();
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(sessionId);
+    throw new SessionReadError('io', `cannot read ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  throwIfAborted(signal);
+
+  let loaded;
+  try {
+    loaded = await loadSessionLog(bytes, encoding, { expectedId: sessionId });
+  } catch (error) {
+    if (error instanceof SessionReadError) throw error;
+    const { reason, message } = readErrorOf(error);
+    throw new SessionReadError(reason, message, { cause: error });
+  }
+  const header = { id: loaded.header.id, createdAt: loaded.header.createdAt } as SessionSurface['header'];
+  if (loaded.header.cwd !== undefined) header.cwd = loaded.header.cwd;
+  const key = [copy.projectDir, dirName, TRANSCRIPT_NAMES[encoding]].join('/');
+  const unbound = await pathBindingProblem(root, key, encoding, header, identity, files);
+  if (unbound !== undefined) {
+    throw new SessionReadError('corrupt', `corrupt session log ${file}: ${unbound}`);
+  }
+  throwIfAborted(signal);
+  return { header, capturedThroughSeq: loaded.capturedThroughSeq, events: loaded.surface };
+}
