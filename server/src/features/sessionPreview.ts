@@ -30,23 +30,27 @@ function plural(count: number, noun: string): string {
 
 interface Exchange {
   user?: string;
+  /** True when the user side is a compaction checkpoint (a summary of earlier messages). */
+  checkpoint?: boolean;
   assistant?: string;
 }
 
-/** The conversation as exchanges: each direct prompt (or checkpoint) with the last assistant answer that follows it. */
-function exchanges(conversation: ReadonlyArray<{ role: 'user' | 'assistant'; text: string }>): Exchange[] {
+/** The conversation as exchanges: each prompt (or checkpoint) with the last assistant answer that follows it. */
+function exchanges(conversation: ReadonlyArray<{ role: 'user' | 'assistant'; text: string }>, checkpoints: readonly boolean[]): Exchange[] {
   const result: Exchange[] = [];
-  for (const message of conversation) {
+  conversation.forEach((message, index) => {
     if (message.role === 'user' || result.length === 0) result.push({});
     const current = result[result.length - 1]!;
     current[message.role] = message.text;
-  }
+    if (checkpoints[index] === true) current.checkpoint = true;
+  });
   return result;
 }
 
 function exchangeLines(heading: string, exchange: Exchange): string[] {
   const lines = [`**${heading}**`, ''];
-  if (exchange.user !== undefined) lines.push(`> **User:** ${escapeMarkdownText(trimForPreview(exchange.user))}`, '>');
+  const who = exchange.checkpoint === true ? 'Summary of earlier messages' : 'User';
+  if (exchange.user !== undefined) lines.push(`> **${who}:** ${escapeMarkdownText(trimForPreview(exchange.user))}`, '>');
   if (exchange.assistant !== undefined) lines.push(`> **Assistant:** ${escapeMarkdownText(trimForPreview(exchange.assistant))}`);
   if (lines[lines.length - 1] === '>') lines.pop();
   return [...lines, ''];
@@ -69,12 +73,13 @@ export function sessionPreviewMarkdown(item: SessionCompletionData, surface: Ses
     `**${escapeMarkdownText(item.label)}**`,
     '',
     `- cwd: ${surface.header.cwd === undefined ? '(no cwd)' : escapeMarkdownText(surface.header.cwd)}`,
-    `- created: ${escapeMarkdownText(createdText)}`,
-    `- ${escapeMarkdownText(counts)}`,
+    // Our own words (dates, counts) need no escaping; everything from the session does.
+    `- created: ${createdText}`,
+    `- ${counts}`,
     `- id: ${escapeMarkdownText(item.sessionId)}`,
     '',
   ];
-  const all = exchanges(conversation);
+  const all = exchanges(conversation, projected.checkpoints);
   if (all.length === 0) {
     lines.push('_No conversation yet._');
   } else if (all.length === 1) {

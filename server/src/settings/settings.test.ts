@@ -1,0 +1,115 @@
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SettingsState, absoluteSessionsRoot, describeSettingProblem, expandHome, type SettingsSources } from './settings';
+
+const DEFAULT_ROOT = '/default/sessions';
+
+function sources(extra: Partial<SettingsSources> = {}): SettingsSources {
+  return { env: {}, defaultSessionsRoot: () => DEFAULT_ROOT, ...extra };
+}
+
+describe('SettingsState precedence', () => {
+  it('uses the defaults when nothing is set', () => {
+    const state = new SettingsState();
+    expect(state.update(sources())).toEqual([]);
+    expect(state.settings).toEqual({
+      sessionsRoot: DEFAULT_ROOT,
+      config: { maxReferences: 3, candidateLimit: 50, maxReferenceBytes: 65536 },
+    });
+  });
+
+  it('lets the dshSessions section win over initializationOptions, per key', () => {
+    const state = new SettingsState();
+    state.update(
+      sources({
+        section: { candidateLimit: 7, targetSessionId: null },
+        initializationOptions: { candidateLimit: 9, maxReferenceBytes: 1000, targetSessionId: 'from-init' },
+      }),
+    );
+    expect(state.settings.config).toEqual({ maxReferences: 3, candidateLimit: 7, maxReferenceBytes: 1000 });
+    // null means unset: the next source answers.
+    expect(state.settings.targetSessionId).toBe('from-init');
+  });
+
+  it('takes the root from initializationOptions, then the section, then the command line, then the environment default', () => {
+    const state = new SettingsState();
+    state.update(sources({ section: { sessionsRoot: '/from/section' }, initializationOptions: { sessionsRoot: '/from/init' }, commandLine: { sessionsRoot: '/from/flag' } }));
+    expect(state.settings.sessionsRoot).toBe('/from/init');
+    state.update(sources({ section: { sessionsRoot: '/from/section' }, commandLine: { sessionsRoot: '/from/flag' } }));
+    expect(state.settings.sessionsRoot).toBe('/from/section');
+    state.update(sources({ section: { sessionsRoot: null }, commandLine: { sessionsRoot: '/from/flag' } }));
+    expect(state.settings.sessionsRoot).toBe('/from/flag');
+    state.update(sources({ env: { DSH_HOME: '/home/x/.dsh' }, defaultSessionsRoot: (env) => `${env.DSH_HOME}/sessions` }));
+    expect(state.settings.sessionsRoot).toBe('/home/x/.dsh/sessions');
+  });
+
+  it('treats a blank string as unset (editors show unset string settings as "")', () => {
+    const state = new SettingsState();
+    state.update(sources({ section: { sessionsRoot: '  ', targetSessionId: '' }, initializationOptions: { targetSessionId: 'abc' } }));
+    expect(state.settings.sessionsRoot).toBe(DEFAULT_ROOT);
+    expect(state.settings.targetSessionId).toBe('abc');
+  });
+
+  it('expands ~ and resolves a relative root against the first workspace folder', () => {
+    const state = new SettingsState();
+    state.update(sources({ section: { sessionsRoot: '~/dsh/sessions' } }));
+    expect(state.settings.sessionsRoot).toBe(path.join(os.homedir(), 'dsh/sessions'));
+    state.update(sources({ section: { sessionsRoot: 'store' }, baseDir: '/work/project' }));
+    expect(state.settings.sessionsRoot).toBe('/work/project/store');
+  });
+});
+
+describe('SettingsState invalid values', () => {
+  it('reports an invalid value with INVALID_CONFIG and keeps the key at its last valid value; the other keys apply', () => {
+    const state = new SettingsState();
+    state.update(sources({ section: { maxReferences: 2 } }));
+    const problems = state.update(sources({ section: { maxReferences: 5, candidateLimit: 10 } }));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.error.code).toBe('SESSION_REFERENCE_INVALID_CONFIG');
+    expect(problems[0]!.error.message).toBe('session-reference: maxReferences must not exceed 3');
+    expect(problems[0]!.origin).toBe('dshSessions.maxReferences');
+    expect(state.settings.config).toEqual({ maxReferences: 2, candidateLimit: 10, maxReferenceBytes: 65536 });
+    expect(describeSettingProblem(problems[0]!)).toMatch(/^SESSION_REFERENCE_INVALID_CONFIG: .*dshSessions\.maxReferences.*keeping 2$/);
+  });
+
+  it('at the first resolution, an invalid value leaves the key to the lower sources', () => {
+    const state = new SettingsState();
+    const problems = state.update(sources({ section: { candidateLimit: -1 }, initializationOptions: { candidateLimit: 4 } }));
+    expect(problems.map((problem) => problem.error.message)).toEqual(['session-reference: candidateLimit must be a positive safe integer']);
+    expect(state.settings.config.candidateLimit).toBe(4);
+  });
+
+  it('reports the same invalid value once, and again once it changed', () => {
+    const state = new SettingsState();
+    expect(state.update(sources({ section: { maxReferenceBytes: 'big' } }))).toHaveLength(1);
+    expect(state.update(sources({ section: { maxReferenceBytes: 'big' } }))).toHaveLength(0);
+    expect(state.update(sources({ section: { maxReferenceBytes: 0 } }))).toHaveLength(1);
+    expect(state.update(sources({ section: { maxReferenceBytes: 100 } }))).toHaveLength(0);
+    expect(state.update(sources({ section: { maxReferenceBytes: 0 } }))).toHaveLength(1);
+    expect(state.settings.config.maxReferenceBytes).toBe(100);
+  });
+
+  it('rejects a non-string root or target and a section that is not an object', () => {
+    const state = new SettingsState();
+    const problems = state.update(sources({ section: { sessionsRoot: 42, targetSessionId: {} } }));
+    expect(problems.map((problem) => problem.origin)).toEqual(['dshSessions.sessionsRoot', 'dshSessions.targetSessionId']);
+    expect(state.settings.sessionsRoot).toBe(DEFAULT_ROOT);
+    expect(state.update(sources({ section: 'oops' })).map((problem) => problem.error.message)).toEqual(['dshSessions must be an object']);
+  });
+});
+
+describe('root paths', () => {
+  it('expands a leading ~, ~/ or ~\\ only', () => {
+    expect(expandHome('~', '/h')).toBe('/h');
+    expect(expandHome('~/x', '/h')).toBe('/h/x');
+    expect(expandHome('~\\x', '/h')).toBe('/h/x');
+    expect(expandHome('~user/x', '/h')).toBe('~user/x');
+    expect(expandHome('/a/~/b', '/h')).toBe('/a/~/b');
+  });
+
+  it('makes a root absolute against the given folder', () => {
+    expect(absoluteSessionsRoot('s', '/base')).toBe('/base/s');
+    expect(absoluteSessionsRoot('/abs', '/base')).toBe('/abs');
+  });
+});
