@@ -19,6 +19,13 @@ describe('statusPresentation', () => {
     expect(shown.tooltip).toBe('dsh sessions store: /s\n0 sessions indexed so far');
   });
 
+  it('shows progress against the sessions found so far, when the server reports them', () => {
+    const shown = statusPresentation({ root: '/s', indexed: 5, indexing: true, discovered: 12 });
+    expect(shown.text).toBe('$(sync~spin) dsh: indexing… 5/12 sessions');
+    expect(shown.tooltip).toBe('dsh sessions store: /s\n5/12 sessions indexed so far');
+    expect(statusPresentation({ root: '/s', indexed: 12, indexing: false, discovered: 12 }).text).toBe('$(history) dsh: 12 sessions');
+  });
+
   it('names the absence of a root', () => {
     expect(statusPresentation({ root: null, indexed: 0, indexing: false }).tooltip).toContain('(no sessions root)');
   });
@@ -28,6 +35,7 @@ describe('isSessionStoreStatus', () => {
   it('accepts the documented shape', () => {
     expect(isSessionStoreStatus({ root: '/s', indexed: 3, indexing: true })).toBe(true);
     expect(isSessionStoreStatus({ root: null, indexed: 0, indexing: false })).toBe(true);
+    expect(isSessionStoreStatus({ root: '/s', indexed: 1, indexing: true, discovered: 4 })).toBe(true);
   });
 
   it.each([
@@ -38,6 +46,7 @@ describe('isSessionStoreStatus', () => {
     ['a fractional count', { root: '/s', indexed: 1.5, indexing: false }],
     ['a numeric root', { root: 3, indexed: 1, indexing: false }],
     ['a string flag', { root: '/s', indexed: 1, indexing: 'no' }],
+    ['a bad discovered count', { root: '/s', indexed: 1, indexing: true, discovered: 'some' }],
   ])('rejects %s', (_name, value) => {
     expect(isSessionStoreStatus(value)).toBe(false);
   });
