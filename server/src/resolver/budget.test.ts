@@ -201,7 +201,8 @@ describe('tagSafeJsonByteLength', () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, text) => {
         expect(tagSafeJsonByteLength(value)).toBe(utf8ByteLength(stringifyTagSafeJson(value)));
-        expect(tagSafeJsonByteLength({ role: 'user', text: `<${text}<` })).toBe(utf8ByteLength(stringifyTagSafeJson({ role: 'user', text: `<${text}<` })));
+        const entry = { role: 'user', text: `<${text}<` };
+        expect(tagSafeJsonByteLength(entry)).toBe(utf8ByteLength(stringifyTagSafeJson(entry)));
       }),
     );
   });
@@ -216,6 +217,7 @@ describe('retainWithinBudget, property', () => {
   const NOTICE = /\n\[… omitted (\d+) UTF-8 bytes …\]$/;
   const tricky = fc.constantFrom('a', 'Z', ' ', '<', '>', '"', '\\', '\n', 'é', '…', '日', '😀', '\uD800', '\uDC00', '\u2028', '\u0000');
   const text = fc.oneof(fc.string({ unit: tricky, minLength: 1, maxLength: 60 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }));
+  const budgetPermille = fc.integer({ min: 0, max: 1200 });
   const message = fc.record({ role: fc.constantFrom<'user' | 'assistant'>('user', 'assistant'), text, checkpoint: fc.boolean() });
 
   /** Check that `kept` is `original` with its middle cut out: a byte prefix plus a byte suffix of its UTF-8. */
@@ -231,7 +233,7 @@ describe('retainWithinBudget, property', () => {
 
   it('fits the budget or throws BUDGET_EXCEEDED exactly when even the bare minimum is over; results are well formed', () => {
     fc.assert(
-      fc.property(fc.array(message, { maxLength: 8 }), fc.string({ unit: tricky, maxLength: 12 }), fc.integer({ min: 0, max: 1200 }), (messages, label, permille) => {
+      fc.property(fc.array(message, { maxLength: 8 }), fc.string({ unit: tricky, maxLength: 12 }), budgetPermille, (messages, label, permille) => {
         const data = dataWith(messages.map(({ role, text }) => ({ role, text })), label);
         const checkpoints = messages.map((entry) => entry.checkpoint);
         const budget = Math.max(1, Math.floor((sizeOf(data) * permille) / 1000));

@@ -48,7 +48,8 @@ export function foldSurface(sessionId: string, events: readonly SessionEventReco
     const from = nodes.findIndex((node) => node.seq === start);
     const to = nodes.findIndex((node) => node.seq === end);
     if (from < 0 || to < 0 || from > to) {
-      throw new SessionReadError('corrupt', `corrupt session log ${JSON.stringify(sessionId)}: replace range ${start}..${end} is not on the surface`);
+      const where = `replace range ${start}..${end} is not on the surface`;
+      throw new SessionReadError('corrupt', `corrupt session log ${JSON.stringify(sessionId)}: ${where}`);
     }
     nodes.splice(from, to - from + 1, event);
   }

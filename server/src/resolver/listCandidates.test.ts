@@ -1,4 +1,4 @@
-import { SessionReferenceError, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
 import { InMemorySessionStore, type InMemorySession } from './inMemorySessionStore';
 import { createSessionReferenceResolver } from './resolver';
@@ -20,15 +20,6 @@ function exampleStore(): InMemorySessionStore {
     { header: { id: 'same-later', cwd: '/same', createdAt: 25 }, events: titled('Latest title').events() },
     { header: { id: 'same', cwd: '/same', createdAt: 20 } },
   ]);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<SessionReferenceError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(SessionReferenceError);
-  return error as SessionReferenceError;
 }
 
 const ids = (candidates: ReadonlyArray<{ sessionId: string }>): string[] => candidates.map((candidate) => candidate.sessionId);
@@ -126,9 +117,11 @@ describe('listCandidates', () => {
     const resolver = createSessionReferenceResolver(store);
     const aborted = AbortSignal.abort('gone');
     for (const limit of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, '3' as unknown as number]) {
-      const error = await rejection(resolver.listCandidates(undefined, '', limit, aborted));
-      expect(error.code).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
-      expect(error.message).toBe('candidate limit must be a positive safe integer');
+      await expect(resolver.listCandidates(undefined, '', limit, aborted)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+        message: 'candidate limit must be a positive safe integer',
+      });
     }
     expect(store.listCalls).toBe(0);
   });
@@ -136,10 +129,12 @@ describe('listCandidates', () => {
   it('rejects an already aborted signal with CANCELLED whose cause is the abort reason, without listing', async () => {
     const store = exampleStore();
     const reason = new Error('user typed on');
-    const error = await rejection(createSessionReferenceResolver(store).listCandidates(undefined, '', 5, AbortSignal.abort(reason)));
-    expect(error.code).toBe('SESSION_REFERENCE_CANCELLED');
-    expect(error.message).toBe('session reference preparation was cancelled');
-    expect(error.cause).toBe(reason);
+    await expect(createSessionReferenceResolver(store).listCandidates(undefined, '', 5, AbortSignal.abort(reason))).rejects.toMatchObject({
+      name: 'SessionReferenceError',
+      code: 'SESSION_REFERENCE_CANCELLED',
+      message: 'session reference preparation was cancelled',
+      cause: reason,
+    });
     expect(store.listCalls).toBe(0);
   });
 
@@ -148,9 +143,11 @@ describe('listCandidates', () => {
     const controller = new AbortController();
     const pending = createSessionReferenceResolver(store).listCandidates(undefined, '', 5, controller.signal);
     controller.abort('stop');
-    const error = await rejection(pending);
-    expect(error.code).toBe('SESSION_REFERENCE_CANCELLED');
-    expect(error.cause).toBe('stop');
+    await expect(pending).rejects.toMatchObject({
+      name: 'SessionReferenceError',
+      code: 'SESSION_REFERENCE_CANCELLED',
+      cause: 'stop',
+    });
   });
 
   it('checks the signal again right after the listing', async () => {
@@ -162,8 +159,10 @@ describe('listCandidates', () => {
       },
       readSurface: () => Promise.reject(new Error('unused')),
     };
-    const error = await rejection(createSessionReferenceResolver(store).listCandidates(undefined, '', 5, controller.signal));
-    expect(error.code).toBe('SESSION_REFERENCE_CANCELLED');
+    await expect(createSessionReferenceResolver(store).listCandidates(undefined, '', 5, controller.signal)).rejects.toMatchObject({
+      name: 'SessionReferenceError',
+      code: 'SESSION_REFERENCE_CANCELLED',
+    });
   });
 
   it('passes a listing failure through unchanged when not cancelled', async () => {
@@ -212,12 +211,17 @@ describe('createSessionReferenceResolver', () => {
     const store = new InMemorySessionStore();
     expect(createSessionReferenceResolver(store).config).toEqual({ maxReferences: 3, candidateLimit: 50, maxReferenceBytes: 65536 });
     expect(() => createSessionReferenceResolver(store, { maxReferences: 4 })).toThrow('session-reference: maxReferences must not exceed 3');
-    expect(() => createSessionReferenceResolver(store, { candidateLimit: 0 })).toThrow('session-reference: candidateLimit must be a positive safe integer');
+    expect(() => createSessionReferenceResolver(store, { candidateLimit: 0 })).toThrow(
+      'session-reference: candidateLimit must be a positive safe integer',
+    );
     try {
       createSessionReferenceResolver(store, { maxReferenceBytes: 1.5 });
       expect.unreachable();
     } catch (error) {
-      expect(error).toMatchObject({ code: 'SESSION_REFERENCE_INVALID_CONFIG', message: 'session-reference: maxReferenceBytes must be a positive safe integer' });
+      expect(error).toMatchObject({
+        code: 'SESSION_REFERENCE_INVALID_CONFIG',
+        message: 'session-reference: maxReferenceBytes must be a positive safe integer',
+      });
     }
   });
 });

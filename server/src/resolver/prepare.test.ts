@@ -1,4 +1,4 @@
-import { SessionReferenceError, stringifyTagSafeJson, type ContentBlock, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
+import { stringifyTagSafeJson, type ContentBlock, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
 import { describe, expect, it, vi } from 'vitest';
 import { InMemorySessionStore } from './inMemorySessionStore';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from './prompt';
@@ -7,6 +7,8 @@ import { SessionLogBuilder } from './sessionLogBuilder';
 import { SessionReadError, type SessionStore } from './sessionStore';
 
 const CONTENT: ContentBlock[] = [{ type: 'text', text: 'look at @alpha' }, { type: 'image', attachment: { id: 'x' } }];
+
+const UNTOUCHED = { compacted: false, originalMessages: 2, retainedMessages: 2, omittedMessages: 0, omittedBytes: 0, truncated: false };
 
 function conversation(...turns: Array<[string, string]>): SessionLogBuilder {
   const log = new SessionLogBuilder();
@@ -25,15 +27,6 @@ function store(): InMemorySessionStore {
     { header: { id: 'delta', cwd: '/d', createdAt: 0 } },
     { header: { id: 'me', cwd: '/w', createdAt: 4 } },
   ]);
-}
-
-async function rejection(promise: Promise<unknown>): Promise<SessionReferenceError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(SessionReferenceError);
-  return error as SessionReferenceError;
 }
 
 /** The data array inside the prompt text. */
@@ -71,17 +64,28 @@ describe('prepare', () => {
       form: 'recall',
       version: 1,
       references: [
-        { sessionId: 'alpha', label: 'Say hi', capturedThroughSeq: 1, compacted: false, originalMessages: 2, retainedMessages: 2, omittedMessages: 0, omittedBytes: 0, truncated: false, inputIndex: 0 },
-        { sessionId: 'beta', label: 'beta', capturedThroughSeq: 1, compacted: false, originalMessages: 2, retainedMessages: 2, omittedMessages: 0, omittedBytes: 0, truncated: false, inputIndex: 1 },
+        { sessionId: 'alpha', label: 'Say hi', capturedThroughSeq: 1, ...UNTOUCHED, inputIndex: 0 },
+        { sessionId: 'beta', label: 'beta', capturedThroughSeq: 1, ...UNTOUCHED, inputIndex: 1 },
       ],
     });
     expect(Object.keys(context.source.references[0]!)).toEqual([
-      'sessionId', 'label', 'capturedThroughSeq', 'compacted', 'originalMessages', 'retainedMessages', 'omittedMessages', 'omittedBytes', 'truncated', 'inputIndex',
+      'sessionId',
+      'label',
+      'capturedThroughSeq',
+      'compacted',
+      'originalMessages',
+      'retainedMessages',
+      'omittedMessages',
+      'omittedBytes',
+      'truncated',
+      'inputIndex',
     ]);
     expect((context.content[0] as { text: string }).text).toBe(
       REFERENCED_SESSIONS_PROMPT_PREFIX +
-        '[{"sessionId":"alpha","label":"Say hi","cwd":"/w","capturedThroughSeq":1,"conversation":[{"role":"user","text":"Say hi"},{"role":"assistant","text":"Hi!"}]},' +
-        '{"sessionId":"beta","label":"beta","cwd":null,"capturedThroughSeq":1,"conversation":[{"role":"user","text":"Read a.txt"},{"role":"assistant","text":"alpha"}]}]' +
+        '[{"sessionId":"alpha","label":"Say hi","cwd":"/w","capturedThroughSeq":1,' +
+        '"conversation":[{"role":"user","text":"Say hi"},{"role":"assistant","text":"Hi!"}]},' +
+        '{"sessionId":"beta","label":"beta","cwd":null,"capturedThroughSeq":1,' +
+        '"conversation":[{"role":"user","text":"Read a.txt"},{"role":"assistant","text":"alpha"}]}]' +
         REFERENCED_SESSIONS_PROMPT_SUFFIX,
     );
     expect(prepared.content).toEqual(CONTENT);
@@ -115,41 +119,66 @@ describe('prepare', () => {
       ['a numeric label', [{ sessionId: 'alpha', label: 2 }], 'session reference must contain a string sessionId and optional string label'],
       ['a null label', [{ sessionId: 'alpha', label: null }], 'session reference must contain a string sessionId and optional string label'],
     ])('rejects an entry that is %s with INVALID_REFERENCE', async (_, references, message) => {
-      const error = await rejection(resolver.prepare(target, CONTENT, references));
-      expect(error.code).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
-      expect(error.message).toBe(message);
+      await expect(resolver.prepare(target, CONTENT, references)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+        message: message,
+      });
     });
 
     it('rejects references that are not an array with INVALID_REFERENCE', async () => {
-      expect((await rejection(resolver.prepare(target, CONTENT, { sessionId: 'alpha' }))).code).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
+      await expect(resolver.prepare(target, CONTENT, { sessionId: 'alpha' })).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+      });
     });
 
     it('checks entries in order: the first bad entry decides', async () => {
-      expect((await rejection(resolver.prepare(target, CONTENT, [{ sessionId: 'me' }, null]))).code).toBe('SESSION_REFERENCE_SELF_REFERENCE');
-      expect((await rejection(resolver.prepare(target, CONTENT, [null, { sessionId: 'me' }]))).code).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
+      await expect(resolver.prepare(target, CONTENT, [{ sessionId: 'me' }, null])).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_SELF_REFERENCE',
+      });
+      await expect(resolver.prepare(target, CONTENT, [null, { sessionId: 'me' }])).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+      });
     });
 
     it('raises SELF_REFERENCE for the target, even as a duplicate, with dsh message', async () => {
-      const error = await rejection(resolver.prepare(target, CONTENT, [{ sessionId: 'alpha' }, { sessionId: 'alpha' }, { sessionId: 'me', label: 'x' }]));
-      expect(error.code).toBe('SESSION_REFERENCE_SELF_REFERENCE');
-      expect(error.message).toBe('session "me" cannot reference itself');
-      const quoted = await rejection(createSessionReferenceResolver(store()).prepare({ sessionId: 'a "b"' }, CONTENT, [{ sessionId: 'a "b"' }]));
-      expect(quoted.message).toBe('session "a \\"b\\"" cannot reference itself');
+      const references = [{ sessionId: 'alpha' }, { sessionId: 'alpha' }, { sessionId: 'me', label: 'x' }];
+      await expect(resolver.prepare(target, CONTENT, references)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_SELF_REFERENCE',
+        message: 'session "me" cannot reference itself',
+      });
+      await expect(createSessionReferenceResolver(store()).prepare({ sessionId: 'a "b"' }, CONTENT, [{ sessionId: 'a "b"' }])).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        message: 'session "a \\"b\\"" cannot reference itself',
+      });
     });
 
     it('raises SELF_REFERENCE rather than TOO_MANY: self is checked per entry, the count after the whole list', async () => {
       const references = [{ sessionId: 'alpha' }, { sessionId: 'beta' }, { sessionId: 'gamma' }, { sessionId: 'me' }];
-      expect((await rejection(resolver.prepare(target, CONTENT, references))).code).toBe('SESSION_REFERENCE_SELF_REFERENCE');
+      await expect(resolver.prepare(target, CONTENT, references)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_SELF_REFERENCE',
+      });
     });
 
     it('raises TOO_MANY only after the whole list passes, counting distinct ids, before any read', async () => {
       const counted = store();
       const limited = createSessionReferenceResolver(counted, { maxReferences: 2 });
       const invalidLater = [{ sessionId: 'alpha' }, { sessionId: 'beta' }, { sessionId: 'gamma' }, 42];
-      expect((await rejection(limited.prepare(undefined, CONTENT, invalidLater))).code).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
-      const tooMany = await rejection(limited.prepare(undefined, CONTENT, [{ sessionId: 'alpha' }, { sessionId: 'beta' }, { sessionId: 'gamma' }]));
-      expect(tooMany.code).toBe('SESSION_REFERENCE_TOO_MANY');
-      expect(tooMany.message).toBe('a message may reference at most 2 sessions');
+      await expect(limited.prepare(undefined, CONTENT, invalidLater)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+      });
+      const three = [{ sessionId: 'alpha' }, { sessionId: 'beta' }, { sessionId: 'gamma' }];
+      await expect(limited.prepare(undefined, CONTENT, three)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_TOO_MANY',
+        message: 'a message may reference at most 2 sessions',
+      });
       expect(counted.readLog).toEqual([]);
       const duplicates = [{ sessionId: 'alpha' }, { sessionId: 'beta' }, { sessionId: 'alpha' }, { sessionId: 'beta' }];
       expect((await limited.prepare(undefined, CONTENT, duplicates)).additionalContext!.source.references).toHaveLength(2);
@@ -180,20 +209,27 @@ describe('prepare', () => {
     });
 
     it('fails the whole call with READ_FAILED on a missing source, in dsh words, returning nothing', async () => {
-      const error = await rejection(createSessionReferenceResolver(store()).prepare(undefined, CONTENT, [{ sessionId: 'alpha' }, { sessionId: 'no-such-session' }]));
-      expect(error.code).toBe('SESSION_REFERENCE_READ_FAILED');
-      expect(error.message).toBe('failed to read referenced session: session "no-such-session" not found');
-      expect(error.cause).toBeInstanceOf(SessionReadError);
+      const references = [{ sessionId: 'alpha' }, { sessionId: 'no-such-session' }];
+      await expect(createSessionReferenceResolver(store()).prepare(undefined, CONTENT, references)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_READ_FAILED',
+        message: 'failed to read referenced session: session "no-such-session" not found',
+        cause: expect.any(SessionReadError),
+      });
     });
 
     it('words other read failures as "failed to read referenced session: <store message>"', async () => {
       const sessions = store().failRead('beta', new SessionReadError('corrupt', 'corrupt session log: bad checksum'));
-      const error = await rejection(createSessionReferenceResolver(sessions).prepare(undefined, CONTENT, [{ sessionId: 'beta' }]));
-      expect(error.code).toBe('SESSION_REFERENCE_READ_FAILED');
-      expect(error.message).toBe('failed to read referenced session: corrupt session log: bad checksum');
+      await expect(createSessionReferenceResolver(sessions).prepare(undefined, CONTENT, [{ sessionId: 'beta' }])).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_READ_FAILED',
+        message: 'failed to read referenced session: corrupt session log: bad checksum',
+      });
       const odd: SessionStore = { listSessions: async () => [], readSurface: () => Promise.reject('plain string') };
-      const oddError = await rejection(createSessionReferenceResolver(odd).prepare(undefined, CONTENT, [{ sessionId: 'x' }]));
-      expect(oddError.message).toBe('failed to read referenced session: plain string');
+      await expect(createSessionReferenceResolver(odd).prepare(undefined, CONTENT, [{ sessionId: 'x' }])).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        message: 'failed to read referenced session: plain string',
+      });
     });
 
     it('tells the store to stop the other reads once one failed', async () => {
@@ -202,7 +238,7 @@ describe('prepare', () => {
       const pending = createSessionReferenceResolver(sessions).prepare(undefined, CONTENT, [{ sessionId: 'beta' }, { sessionId: 'alpha' }]);
       await vi.waitFor(() => expect(sessions.readLog).toHaveLength(2), { timeout: 10_000, interval: 5 });
       release();
-      expect((await rejection(pending)).code).toBe('SESSION_REFERENCE_READ_FAILED');
+      await expect(pending).rejects.toMatchObject({ name: 'SessionReferenceError', code: 'SESSION_REFERENCE_READ_FAILED' });
       expect(sessions.readSignals.every((signal) => signal?.aborted === true)).toBe(true);
     });
 
@@ -211,7 +247,11 @@ describe('prepare', () => {
       const resolver = createSessionReferenceResolver(sessions);
       const before = await resolver.prepare(undefined, CONTENT, [{ sessionId: 'alpha' }]);
       const frozen = structuredClone(before);
-      sessions.append('alpha', { type: 'user/message', seq: 2, data: { role: 'user', id: 'n', content: [{ type: 'text', text: 'new prompt' }], source: { kind: 'user' } }, surfaceOp: 'append' });
+      const later = new SessionLogBuilder();
+      later.user('earlier prompt');
+      later.assistant('earlier answer');
+      later.user('new prompt');
+      sessions.append('alpha', later.events()[2]!);
       expect(before).toEqual(frozen);
       const after = await resolver.prepare(undefined, CONTENT, [{ sessionId: 'alpha' }]);
       expect(JSON.stringify(promptData(after))).toContain('new prompt');
@@ -231,9 +271,10 @@ describe('prepare', () => {
       const sizes = [one, two].map((data) => Buffer.byteLength(stringifyTagSafeJson(data)));
       // Each source fits on its own although together they are twice the budget.
       const budget = Math.max(...sizes);
-      const prepared = await createSessionReferenceResolver(sessions, { maxReferenceBytes: budget }).prepare(undefined, CONTENT, [{ sessionId: 'one' }, { sessionId: 'two' }]);
+      const both = [{ sessionId: 'one' }, { sessionId: 'two' }];
+      const prepared = await createSessionReferenceResolver(sessions, { maxReferenceBytes: budget }).prepare(undefined, CONTENT, both);
       expect(prepared.additionalContext!.source.references.map((reference) => reference.truncated)).toEqual([false, false]);
-      const tight = await createSessionReferenceResolver(sessions, { maxReferenceBytes: budget - 1 }).prepare(undefined, CONTENT, [{ sessionId: 'one' }, { sessionId: 'two' }]);
+      const tight = await createSessionReferenceResolver(sessions, { maxReferenceBytes: budget - 1 }).prepare(undefined, CONTENT, both);
       for (const [index, data] of (promptData(tight) as unknown[]).entries()) {
         expect(Buffer.byteLength(stringifyTagSafeJson(data))).toBeLessThanOrEqual(budget - 1);
         expect(tight.additionalContext!.source.references[index]!.truncated).toBe(true);
@@ -242,14 +283,20 @@ describe('prepare', () => {
 
     it('fails the whole call with BUDGET_EXCEEDED when one source cannot fit', async () => {
       const sessions = store();
-      const error = await rejection(createSessionReferenceResolver(sessions, { maxReferenceBytes: 80 }).prepare(undefined, CONTENT, [{ sessionId: 'delta' }, { sessionId: 'alpha' }]));
-      expect(error.code).toBe('SESSION_REFERENCE_BUDGET_EXCEEDED');
-      expect(error.message).toBe('referenced session snapshot cannot fit the configured byte budget');
+      const resolver = createSessionReferenceResolver(sessions, { maxReferenceBytes: 80 });
+      await expect(resolver.prepare(undefined, CONTENT, [{ sessionId: 'delta' }, { sessionId: 'alpha' }])).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_BUDGET_EXCEEDED',
+        message: 'referenced session snapshot cannot fit the configured byte budget',
+      });
     });
 
     it('reports READ_FAILED before BUDGET_EXCEEDED', async () => {
-      const error = await rejection(createSessionReferenceResolver(store(), { maxReferenceBytes: 1 }).prepare(undefined, CONTENT, [{ sessionId: 'alpha' }, { sessionId: 'missing' }]));
-      expect(error.code).toBe('SESSION_REFERENCE_READ_FAILED');
+      const resolver = createSessionReferenceResolver(store(), { maxReferenceBytes: 1 });
+      await expect(resolver.prepare(undefined, CONTENT, [{ sessionId: 'alpha' }, { sessionId: 'missing' }])).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_READ_FAILED',
+      });
     });
   });
 
@@ -257,27 +304,35 @@ describe('prepare', () => {
     it('rejects an already aborted signal with CANCELLED (cause = reason) and reads nothing', async () => {
       const sessions = store();
       const reason = new Error('turn aborted');
-      const error = await rejection(createSessionReferenceResolver(sessions).prepare(undefined, CONTENT, [{ sessionId: 'alpha' }], AbortSignal.abort(reason)));
-      expect(error.code).toBe('SESSION_REFERENCE_CANCELLED');
-      expect(error.message).toBe('session reference preparation was cancelled');
-      expect(error.cause).toBe(reason);
+      const resolver = createSessionReferenceResolver(sessions);
+      await expect(resolver.prepare(undefined, CONTENT, [{ sessionId: 'alpha' }], AbortSignal.abort(reason))).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_CANCELLED',
+        message: 'session reference preparation was cancelled',
+        cause: reason,
+      });
       expect(sessions.readLog).toEqual([]);
     });
 
     it('reports invalid references before looking at the signal, as dsh does', async () => {
-      const error = await rejection(createSessionReferenceResolver(store()).prepare(undefined, CONTENT, [null], AbortSignal.abort()));
-      expect(error.code).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
+      await expect(createSessionReferenceResolver(store()).prepare(undefined, CONTENT, [null], AbortSignal.abort())).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+      });
     });
 
     it('rejects promptly with CANCELLED when aborted while the store never settles', async () => {
       const sessions = store().stall('read');
       const controller = new AbortController();
-      const pending = createSessionReferenceResolver(sessions).prepare(undefined, CONTENT, [{ sessionId: 'alpha' }, { sessionId: 'beta' }], controller.signal);
+      const references = [{ sessionId: 'alpha' }, { sessionId: 'beta' }];
+      const pending = createSessionReferenceResolver(sessions).prepare(undefined, CONTENT, references, controller.signal);
       await vi.waitFor(() => expect(sessions.readLog).toHaveLength(2), { timeout: 10_000, interval: 5 });
       controller.abort('stop');
-      const error = await rejection(pending);
-      expect(error.code).toBe('SESSION_REFERENCE_CANCELLED');
-      expect(error.cause).toBe('stop');
+      await expect(pending).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_CANCELLED',
+        cause: 'stop',
+      });
       expect(sessions.readSignals.every((signal) => signal?.aborted === true)).toBe(true);
     });
 
@@ -288,7 +343,7 @@ describe('prepare', () => {
       const pending = createSessionReferenceResolver(sessions).prepare(undefined, CONTENT, [{ sessionId: 'alpha' }], controller.signal);
       await vi.waitFor(() => expect(sessions.readLog).toHaveLength(1), { timeout: 10_000, interval: 5 });
       controller.abort(new Error('why'));
-      expect((await rejection(pending)).code).toBe('SESSION_REFERENCE_CANCELLED');
+      await expect(pending).rejects.toMatchObject({ name: 'SessionReferenceError', code: 'SESSION_REFERENCE_CANCELLED' });
     });
 
     it('checks the signal again right after the reads', async () => {
@@ -302,9 +357,12 @@ describe('prepare', () => {
           return surface;
         },
       };
-      const error = await rejection(createSessionReferenceResolver(aborting).prepare(undefined, CONTENT, [{ sessionId: 'alpha' }], controller.signal));
-      expect(error.code).toBe('SESSION_REFERENCE_CANCELLED');
-      expect(error.cause).toBe('late');
+      const resolver = createSessionReferenceResolver(aborting);
+      await expect(resolver.prepare(undefined, CONTENT, [{ sessionId: 'alpha' }], controller.signal)).rejects.toMatchObject({
+        name: 'SessionReferenceError',
+        code: 'SESSION_REFERENCE_CANCELLED',
+        cause: 'late',
+      });
     });
   });
 });
