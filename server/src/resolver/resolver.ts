@@ -23,8 +23,12 @@ import type { SessionStore, SessionSurface } from './sessionStore';
 
 /** Candidate discovery and snapshot preparation over a `SessionStore`, exactly as dsh does them. */
 export interface SessionReferenceResolver {
+  /** The validated limits in force. */
   readonly config: SessionReferenceConfig;
-  /** Sessions a message may reference, best first (session-reference.md §6). */
+  /**
+   * Sessions a message may reference, best first (session-reference.md §6); no cwd affinity when the
+   * target cwd is unknown. A failing store listing is passed through unchanged (unless cancelled).
+   */
   listCandidates(
     target: SessionReferenceTarget | undefined,
     query?: string,
