@@ -1,0 +1,82 @@
+/**
+ * Byte-level JSONL splitting: lines are found by their `\n` byte and only a complete line is
+ * decoded to text, so a huge log never becomes one huge string and a record over the size limit
+ * is never decoded at all.
+ */
+
+/** A single record (one line) larger than this makes the log unreadable ('too-large'). */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+const NEWLINE = 0x0a;
+
+/** A complete line: its bytes, or undefined when it is longer than the limit (only its length is kept). */
+export type LineHandler = (line: Uint8Array | undefined, length: number) => void;
+
+/** Decodes a line's bytes as UTF-8 the way Node's Buffer does (a BOM is kept, invalid bytes become U+FFFD). */
+export function utf8Text(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+/** Splits a byte stream into `\n`-terminated lines; an unterminated tail stays pending until more bytes arrive. */
+export class LineSplitter {
+  private fragments: Uint8Array[] = [];
+  private fragmentLength = 0;
+
+  constructor(readonly maxLineBytes: number = MAX_RECORD_BYTES) {}
+
+  /** Bytes of the pending, not yet terminated line. */
+  get pendingBytes(): number {
+    return this.fragmentLength;
+  }
+
+  /** The pending line's bytes (a copy), for serialization; undefined once it is past the limit. */
+  pendingLine(): Uint8Array | undefined {
+    return this.fragmentLength > this.maxLineBytes ? undefined : this.joined();
+  }
+
+  /** Restores a pending line saved with {@link pendingLine} (or one past the limit, by length). */
+  restorePending(line: Uint8Array | undefined, length: number): void {
+    this.fragments = line === undefined || line.length === 0 ? [] : [line];
+    this.fragmentLength = length;
+  }
+
+  /** An independent copy. */
+  fork(): LineSplitter {
+    const copy = new LineSplitter(this.maxLineBytes);
+    copy.fragments = [...this.fragments];
+    copy.fragmentLength = this.fragmentLength;
+    return copy;
+  }
+
+  /** Feeds bytes that follow everything fed so far; `onLine` gets each completed line in order. */
+  push(chunk: Uint8Array, onLine: LineHandler): void {
+    let lineStart = 0;
+    for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, lineStart)) {
+      const tail = chunk.subarray(lineStart, newline);
+      const length = this.fragmentLength + tail.length;
+      if (length > this.maxLineBytes) onLine(undefined, length);
+      else onLine(this.fragmentLength === 0 ? tail : this.joined(tail), length);
+      this.fragments = [];
+      this.fragmentLength = 0;
+      lineStart = newline + 1;
+    }
+    if (lineStart < chunk.length) {
+      const rest = chunk.length - lineStart;
+      // Past the limit the line can only be reported as too large, so its bytes need not be kept.
+      if (this.fragmentLength + rest <= this.maxLineBytes) this.fragments.push(chunk.slice(lineStart));
+      else this.fragments = [];
+      this.fragmentLength += rest;
+    }
+  }
+
+  private joined(extra?: Uint8Array): Uint8Array {
+    const out = new Uint8Array(this.fragmentLength + (extra?.length ?? 0));
+    let offset = 0;
+    for (const fragment of this.fragments) {
+      out.set(fragment, offset);
+      offset += fragment.length;
+    }
+    if (extra) out.set(extra, offset);
+    return out;
+  }
+}

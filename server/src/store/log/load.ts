@@ -1,0 +1,114 @@
+/**
+ * Whole-file reads: just the header (for listing), or the full load dsh's `inspect()` /
+ * `readSurface` performs.
+ */
+import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
+import { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
+import { MAX_RECORD_BYTES, utf8Text } from './lines';
+import { SessionLogReader, type TranscriptEncoding } from './sessionLogReader';
+import type { SurfaceCounts } from './surfaceFold';
+import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type ZstdFrameDecoder } from './zstdDecoder';
+import { scanZstdFrame } from './zstdFrames';
+
+/** A session log as dsh's read-only `inspect()` sees it. */
+export interface LoadedSessionLog {
+  header: SessionHeaderRecord;
+  /** Every event: rows expanded, legacy shapes upgraded, in-memory closers appended. */
+  events: SessionEventRecord[];
+  /** The current surface, in surface order. */
+  surface: SessionEventRecord[];
+  /** `data.title` of the last `session/title`, when there is one. */
+  title?: string;
+  /** Seq of the last event (closers included); null for an empty log. */
+  capturedThroughSeq: number | null;
+  /** Current surface nodes by type. */
+  surfaceCounts: SurfaceCounts;
+}
+
+/** Options of {@link loadSessionLog}. */
+export interface LoadSessionLogOptions {
+  /** The id being looked up: a header naming another id is corrupt. */
+  expectedId?: string;
+  /** Record size limit (tests lower it). */
+  maxRecordBytes?: number;
+  /** zstd frame decoder (tests pick one). */
+  zstdDecoder?: ZstdFrameDecoder;
+}
+
+/**
+ * Full load as inspect() does: events (rows expanded, legacy upgraded, in-memory closers appended),
+ * surface fold, title, capturedThroughSeq. Throws SessionReadError with reason 'corrupt' |
+ * 'unsupported' (version≠0, unknown non-ignorable type) | 'too-large' (a single record > 64 MiB).
+ * Synchronous; for 'zstd', `await initZstdSupport()` once beforehand.
+ */
+export function loadSessionLog(
+  bytes: Uint8Array,
+  encoding: TranscriptEncoding,
+  options: LoadSessionLogOptions = {},
+): LoadedSessionLog {
+  const reader = new SessionLogReader(encoding, { ...options, collectEvents: true });
+  reader.push(bytes);
+  const reading = reader.read(true);
+  if (reading.error) throw reading.error;
+  const outcome = reading.outcome;
+  const header = reading.header;
+  if (!outcome || !header || !reading.events) throw new SessionReadError('corrupt', 'corrupt session log: unreadable');
+  const events = [...reading.events, ...outcome.closers];
+  const loaded: LoadedSessionLog = {
+    header,
+    events,
+    surface: outcome.surfaceSeqs.map((seq) => events[seq]),
+    capturedThroughSeq: outcome.capturedThroughSeq,
+    surfaceCounts: outcome.surfaceCounts,
+  };
+  if (outcome.title !== undefined) loaded.title = outcome.title;
+  return loaded;
+}
+
+function corruptHeader(message: string): SessionReadError {
+  return new SessionReadError('corrupt', `corrupt session log: ${message}`);
+}
+
+/**
+ * Read just the header from the start of a file (raw: bytes up to first \n; zstd: first frame,
+ * decompressed + checksum-verified). Returns {header, headerBytes} or {incomplete:true} when the
+ * first line/frame is not complete yet; throws SessionReadError('corrupt') for a complete-but-bad
+ * header frame/line ('too-large' past the record limit). For 'zstd', `await initZstdSupport()` first.
+ */
+export function readSessionHeader(
+  prefix: Uint8Array,
+  encoding: TranscriptEncoding,
+  options: { maxRecordBytes?: number; zstdDecoder?: ZstdFrameDecoder } = {},
+): { header: SessionHeaderRecord; headerBytes: number } | { incomplete: true } {
+  const maxRecordBytes = options.maxRecordBytes ?? MAX_RECORD_BYTES;
+  const tooLarge = () => new SessionReadError('too-large', `record too large: header has more than ${maxRecordBytes} bytes`);
+  if (encoding === 'raw') {
+    const newline = prefix.indexOf(0x0a);
+    if (newline === -1) {
+      if (prefix.length > maxRecordBytes) throw tooLarge();
+      return { incomplete: true };
+    }
+    if (newline > maxRecordBytes) throw tooLarge();
+    return { header: parseSessionHeaderLine(utf8Text(prefix.subarray(0, newline))), headerBytes: newline + 1 };
+  }
+  if (prefix.length === 0) return { incomplete: true };
+  const scan = scanZstdFrame(prefix, 0);
+  if ('corrupt' in scan) throw corruptHeader(scan.corrupt);
+  if ('torn' in scan) return { incomplete: true };
+  const frame = scan.frame;
+  if ((frame.contentSize ?? 0) > MAX_FRAME_PLAINTEXT_BYTES || frame.plaintextBound > MAX_FRAME_PLAINTEXT_BYTES) {
+    throw tooLarge();
+  }
+  const decoder = options.zstdDecoder ?? defaultZstdDecoder();
+  let plaintext: Uint8Array;
+  try {
+    plaintext = decoder.decodeFrame(prefix.subarray(0, frame.end), frame);
+  } catch (error) {
+    throw corruptHeader(`header frame failed validation (${(error as Error).message})`);
+  }
+  if (plaintext.length === 0 || plaintext.indexOf(0x0a) !== plaintext.length - 1) {
+    throw corruptHeader('first frame is not exactly one header line');
+  }
+  if (plaintext.length - 1 > maxRecordBytes) throw tooLarge();
+  return { header: parseSessionHeaderLine(utf8Text(plaintext.subarray(0, -1))), headerBytes: frame.end };
+}

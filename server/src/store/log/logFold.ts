@@ -1,0 +1,193 @@
+/**
+ * Everything dsh does to the kept events of a log after scanning it, as one incremental fold:
+ * legacy refusals and upgrades, message checks, unknown-type refusal, crash-repair closers,
+ * envelope checks and the surface fold, plus the latest title. Its state is plain JSON (no event
+ * payloads), so an index can keep it for 100,000 sessions and continue it when a log grows.
+ *
+ * dsh runs these stages one after the other over the whole log, so an error of an earlier stage
+ * wins over an earlier-seq error of a later stage; the fold keeps the first error of each stage
+ * and reports by stage order.
+ */
+import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
+import { interruptedTurnClosers, emptyTurnState, trackTurnEvent, type TurnState } from './closers';
+import { KNOWN_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
+import { headerLoadProblem, type SessionHeaderRecord } from './header';
+import {
+  LEGACY_REFUSALS,
+  MalformedLegacyEventError,
+  legacyRefusalMessage,
+  legacyRefusalOf,
+  upgradeLegacyEvent,
+  type LegacyRefusal,
+} from './legacy';
+import { countSurface, emptySurface, foldSurfaceEvent, surfaceToolMessageId, type SurfaceCounts, type SurfaceState } from './surfaceFold';
+
+type JsonRecord = Record<string, unknown>;
+
+/** A stage's first failure: the reason, and the message. */
+export interface FoldFailure {
+  reason: SessionReadError['reason'];
+  message: string;
+}
+
+/** Serializable fold state. */
+export interface LogFoldState {
+  /** Kept events folded so far (the next expected seq). */
+  eventCount: number;
+  /** `time` of the last kept event (closers reuse it). */
+  lastTime?: unknown;
+  /** `data.title` of the last `session/title` when it is a string; undefined when none or not a string. */
+  title?: string;
+  /** First seq of each refused legacy vocabulary. */
+  refusals: Partial<Record<LegacyRefusal, number>>;
+  /** First malformed legacy event or invalid message (dsh's per-event upgrade pass). */
+  upgradeFailure?: FoldFailure;
+  /** First unknown, non-ignorable event type. */
+  unknownTypeFailure?: FoldFailure;
+  /** First event dsh's repair scan cannot read. */
+  repairFailure?: FoldFailure;
+  /** First invalid envelope or surface operation (dsh's `Session` construction). */
+  sessionFailure?: FoldFailure;
+  turns: TurnState;
+  surface: SurfaceState;
+}
+
+/** What a finished fold says about the log as dsh's `inspect()` would read it. */
+export interface FoldOutcome {
+  /** Why the log does not load, by dsh's stage order. */
+  error?: SessionReadError;
+  /** Kept events plus in-memory closers (0 when the log does not load). */
+  eventCount: number;
+  capturedThroughSeq: number | null;
+  title?: string;
+  surfaceCounts: SurfaceCounts;
+  /** Current surface seqs, in surface order (closers included). */
+  surfaceSeqs: number[];
+  /** The closers appended in memory. */
+  closers: SessionEventRecord[];
+}
+
+/** A fresh fold state. */
+export function emptyFoldState(): LogFoldState {
+  return { eventCount: 0, refusals: {}, turns: emptyTurnState(), surface: emptySurface() };
+}
+
+const corrupt = (message: string): FoldFailure => ({ reason: 'corrupt', message });
+
+/** Folds kept events (seq already checked by the scanner) for one session header. */
+export class LogFold {
+  constructor(
+    readonly header: SessionHeaderRecord,
+    readonly state: LogFoldState = emptyFoldState(),
+    /** Receives every kept (upgraded) event, for a full load; the index passes none. */
+    private readonly sink?: SessionEventRecord[],
+  ) {}
+
+  /** The next seq the log must continue with. */
+  get eventCount(): number {
+    return this.state.eventCount;
+  }
+
+  /** An independent copy (for reading a torn tail without committing it). */
+  fork(sink?: SessionEventRecord[]): LogFold {
+    return new LogFold(this.header, structuredClone(this.state), sink);
+  }
+
+  /** Folds the next kept event; `event.seq` equals {@link eventCount}. */
+  accept(stored: JsonRecord): void {
+    const state = this.state;
+    const seq = state.eventCount;
+    state.eventCount++;
+    const refusal = legacyRefusalOf(stored);
+    if (refusal !== undefined) state.refusals[refusal] ??= seq;
+    if (state.upgradeFailure !== undefined) return;
+
+    let event: JsonRecord;
+    try {
+      event = upgradeLegacyEvent(stored, this.header.id, (start) => surfaceToolMessageId(state.surface, start));
+    } catch (error) {
+      if (!(error instanceof MalformedLegacyEventError)) throw error;
+      state.upgradeFailure = corrupt(error.message);
+      return;
+    }
+    const shapeProblem = messageShapeProblem(event);
+    if (shapeProblem !== undefined) {
+      state.upgradeFailure = corrupt(`session event at seq ${seq}: ${shapeProblem}`);
+      return;
+    }
+    state.lastTime = event.time;
+    if (event.type === 'session/title') {
+      const data = event.data as JsonRecord | null | undefined;
+      state.title = typeof data?.title === 'string' ? data.title : undefined;
+    }
+    this.sink?.push(event as unknown as SessionEventRecord);
+
+    if (state.unknownTypeFailure !== undefined) return;
+    if (typeof event.type !== 'string' || (!KNOWN_EVENT_TYPES.has(event.type) && event.ignorable !== true)) {
+      state.unknownTypeFailure = {
+        reason: 'unsupported',
+        message: `session ${JSON.stringify(this.header.id)} contains event type ${JSON.stringify(event.type)} (seq ${seq}) unknown to this harness and not marked ignorable; refusing to interpret the log — it was likely written by a newer harness`,
+      };
+      return;
+    }
+    if (state.repairFailure !== undefined) return;
+    const repairProblem = trackTurnEvent(state.turns, event, seq);
+    if (repairProblem !== undefined) {
+      state.repairFailure = corrupt(repairProblem);
+      return;
+    }
+    if (state.sessionFailure !== undefined) return;
+    const problem = envelopeProblem(event, seq) ?? foldSurfaceEvent(state.surface, event, seq);
+    if (problem !== undefined) state.sessionFailure = corrupt(`invalid event at seq ${seq}: ${problem}`);
+  }
+
+  /** The first failure by dsh's stage order (closers run between type refusal and `Session` construction). */
+  private failure(): FoldFailure | undefined {
+    const state = this.state;
+    for (const refusal of LEGACY_REFUSALS) {
+      const seq = state.refusals[refusal];
+      if (seq !== undefined) return corrupt(legacyRefusalMessage(this.header.id, refusal, seq));
+    }
+    if (state.upgradeFailure) return state.upgradeFailure;
+    if (state.unknownTypeFailure) return state.unknownTypeFailure;
+    if (state.repairFailure) return state.repairFailure;
+    const headerProblem = headerLoadProblem(this.header);
+    if (headerProblem !== undefined) return corrupt(headerProblem);
+    return state.sessionFailure;
+  }
+
+  /**
+   * The log as `inspect()` reads it: the first failure, or the closers appended (in memory; the
+   * committed state is left as it was) with the resulting surface, title and `capturedThroughSeq`.
+   */
+  finish(): FoldOutcome {
+    const failure = this.failure();
+    if (failure !== undefined) {
+      return {
+        error: new SessionReadError(failure.reason, failure.message),
+        eventCount: 0,
+        capturedThroughSeq: null,
+        surfaceCounts: { user: 0, assistant: 0, tool: 0 },
+        surfaceSeqs: [],
+        closers: [],
+      };
+    }
+    const state = this.state;
+    const last = state.eventCount === 0 ? undefined : { seq: state.eventCount - 1, time: state.lastTime };
+    const closers = interruptedTurnClosers(state.turns, last);
+    const surface: SurfaceState = closers.length === 0 ? state.surface : structuredClone(state.surface);
+    for (const closer of closers) {
+      // Closers are valid by construction; folding them only appends their tool results.
+      foldSurfaceEvent(surface, closer, closer.seq as number);
+    }
+    const eventCount = state.eventCount + closers.length;
+    return {
+      eventCount,
+      capturedThroughSeq: eventCount === 0 ? null : eventCount - 1,
+      title: state.title,
+      surfaceCounts: countSurface(surface),
+      surfaceSeqs: [...surface.seqs],
+      closers: closers as unknown as SessionEventRecord[],
+    };
+  }
+}

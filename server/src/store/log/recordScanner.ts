@@ -1,0 +1,79 @@
+/**
+ * dsh's log scanner (store doc §5.3–5.4) over complete event lines: each line is parsed and its
+ * packed rows expanded; records are kept while their seqs continue the log. At the first
+ * unparsable line or seq gap, keeping stops (a torn tail), unless a later line holds a `turn/end`,
+ * which makes the log corrupt.
+ */
+import { isObjectLike } from './eventRules';
+import type { FoldFailure, LogFold } from './logFold';
+import { utf8Text, type LineHandler } from './lines';
+import { expandStorageRecord } from './rows';
+
+/** Serializable scanner state. */
+export interface ScanState {
+  /** Event lines seen (1-based numbering in messages). */
+  lineNumber: number;
+  /** The first defect: from it on nothing is kept. */
+  issue?: string;
+  /** A failure no later byte can undo. */
+  fatal?: FoldFailure;
+}
+
+/** Feeds complete event lines to a {@link LogFold} with dsh's torn-tail rules. */
+export class RecordScanner {
+  constructor(
+    readonly fold: LogFold,
+    readonly maxRecordBytes: number,
+    readonly state: ScanState = { lineNumber: 0 },
+  ) {}
+
+  /** An independent copy, folding into `fold`. */
+  fork(fold: LogFold): RecordScanner {
+    return new RecordScanner(fold, this.maxRecordBytes, structuredClone(this.state));
+  }
+
+  /** Every line so far was kept. */
+  get clean(): boolean {
+    return this.state.issue === undefined && this.state.fatal === undefined;
+  }
+
+  /** Handles one complete line (pass as a {@link LineHandler}). */
+  readonly line: LineHandler = (bytes, length) => {
+    const state = this.state;
+    if (state.fatal !== undefined) return;
+    const lineNumber = ++state.lineNumber;
+    if (bytes === undefined) {
+      state.fatal = {
+        reason: 'too-large',
+        message: `record too large: event line ${lineNumber} has ${length} bytes (limit ${this.maxRecordBytes})`,
+      };
+      return;
+    }
+    let records: unknown[];
+    try {
+      records = expandStorageRecord(JSON.parse(utf8Text(bytes)));
+    } catch {
+      state.issue ??= `corrupt session log: unparsable committed event at line ${lineNumber}`;
+      return;
+    }
+    if (records.includes(null)) {
+      // dsh reads `.seq`/`.type` of every record unguarded: a `null` line fails the whole read.
+      state.fatal = { reason: 'corrupt', message: `corrupt session log: null record at line ${lineNumber}` };
+      return;
+    }
+    const endsTurn = records.some((record) => isObjectLike(record) && record.type === 'turn/end');
+    if (state.issue !== undefined) {
+      if (endsTurn) state.fatal = { reason: 'corrupt', message: `${state.issue}, before a later turn/end` };
+      return;
+    }
+    const first = this.fold.eventCount;
+    const gap = records.findIndex((record, i) => !isObjectLike(record) || record.seq !== first + i);
+    if (gap !== -1) {
+      const got = records[gap];
+      state.issue = `corrupt session log: seq gap at line ${lineNumber} (expected ${first + gap}, got ${String(isObjectLike(got) ? got.seq : got)})`;
+      if (endsTurn) state.fatal = { reason: 'corrupt', message: `${state.issue}, before a later turn/end` };
+      return;
+    }
+    for (const record of records) this.fold.accept(record as Record<string, unknown>);
+  };
+}
