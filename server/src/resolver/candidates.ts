@@ -85,7 +85,8 @@ export function toCandidate(summary: StoredSessionSummary): SessionReferenceCand
 /**
  * Select candidates from the store's listing (session-reference.md §6 steps 2–6): drop the target, keep
  * query matches, rank same cwd, then no cwd, then the rest (stable, store order), cut to `limit`.
- * With an unknown target cwd no affinity applies: pure store order.
+ * As in dsh, sessions without a cwd still come before the others when the target cwd is unknown
+ * (nothing is "same" then); dsh compatibility wins over a prettier order.
  */
 export function selectCandidates(
   sessions: readonly StoredSessionSummary[],
@@ -95,7 +96,6 @@ export function selectCandidates(
 ): SessionReferenceCandidate[] {
   const targetId = target?.sessionId;
   const targetCwd = target?.cwd;
-  const ranked = typeof targetCwd === 'string';
   const matches = queryMatcher(sessions, query);
   // Three stable buckets (same cwd, no cwd, other); each needs at most `limit` entries.
   const buckets: StoredSessionSummary[][] = [[], [], []];
@@ -103,7 +103,7 @@ export function selectCandidates(
     const summary = sessions[index]!;
     if (targetId !== undefined && summary.id === targetId) continue;
     if (!matches(index)) continue;
-    const rank = !ranked ? 0 : summary.cwd === targetCwd ? 0 : summary.cwd === undefined ? 1 : 2;
+    const rank = targetCwd !== undefined && summary.cwd === targetCwd ? 0 : summary.cwd === undefined ? 1 : 2;
     const bucket = buckets[rank]!;
     if (bucket.length < limit) bucket.push(summary);
     // Nothing later can outrank a full first bucket.

@@ -44,10 +44,10 @@ describe('listCandidates', () => {
     expect(Object.keys(withoutCwd!)).toEqual(['sessionId', 'label', 'createdAt']);
   });
 
-  it('keeps pure store order when the target cwd is unknown', async () => {
+  it('with an unknown target cwd, still ranks sessions without a cwd first, as dsh does', async () => {
     const resolver = createSessionReferenceResolver(exampleStore());
-    expect(ids(await resolver.listCandidates(undefined))).toEqual(['other', 'none', 'same-later', 'same']);
-    expect(ids(await resolver.listCandidates({ sessionId: 'x' }))).toEqual(['other', 'none', 'same-later', 'same']);
+    expect(ids(await resolver.listCandidates(undefined))).toEqual(['none', 'other', 'same-later', 'same']);
+    expect(ids(await resolver.listCandidates({ sessionId: 'x' }))).toEqual(['none', 'other', 'same-later', 'same']);
   });
 
   it('never offers the target session, and is stable within a rank', async () => {
@@ -75,7 +75,7 @@ describe('listCandidates', () => {
     expect(ids(await resolver.listCandidates(undefined, 'report'))).toEqual(['Ärger-ID']);
     expect(ids(await resolver.listCandidates(undefined, 'PLAIN'))).toEqual(['plain']);
     expect(ids(await resolver.listCandidates(undefined, ' plain'))).toEqual([]);
-    expect(ids(await resolver.listCandidates(undefined, ''))).toEqual(['Ärger-ID', 'plain']);
+    expect(ids(await resolver.listCandidates(undefined, ''))).toEqual(['plain', 'Ärger-ID']); // no cwd ranks first
   });
 
   it('never searches message bodies', async () => {
