@@ -24,10 +24,8 @@ describe('Vim + ALE with docs/editors/ale.vim', () => {
       driver: 'ale.vim',
       config: 'ale.vim',
     });
+    expectMentionAcceptedAndPrepared(run);
     expect(run.result?.filetype).toBe('markdown');
     expect(run.result?.omnifunc).toBe('DshSessionComplete');
-    expect((run.result?.candidates as Array<{ sessionId: string }> | undefined)?.map((c) => c.sessionId))
-      .toEqual(run.sessions.map((s) => s.sessionId));
-    expectMentionAcceptedAndPrepared(run);
   });
 });

@@ -14,7 +14,7 @@ describe('Emacs eglot with docs/editors/eglot.el', () => {
       driver: 'eglot.el',
       config: 'eglot.el',
     });
-    expect(run.result?.majorMode).toBe('markdown-mode');
     expectMentionAcceptedAndPrepared(run);
+    expect(run.result?.majorMode).toBe('markdown-mode');
   });
 });

@@ -21,7 +21,7 @@ describe('Emacs lsp-mode with docs/editors/lsp-mode.el', () => {
       driver: 'lsp-mode.el',
       config: 'lsp-mode.el',
     });
-    expect(run.result?.majorMode).toBe('markdown-mode');
     expectMentionAcceptedAndPrepared(run);
+    expect(run.result?.majorMode).toBe('markdown-mode');
   });
 });

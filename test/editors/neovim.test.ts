@@ -14,8 +14,8 @@ describe('Neovim 0.7 built-in LSP client with docs/editors/nvim-0.7.lua', () => 
       driver: 'nvim-0.7.lua',
       config: 'nvim-0.7.lua',
     });
+    expectMentionAcceptedAndPrepared(run);
     expect(run.result?.omnifunc).toBe('v:lua.vim.lsp.omnifunc');
     expect(run.result?.filetype).toBe('markdown');
-    expectMentionAcceptedAndPrepared(run);
   });
 });

@@ -64,12 +64,20 @@ function! s:Main() abort
   let s:result.filetype = &filetype
   let s:result.omnifunc = &omnifunc
 
-  call DshSessionRequest(bufnr(''), 'workspace/executeCommand',
-  \   {'command': 'dshSession.candidates', 'arguments': [{}]}, function('s:OnCandidates'))
-  let l:candidates = s:WaitFor('candidates', 'dshSession.candidates')
-  if has_key(l:candidates, 'error') | throw 'dshSession.candidates: ' . l:candidates.error.message | endif
-  let s:result.candidates = l:candidates.result
-  call add(s:result.steps, 'initialized')
+  " The server indexes the store in the background: wait until it lists every session.
+  let l:started = reltime()
+  while 1
+    call DshSessionRequest(bufnr(''), 'workspace/executeCommand',
+    \   {'command': 'dshSession.candidates', 'arguments': [{'query': ''}]}, function('s:OnCandidates'))
+    let l:candidates = s:WaitFor('candidates', 'dshSession.candidates')
+    unlet s:candidates
+    if has_key(l:candidates, 'error') | throw 'dshSession.candidates: ' . l:candidates.error.message | endif
+    let s:result.candidates = l:candidates.result
+    if len(l:candidates.result) >= str2nr($DSH_EXPECTED_CANDIDATES) | break | endif
+    if reltimefloat(reltime(l:started)) * 1000 > s:deadline_ms | throw 'timed out waiting for the server to list every session' | endif
+    sleep 100m
+  endwhile
+  call add(s:result.steps, 'indexed')
 
   let s:menu_started = reltime()
   call timer_start(20, function('s:AcceptWhenMenuShows'), {'repeat': -1})

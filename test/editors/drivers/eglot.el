@@ -15,6 +15,9 @@
  (call-interactively #'eglot)
  (dsh-test-wait "eglot to connect" #'eglot-current-server)
  (dsh-test-step "initialized")
+ (dsh-test-wait-indexed
+  (lambda () (eglot-execute (eglot-current-server)
+                            '(:command "dshSession.candidates" :arguments [(:query "")]))))
  (goto-char (point-min))
  (end-of-line)
  (dsh-test-type "@")

@@ -6,6 +6,7 @@
 ;; :exit-function, which is where eglot and lsp-mode apply the item's textEdit.
 (require 'json)
 (require 'cl-lib)
+(require 'seq)
 
 (defvar dsh-test-result (list :steps nil) "The report, a plist written as JSON at the end.")
 
@@ -27,6 +28,17 @@
     (while (not (funcall predicate))
       (when (> (float-time) deadline) (error "Timed out waiting for %s" what))
       (accept-process-output nil 0.05))))
+
+(defun dsh-test-wait-indexed (list-candidates)
+  "Wait until LIST-CANDIDATES (a function that runs dshSession.candidates through the client)
+returns every session of the test store: the server indexes the store in the background."
+  (let ((expected (string-to-number (getenv "DSH_EXPECTED_CANDIDATES"))))
+    (dsh-test-wait (format "the server to list %d sessions" expected)
+                   (lambda ()
+                     (let ((candidates (funcall list-candidates)))
+                       (dsh-test-put :candidates candidates)
+                       (or (>= (length candidates) expected) (progn (sleep-for 0.1) nil)))))
+    (dsh-test-step "indexed")))
 
 (defun dsh-test-type (text)
   "Type TEXT at point as self-inserted keys, so change hooks fire as when a user types."
@@ -57,10 +69,18 @@
     (unless (completion-at-point) (error "completion-at-point found nothing")))
   (dsh-test-put :lineAfterAccept (buffer-substring-no-properties (line-beginning-position) (line-end-position))))
 
+(defun dsh-test-server-stderr ()
+  "The text of the buffers where eglot and lsp-mode keep a server's stderr."
+  (mapconcat (lambda (buffer) (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max))))
+             (seq-filter (lambda (b) (string-match-p "stderr" (buffer-name b))) (buffer-list))
+             "\n"))
+
 (defmacro dsh-test-run (&rest body)
-  "Run BODY; on any error, record it and exit non-zero."
+  "Run BODY; on any error, record it (and the server's stderr) and exit non-zero."
   `(condition-case err
        (progn ,@body (dsh-test-finish t))
-     (error (dsh-test-put :error (error-message-string err)) (dsh-test-finish nil))))
+     (error (dsh-test-put :error (error-message-string err))
+            (dsh-test-put :serverStderr (dsh-test-server-stderr))
+            (dsh-test-finish nil))))
 
 (provide 'emacs-common)

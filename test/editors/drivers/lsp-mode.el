@@ -10,7 +10,8 @@
  (setq lsp-enabled-clients '(dsh-session-ls) ; no other Markdown servers looked for or offered
        lsp-enable-file-watchers nil
        lsp-completion-provider :none    ; the capf alone; no Company in batch
-       lsp-keep-workspace-alive nil)
+       lsp-keep-workspace-alive nil
+       lsp-restart 'ignore)               ; never ask (it would read stdin) when the server dies
  (load (getenv "DSH_EDITOR_CONFIG") nil t)
  (dsh-test-put :editor (format "emacs %s lsp-mode %s" emacs-version (lsp-version)))
  (find-file (getenv "DSH_TEST_FILE"))
@@ -21,6 +22,10 @@
                 (lambda () (let ((ws (lsp-find-workspace 'dsh-session-ls (buffer-file-name))))
                              (and ws (eq (lsp--workspace-status ws) 'initialized)))))
  (dsh-test-step "initialized")
+ (dsh-test-wait-indexed
+  (lambda () (with-lsp-workspace (lsp-find-workspace 'dsh-session-ls (buffer-file-name))
+               (lsp-request "workspace/executeCommand"
+                            '(:command "dshSession.candidates" :arguments [(:query "")])))))
  (goto-char (point-min))
  (end-of-line)
  (dsh-test-type "@")

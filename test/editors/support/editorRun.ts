@@ -22,6 +22,8 @@ export interface EditorResult {
   steps?: string[];
   /** The completion items the editor's completion path offered, in its order. */
   menu?: Array<{ label: string; insert?: string }>;
+  /** What `dshSession.candidates` returned through the editor's client. */
+  candidates?: unknown;
   /** Line 1 after accepting the first item. */
   lineAfterAccept?: string;
   /** The `dshSession.prepare` result as the editor's client received it. */
@@ -45,6 +47,8 @@ export interface EditorRun {
   result?: EditorResult;
   /** The store's sessions in server order. */
   sessions: readonly EditorTestSession[];
+  /** The tail of the editor's own LSP log, where it keeps one (Neovim), for failure messages. */
+  editorLog?: string;
 }
 
 /**
@@ -108,12 +112,15 @@ export async function runEditorScenario(scenario: EditorScenario): Promise<Edito
 
     // A private HOME keeps editor state (logs, caches, lsp-mode's session file) out of the user's.
     const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, DSH_SESSION_LS_CMD: realServerCommand(), DSH_SESSIONS_ROOT: storeRoot,
-      DSH_EDITOR_CONFIG: config, DSH_TEST_FILE: promptFile, DSH_RESULT_FILE: resultFile, TERM: 'xterm' };
+      DSH_EDITOR_CONFIG: config, DSH_TEST_FILE: promptFile, DSH_RESULT_FILE: resultFile, TERM: 'xterm',
+      DSH_EXPECTED_CANDIDATES: String(sessions.length) };
     for (const key of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME', 'VIMINIT', 'EMACSLOADPATH', 'DSH_HOME']) delete env[key];
 
     const ended = await runProcess(scenario.program, scenario.args.map((a) => a.replaceAll('{driver}', driver)), work, env, scenario.timeoutMs ?? 60_000);
     const result = existsSync(resultFile) ? (JSON.parse(readFileSync(resultFile, 'utf8')) as EditorResult) : undefined;
-    return { ...ended, result, sessions };
+    const nvimLog = path.join(home, '.cache', 'nvim', 'lsp.log');
+    const editorLog = existsSync(nvimLog) ? readFileSync(nvimLog, 'utf8').slice(-3000) : undefined;
+    return { ...ended, result, sessions, editorLog };
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
@@ -142,5 +149,6 @@ function runProcess(program: string, args: string[], cwd: string, env: NodeJS.Pr
 /** A one-line account of a failed run, for assertion messages. */
 export function describeRun(run: EditorRun): string {
   return JSON.stringify({ exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut,
-    error: run.result?.error, steps: run.result?.steps, stderr: run.stderr.slice(-2000) });
+    error: run.result?.error, steps: run.result?.steps, serverStderr: run.result?.serverStderr,
+    stderr: run.stderr.slice(-2000), editorLog: run.editorLog });
 }

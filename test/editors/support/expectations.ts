@@ -6,8 +6,8 @@ const PROMPT_OPEN = '<referenced-sessions>\n';
 const PROMPT_CLOSE = '\n</referenced-sessions>';
 
 /**
- * The end-to-end claim every editor must meet: the completion offered the store's sessions in the
- * server's order; accepting the first left exactly `@` + its canonical mention (no doubled `@`);
+ * The end-to-end claim every editor must meet: `dshSession.candidates` listed the store's sessions
+ * with their mentions; the completion offered them in the server's order; accepting the first left exactly `@` + its canonical mention (no doubled `@`);
  * and `dshSession.prepare` through the editor's client referenced that session with its
  * conversation in the model-facing prompt.
  */
@@ -17,6 +17,11 @@ export function expectMentionAcceptedAndPrepared(run: EditorRun): void {
   expect(result.error, describeRun(run)).toBeUndefined();
   expect(run.timedOut, describeRun(run)).toBe(false);
   expect(result.ok, describeRun(run)).toBe(true);
+
+  // dshSession.candidates through the same client: every session, with its canonical mention.
+  expect(result.candidates).toEqual(run.sessions.map((s) => expect.objectContaining({
+    sessionId: s.sessionId, label: s.label, cwd: s.cwd, createdAt: s.createdAt,
+    mention: formatSessionReferenceMention({ sessionId: s.sessionId, label: s.label }) })));
 
   const [first] = run.sessions;
   expect(result.menu?.map((item) => item.label)).toEqual(run.sessions.map((s) => s.label));
