@@ -1,0 +1,47 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SESSION_COMMAND_NAMES, SessionCommands } from '@dsh-session-ls/shared';
+import { REPO_ROOT, SERVER_BIN } from '../support/lspClient';
+import { EXAMPLE_STORE, startServer } from './helpers';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
+});
+
+describe('the built server: launch and lifecycle', () => {
+  it('answers initialize with the contract capabilities', async () => {
+    const { client, initialized: result, cleanup } = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } });
+    cleanups.push(cleanup);
+    expect(result.serverInfo).toEqual({ name: 'dsh-session-ls', version: JSON.parse(readFileSync(path.join(REPO_ROOT, 'server', 'package.json'), 'utf8')).version });
+    const capabilities = result.capabilities;
+    expect(capabilities.completionProvider).toMatchObject({ triggerCharacters: ['@'], resolveProvider: true });
+    expect(capabilities.executeCommandProvider?.commands).toEqual(
+      expect.arrayContaining([SessionCommands.candidates, SessionCommands.prepare, SessionCommands.parse, SessionCommands.formatMention]),
+    );
+    expect(capabilities.executeCommandProvider!.commands.every((command) => SESSION_COMMAND_NAMES.includes(command))).toBe(true);
+    expect(capabilities.textDocumentSync).toBeDefined();
+    expect(capabilities.workspace?.workspaceFolders).toEqual({ supported: true, changeNotifications: true });
+    expect(client.running).toBe(true);
+  });
+
+  it('writes nothing but protocol to stdout, and exits 0 after shutdown and exit', async () => {
+    const { client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } });
+    cleanups.push(cleanup);
+    await client.executeCommand(SessionCommands.candidates, {});
+    expect(await client.shutdown()).toBe(0);
+    expect(client.protocolErrors).toEqual([]);
+    expect(client.stderr).toContain('sessions root:');
+  });
+
+  it('prints the version and the help, and the help without a subcommand', () => {
+    const version = JSON.parse(readFileSync(path.join(REPO_ROOT, 'server', 'package.json'), 'utf8')).version as string;
+    expect(execFileSync(process.execPath, [SERVER_BIN, '--version'], { encoding: 'utf8' })).toBe(`${version}\n`);
+    const help = execFileSync(process.execPath, [SERVER_BIN, '--help'], { encoding: 'utf8' });
+    expect(help).toContain('dsh-session-ls candidates');
+    expect(help).toContain('--stdio');
+    expect(execFileSync(process.execPath, [SERVER_BIN], { encoding: 'utf8' })).toBe(help);
+  });
+});

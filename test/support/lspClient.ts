@@ -1,0 +1,277 @@
+/**
+ * A typed headless LSP client over JSON-RPC (vscode-jsonrpc) for end-to-end tests: it starts the BUILT
+ * server (`node server/bin/dsh-session-ls.js --stdio`), or talks to an in-process server over streams,
+ * and records what the server sends on its own (notifications, requests, progress, logs).
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import {
+  CancellationTokenSource,
+  ResponseError,
+  StreamMessageReader,
+  StreamMessageWriter,
+  createMessageConnection,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
+import type {
+  ClientCapabilities,
+  CompletionItem,
+  CompletionList,
+  InitializeParams,
+  InitializeResult,
+  Position,
+  TextDocumentContentChangeEvent,
+} from 'vscode-languageserver-protocol';
+
+/** The repository root (this file lives in test/support/). */
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+/** The committed bin that loads the built server. */
+export const SERVER_BIN = path.join(REPO_ROOT, 'server', 'bin', 'dsh-session-ls.js');
+
+/** A message the server sent without being asked (a notification or a request to the client). */
+export interface ServerMessage {
+  method: string;
+  params: unknown;
+}
+
+/** A JSON-RPC error as the client received it. */
+export interface ReceivedError {
+  code: number;
+  message: string;
+  data: unknown;
+}
+
+/** A client capable of everything the server can use: pulled settings, dynamic registration, progress, folders. */
+export const FULL_CLIENT_CAPABILITIES: ClientCapabilities = {
+  workspace: {
+    configuration: true,
+    didChangeConfiguration: { dynamicRegistration: true },
+    workspaceFolders: true,
+    executeCommand: { dynamicRegistration: false },
+  },
+  window: { workDoneProgress: true, showMessage: {} },
+  textDocument: {
+    synchronization: { dynamicRegistration: false },
+    completion: { contextSupport: true, completionItem: { labelDetailsSupport: true, snippetSupport: false } },
+  },
+};
+
+/** Options for starting the built server. */
+export interface StartOptions {
+  /** Extra command-line arguments after `--stdio` (e.g. `--sessions-root DIR`). */
+  args?: string[];
+  /** The server's environment (merged over a copy of this process's). */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** A `file:` URI for a path. */
+export function fileUri(file: string): string {
+  return pathToFileURL(file).href;
+}
+
+/** Poll `check` until it returns a value other than undefined, or fail after `timeoutMs` (a generous deadline, not a timing claim). */
+export async function pollUntil<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The JSON-RPC error of a rejected request, or a failure if it did not reject with one. */
+export async function responseErrorOf(promise: Promise<unknown>): Promise<ReceivedError> {
+  try {
+    const result = await promise;
+    throw new Error(`expected a JSON-RPC error, got ${JSON.stringify(result)}`);
+  } catch (error) {
+    if (!(error instanceof ResponseError)) throw error;
+    return { code: error.code, message: error.message, data: error.data };
+  }
+}
+
+/** A headless LSP client. */
+export class LspTestClient {
+  /** Notifications and requests the server sent, in arrival order. */
+  readonly fromServer: ServerMessage[] = [];
+  /** Errors reading the server's output (anything on stdout that is not protocol shows up here). */
+  readonly protocolErrors: string[] = [];
+  /** The value answered for `workspace/configuration` of the `dshSessions` section (null = unset). */
+  settings: unknown = null;
+  private stderrText = '';
+  private versions = new Map<string, number>();
+
+  private constructor(
+    readonly connection: MessageConnection,
+    private readonly input: Writable,
+    private readonly process?: ChildProcessByStdio<Writable, Readable, Readable>,
+    /** Resolves with the exit code once the server process ended. */
+    readonly exited: Promise<number | null> = new Promise(() => {}),
+  ) {
+    connection.onRequest((method, params) => {
+      this.fromServer.push({ method, params });
+      if (method === 'workspace/configuration') {
+        const items = (params as { items?: Array<{ section?: string }> }).items ?? [];
+        return items.map((item) => (item.section === 'dshSessions' ? this.settings : null));
+      }
+      return null;
+    });
+    connection.onNotification((method, params) => {
+      this.fromServer.push({ method, params });
+    });
+    // vscode-jsonrpc routes `$/progress` itself; record it like any other notification.
+    connection.onUnhandledProgress((params) => {
+      this.fromServer.push({ method: '$/progress', params });
+    });
+    connection.onError(([error]) => {
+      this.protocolErrors.push(error.message);
+    });
+    connection.listen();
+  }
+
+  /** Start the built server over stdio. */
+  static start(options: StartOptions = {}): LspTestClient {
+    const child = spawn(process.execPath, [SERVER_BIN, '--stdio', ...(options.args ?? [])], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const client = new LspTestClient(connection, child.stdin, child, exited);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => (client.stderrText += chunk));
+    // A server that died must fail the test, not hang it.
+    child.stdin.on('error', () => {});
+    return client;
+  }
+
+  /** Talk to a server over a pair of streams (an in-process server). */
+  static overStreams(fromServer: Readable, toServer: Writable): LspTestClient {
+    const connection = createMessageConnection(new StreamMessageReader(fromServer), new StreamMessageWriter(toServer));
+    return new LspTestClient(connection, toServer);
+  }
+
+  /** What the server wrote to stderr so far (its log). */
+  get stderr(): string {
+    return this.stderrText;
+  }
+
+  /** True while the server process runs (always true in-process). */
+  get running(): boolean {
+    return this.process === undefined || (this.process.exitCode === null && this.process.signalCode === null);
+  }
+
+  /** `initialize` then `initialized`; the default client has every capability and no workspace folder. */
+  async initialize(params: Partial<InitializeParams> = {}): Promise<InitializeResult> {
+    const result = await this.connection.sendRequest<InitializeResult>('initialize', {
+      processId: null,
+      rootUri: null,
+      capabilities: FULL_CLIENT_CAPABILITIES,
+      workspaceFolders: null,
+      ...params,
+    });
+    await this.connection.sendNotification('initialized', {});
+    return result;
+  }
+
+  /** `textDocument/didOpen`. */
+  async openDocument(uri: string, text: string, languageId = 'markdown'): Promise<void> {
+    this.versions.set(uri, 1);
+    await this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId, version: 1, text } });
+  }
+
+  /** `textDocument/didChange` (whole text by default, or the given changes). */
+  async changeDocument(uri: string, change: string | TextDocumentContentChangeEvent[]): Promise<void> {
+    const version = (this.versions.get(uri) ?? 0) + 1;
+    this.versions.set(uri, version);
+    const contentChanges = typeof change === 'string' ? [{ text: change }] : change;
+    await this.connection.sendNotification('textDocument/didChange', { textDocument: { uri, version }, contentChanges });
+  }
+
+  /** `textDocument/didClose`. */
+  async closeDocument(uri: string): Promise<void> {
+    this.versions.delete(uri);
+    await this.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+  }
+
+  /** `textDocument/completion` at a position, triggered by `@` as an editor does after typing it. */
+  completion(uri: string, position: Position, triggerCharacter: string | undefined = '@'): Promise<CompletionList> {
+    const context = triggerCharacter === undefined ? { triggerKind: 1 } : { triggerKind: 2, triggerCharacter };
+    return this.connection.sendRequest<CompletionList>('textDocument/completion', { textDocument: { uri }, position, context });
+  }
+
+  /** `completionItem/resolve`. */
+  resolve(item: CompletionItem): Promise<CompletionItem> {
+    return this.connection.sendRequest<CompletionItem>('completionItem/resolve', item);
+  }
+
+  /** `workspace/executeCommand` with the given arguments as they are. */
+  executeCommand<T = unknown>(command: string, ...args: unknown[]): Promise<T> {
+    return this.connection.sendRequest<T>('workspace/executeCommand', { command, arguments: args });
+  }
+
+  /** `workspace/didChangeConfiguration` with the given `settings`. */
+  async changeConfiguration(settings: unknown): Promise<void> {
+    await this.connection.sendNotification('workspace/didChangeConfiguration', { settings });
+  }
+
+  /** Any request. */
+  request<T = unknown>(method: string, params?: unknown): Promise<T> {
+    return this.connection.sendRequest<T>(method, params);
+  }
+
+  /**
+   * Send a request and its `$/cancelRequest` in one write, so the server sees the cancellation before
+   * it starts the work; resolves with what the server answered (normally a RequestCancelled error).
+   */
+  async requestCancelledAtOnce<T = unknown>(method: string, params: unknown): Promise<T> {
+    const source = new CancellationTokenSource();
+    this.input.cork();
+    const answer = this.connection.sendRequest<T>(method, params, source.token);
+    source.cancel();
+    // The writer queues both messages within a few ticks; uncork after they are all buffered.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    this.input.uncork();
+    return answer;
+  }
+
+  /** Write raw bytes to the server (for malformed-message tests). */
+  writeRaw(bytes: string | Buffer): void {
+    this.input.write(bytes);
+  }
+
+  /** Messages from the server with this method, so far. */
+  messages(method: string): ServerMessage[] {
+    return this.fromServer.filter((message) => message.method === method);
+  }
+
+  /** Wait (polling, generous deadline) for a message from the server that satisfies `match`. */
+  waitForMessage(method: string, match: (params: any) => boolean = () => true, timeoutMs = 20_000): Promise<ServerMessage> {
+    return pollUntil(() => this.fromServer.find((message) => message.method === method && match(message.params)), timeoutMs, method);
+  }
+
+  /** `shutdown` then `exit`; resolves with the process exit code (undefined in-process). */
+  async shutdown(): Promise<number | null | undefined> {
+    await this.connection.sendRequest('shutdown');
+    await this.connection.sendNotification('exit');
+    if (this.process === undefined) {
+      this.connection.dispose();
+      return undefined;
+    }
+    const code = await this.exited;
+    this.connection.dispose();
+    return code;
+  }
+
+  /** Stop the server whatever state it is in. */
+  dispose(): void {
+    this.connection.dispose();
+    if (this.process !== undefined && this.running) this.process.kill();
+  }
+}
