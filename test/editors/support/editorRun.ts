@@ -47,6 +47,8 @@ export interface EditorRun {
   result?: EditorResult;
   /** The store's sessions in server order. */
   sessions: readonly EditorTestSession[];
+  /** The store root the run passed as DSH_SESSIONS_ROOT (deleted after the run). */
+  storeRoot: string;
   /** The tail of the editor's own LSP log, where it keeps one (Neovim), for failure messages. */
   editorLog?: string;
 }
@@ -120,7 +122,7 @@ export async function runEditorScenario(scenario: EditorScenario): Promise<Edito
     const result = existsSync(resultFile) ? (JSON.parse(readFileSync(resultFile, 'utf8')) as EditorResult) : undefined;
     const nvimLog = path.join(home, '.cache', 'nvim', 'lsp.log');
     const editorLog = existsSync(nvimLog) ? readFileSync(nvimLog, 'utf8').slice(-3000) : undefined;
-    return { ...ended, result, sessions, editorLog };
+    return { ...ended, result, sessions, storeRoot, editorLog };
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
