@@ -56,7 +56,8 @@ export function formatSessionReferenceMention(reference: SessionReferenceInput):
 /**
  * The mention grammar, once: one left-to-right scan that at each position tries an explicit
  * mention, then a bare URI. Linear time: a label scan that ran to its end is remembered,
- * because every later `@[` inside it ends at the same `]` (it cannot start mid-escape).
+ * because every later `@[` inside it ends at the same `]` (it cannot start mid-escape); so is
+ * the last URI run, because a run started inside it ends where it ends.
  */
 export function* scanSessionMentions(text: string): Generator<SessionMentionToken> {
   const n = text.length;
@@ -64,8 +65,9 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
   let memoFrom = -1;
   let memoEnd = -1;
   let memoClose = -1;
-  // Memo of the URI run after the last `](dsh-session:` examined (same close, same answer).
-  let uriMemoClose = -1;
+  // Memo of the last URI run scanned: a run started anywhere inside [uriMemoFrom, uriMemoEnd] ends
+  // at uriMemoEnd too, so overlapping runs (many unclosed `](dsh-session:…`) are scanned once.
+  let uriMemoFrom = -1;
   let uriMemoEnd = -1;
   let i = 0;
   while (i < n) {
@@ -97,14 +99,15 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
       }
       if (close !== -1 && text.charCodeAt(close + 1) === 0x28 /* ( */ && text.startsWith(SESSION_URI_PREFIX, close + 2)) {
         const uriStart = close + 2;
-        if (uriMemoClose !== close) {
-          let k = uriStart + SESSION_URI_PREFIX.length;
+        const runStart = uriStart + SESSION_URI_PREFIX.length;
+        if (runStart < uriMemoFrom || runStart > uriMemoEnd) {
+          let k = runStart;
           while (k < n) {
             const c = text[k]!;
             if (c === ')' || WHITESPACE.test(c)) break;
             k++;
           }
-          uriMemoClose = close;
+          uriMemoFrom = runStart;
           uriMemoEnd = k;
         }
         const k = uriMemoEnd;
