@@ -196,11 +196,9 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
         applySettingsChange(workspace.setWorkspace(folderUris, rootUri, rootPath));
       });
     }
-    if (workspace.currentStore() === undefined) {
-      // A client that never answers must not keep the server without a store.
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.configurationTimeoutMs ?? 3000).unref());
-      await Promise.race([pullSection(), timeout]);
-    }
+    // A client that never answers must not keep the server without a store.
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.configurationTimeoutMs ?? 3000).unref());
+    await Promise.race([pullSection(), timeout]);
     workspace.openStoreForSettings();
     const store = workspace.currentStore();
     if (store !== undefined) void showIndexingProgress(store);

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { CompletionItem, InitializeParams, InitializeResult, TextEdit } from 'vscode-languageserver-protocol';
-import { LspTestClient, REPO_ROOT, fileUri, type StartOptions } from '../support/lspClient';
+import { SessionCommands } from '@dsh-session-ls/shared';
+import { LspTestClient, REPO_ROOT, fileUri, pollUntil, type StartOptions } from '../support/lspClient';
 
 /** The bundled example store (raw JSONL, laid out as dsh lays it out). */
 export const EXAMPLE_STORE = path.join(REPO_ROOT, 'examples', 'store');
@@ -69,6 +70,14 @@ export async function startServer(
       removeTemporary(scratch);
     },
   };
+}
+
+/** Wait (polling, generous deadline) until `dshSession.candidates` lists `count` sessions: the store is indexed. */
+export async function waitForSessions(client: LspTestClient, count: number, query = ''): Promise<void> {
+  await pollUntil(async () => {
+    const candidates = await client.executeCommand<unknown[]>(SessionCommands.candidates, { query, limit: 10_000 });
+    return candidates.length >= count ? true : undefined;
+  }, 20_000, `${count} sessions`);
 }
 
 /** The text and the cursor of a `|`-marked text. */
