@@ -48,9 +48,14 @@ export function rawTranscript(lines: readonly string[]): Uint8Array {
   return encoder.encode(lines.map((line) => `${line}\n`).join(''));
 }
 
-/** One zstd frame (with content checksum) holding the given lines, made by the `zstd` command. */
+/** One zstd frame (with content checksum) of any bytes, made by the `zstd` command. */
+export function zstdFrameOf(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(execFileSync('zstd', ['-q', '--check', '-c'], { input: bytes }));
+}
+
+/** One zstd frame holding the given lines. */
 export function zstdFrame(lines: readonly string[]): Uint8Array {
-  return new Uint8Array(execFileSync('zstd', ['-q', '--check', '-c'], { input: rawTranscript(lines) }));
+  return zstdFrameOf(rawTranscript(lines));
 }
 
 /** A `session.jsonl.zstd`: one frame per part (the header line alone in the first part). */

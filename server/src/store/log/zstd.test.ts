@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import { SessionReadError } from '../../resolver/sessionStore';
+import { findProgram } from '../../../../test/support/conformance';
+import { availableZstdDecoders, initZstdSupport, loadSessionLog, type LoadedSessionLog, type ZstdFrameDecoder } from './index';
+import { DEMO_2, concatBytes, rawTranscript, zstdFrame, zstdFrameOf, zstdTranscript } from './testLogs';
+
+const zstdCli = findProgram('zstd');
+await initZstdSupport();
+const decoders = availableZstdDecoders();
+
+/** Length of a zstd frame header (RFC 8878 §3.1.1), walked independently of the code under test. */
+function frameHeaderLength(frame: Uint8Array): number {
+  const descriptor = frame[4];
+  const singleSegment = (descriptor & 0x20) !== 0;
+  const sizeFlag = descriptor >> 6;
+  const dictionaryBytes = [0, 1, 2, 4][descriptor & 3];
+  return 5 + (singleSegment ? 0 : 1) + dictionaryBytes + (sizeFlag === 0 ? (singleSegment ? 1 : 0) : 1 << sizeFlag);
+}
+
+/** Where each block of a zstd frame ends. */
+function blockEnds(frame: Uint8Array): number[] {
+  let offset = frameHeaderLength(frame);
+  const ends: number[] = [];
+  for (;;) {
+    const header = frame[offset] | (frame[offset + 1] << 8) | (frame[offset + 2] << 16);
+    offset += 3 + (((header >> 1) & 3) === 1 ? 1 : header >> 3);
+    ends.push(offset);
+    if (header & 1) return ends;
+  }
+}
+
+type Attempt = { log: LoadedSessionLog } | { error: SessionReadError };
+
+/** Loads, requiring that any failure is a SessionReadError. */
+function attempt(bytes: Uint8Array, decoder: ZstdFrameDecoder): Attempt {
+  try {
+    return { log: loadSessionLog(bytes, 'zstd', { zstdDecoder: decoder }) };
+  } catch (error) {
+    expect(error).toBeInstanceOf(SessionReadError);
+    return { error: error as SessionReadError };
+  }
+}
+
+function expectCorrupt(bytes: Uint8Array, decoder: ZstdFrameDecoder, message: RegExp): void {
+  const result = attempt(bytes, decoder);
+  expect(result).toHaveProperty('error');
+  if ('error' in result) {
+    expect(result.error.reason).toBe('corrupt');
+    expect(result.error.message).toMatch(message);
+  }
+}
+
+const DEMO_2_PARTS = [DEMO_2.slice(0, 1), DEMO_2.slice(1, 13), DEMO_2.slice(13)];
+
+describe.skipIf(!zstdCli.found)('zstd torn last frame: keep the records of the whole blocks received', () => {
+  it('demo-2 cut at every byte of frame 3: 12 events until its only block is whole, then 17; both decoders agree', () => {
+    const head = zstdTranscript(DEMO_2_PARTS.slice(0, 2));
+    const last = zstdFrame(DEMO_2_PARTS[2]);
+    const bytes = concatBytes([head, last]);
+    const ends = blockEnds(last);
+    expect(ends).toHaveLength(1);
+    for (let cut = head.length; cut < bytes.length; cut++) {
+      const whole = cut - head.length >= ends[0];
+      const results = decoders.map((decoder) => attempt(bytes.subarray(0, cut), decoder));
+      for (const result of results) {
+        expect(result, `cut at ${cut}`).toHaveProperty('log');
+        if (!('log' in result)) continue;
+        expect(result.log.events).toHaveLength(whole ? 17 : 12);
+        expect(result.log.title).toBe(whole ? 'Alpha file check' : 'Read a.txt');
+      }
+      expect(results.slice(1)).toEqual(results.slice(0, -1).map(() => results[0]));
+    }
+  });
+
+  it('a multi-block last frame cut at every byte keeps exactly the lines of its whole 128 KiB blocks', () => {
+    // Long, compressible texts make the reference compressor cut the frame into several 128 KiB blocks.
+    const turns = Array.from({ length: 7 }, (_, i) =>
+      JSON.stringify({
+        type: 'session/title',
+        seq: 17 + i,
+        time: 1767225900000 + i,
+        data: { title: `title ${i} ${'lorem ipsum '.repeat(5000 + 37 * i)}`, messageSeqs: [], source: { kind: 'user' } },
+      }),
+    );
+    const head = zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1)]);
+    const last = zstdFrame(turns);
+    const bytes = concatBytes([head, last]);
+    const plaintext = rawTranscript(turns);
+    const ends = blockEnds(last);
+    expect(ends.length).toBeGreaterThanOrEqual(3);
+    for (let cut = head.length; cut < bytes.length; cut++) {
+      const wholeBlocks = ends.filter((end) => end <= cut - head.length).length;
+      const received = plaintext.subarray(0, Math.min(wholeBlocks * 128 * 1024, plaintext.length));
+      const keptLines = received.filter((byte) => byte === 0x0a).length;
+      const results = decoders.map((decoder) => attempt(bytes.subarray(0, cut), decoder));
+      for (const result of results) {
+        expect(result, `cut at ${cut}`).toHaveProperty('log');
+        if ('log' in result) expect(result.log.events, `cut at ${cut}`).toHaveLength(17 + keptLines);
+      }
+      expect(results.slice(1)).toEqual(results.slice(0, -1).map(() => results[0]));
+    }
+  });
+
+  it('a file cut anywhere only ever fails with a SessionReadError, the same for both decoders', () => {
+    const bytes = zstdTranscript(DEMO_2_PARTS);
+    const headerLength = zstdFrame(DEMO_2_PARTS[0]).length;
+    for (let cut = 0; cut <= bytes.length; cut++) {
+      const results = decoders.map((decoder) => attempt(bytes.subarray(0, cut), decoder));
+      const headerComplete = cut >= headerLength;
+      expect(results[0], `cut at ${cut}`).toHaveProperty(headerComplete ? 'log' : 'error');
+      expect(results.slice(1)).toEqual(results.slice(0, -1).map(() => results[0]));
+    }
+  });
+
+  for (const decoder of decoders) {
+    describe(`damage, with ${decoder.name}`, () => {
+      it('a complete frame with a wrong checksum is corrupt, wherever it is', () => {
+        const bytes = zstdTranscript(DEMO_2_PARTS);
+        const secondEnd = zstdTranscript(DEMO_2_PARTS.slice(0, 2)).length;
+        for (const at of [secondEnd - 1, bytes.length - 4]) {
+          const damaged = bytes.slice();
+          damaged[at] ^= 0x01;
+          expectCorrupt(damaged, decoder, /failed validation/);
+        }
+      });
+
+      it('a flipped payload byte in a complete frame is corrupt (never garbage events)', () => {
+        const bytes = zstdTranscript(DEMO_2_PARTS);
+        const headerEnd = zstdFrame(DEMO_2_PARTS[0]).length;
+        const damaged = bytes.slice();
+        damaged[headerEnd + 40] ^= 0x20;
+        expectCorrupt(damaged, decoder, /corrupt/);
+      });
+
+      it('invalid frame magic after the last frame is corrupt; fewer than 4 stray bytes are a torn frame', () => {
+        const bytes = zstdTranscript(DEMO_2_PARTS);
+        expectCorrupt(concatBytes([bytes, new TextEncoder().encode('garbage\n')]), decoder, new RegExp(`invalid zstd frame magic at byte ${bytes.length}`));
+        const stray = attempt(concatBytes([bytes, new Uint8Array([0x28, 0xb5, 0x2f])]), decoder);
+        expect('log' in stray && stray.log.events.length).toBe(17);
+      });
+
+      it('a reserved frame-header bit or block type is corrupt', () => {
+        const bytes = zstdTranscript(DEMO_2_PARTS);
+        const headerEnd = zstdFrame(DEMO_2_PARTS[0]).length;
+        const reservedBit = bytes.slice();
+        reservedBit[headerEnd + 4] |= 0x08;
+        expectCorrupt(reservedBit, decoder, /reserved zstd frame-header bit/);
+        // Block type 3 (bits 1-2 of the first block header, right after the frame header) is reserved.
+        const reservedType = bytes.slice();
+        reservedType[headerEnd + frameHeaderLength(zstdFrame(DEMO_2_PARTS[1]))] |= 0x06;
+        expectCorrupt(reservedType, decoder, /reserved zstd block type/);
+      });
+
+      it('a header frame holding more than one line is corrupt', () => {
+        const bytes = concatBytes([zstdFrame(DEMO_2.slice(0, 2)), zstdFrame(DEMO_2.slice(2))]);
+        expectCorrupt(bytes, decoder, /first frame is not exactly one header line/);
+      });
+
+      it('no complete frame at all is "empty or header-less"', () => {
+        expectCorrupt(new Uint8Array(0), decoder, /empty or header-less/);
+        const header = zstdFrame(DEMO_2_PARTS[0]);
+        expectCorrupt(header.subarray(0, header.length - 1), decoder, /empty or header-less/);
+      });
+
+      it('a line may straddle two complete frames', () => {
+        const body = rawTranscript(DEMO_2.slice(1));
+        const split = body.indexOf(0x0a) + 10;
+        const frames = [zstdFrame(DEMO_2_PARTS[0]), zstdFrameOf(body.subarray(0, split)), zstdFrameOf(body.subarray(split))];
+        const result = attempt(concatBytes(frames), decoder);
+        expect('log' in result && result.log.events.length).toBe(17);
+      });
+
+      it('a complete last frame ending inside a line, or holding an unparsable line, is corrupt', () => {
+        const body = rawTranscript(DEMO_2.slice(1));
+        const open = concatBytes([zstdFrame(DEMO_2_PARTS[0]), zstdFrameOf(body.subarray(0, body.length - 5))]);
+        expectCorrupt(open, decoder, /complete frame contains a torn JSONL record/);
+        const garbage = concatBytes([zstdTranscript(DEMO_2_PARTS), zstdFrame(['not json'])]);
+        expectCorrupt(garbage, decoder, /complete frame contains a torn JSONL record/);
+      });
+
+      it('in the torn frame, a bad line is cut silently unless a later whole line ends a turn', () => {
+        const turnEnd = '{"type":"turn/end","seq":17,"time":1767225802001,"data":{"turn":1,"reason":{"kind":"completed"}}}';
+        const cutChecksum = (bytes: Uint8Array) => bytes.subarray(0, bytes.length - 2);
+        const cut = attempt(cutChecksum(zstdTranscript([...DEMO_2_PARTS, [turnEnd, 'garbage', '{"seq":99}']])), decoder);
+        expect('log' in cut && cut.log.events.length).toBe(18);
+        expectCorrupt(cutChecksum(zstdTranscript([...DEMO_2_PARTS, ['garbage', turnEnd]])), decoder, /unparsable committed event.*turn\/end/);
+      });
+    });
+  }
+});
