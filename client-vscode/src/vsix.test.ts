@@ -1,0 +1,114 @@
+// Packages the extension as `npm run package` does and checks the .vsix: it holds the bundled
+// extension and server, nothing from the sources, and the packaged server answers over IPC.
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SESSION_COMMAND_NAMES, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readZipEntries, type ZipEntry } from './testing/zipArchive';
+
+const extensionRoot = path.join(__dirname, '..');
+const manifest = JSON.parse(readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'dsh-vsix-'));
+let entries: ZipEntry[] = [];
+
+function entry(name: string): ZipEntry {
+  const found = entries.find((e) => e.name === name);
+  if (!found) throw new Error(`${name} is not in the .vsix (has: ${entries.map((e) => e.name).join(', ')})`);
+  return found;
+}
+
+beforeAll(() => {
+  const vsix = path.join(scratch, 'extension.vsix');
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  execFileSync(npm, ['run', 'package', '--', '--out', vsix], { cwd: extensionRoot, stdio: 'pipe', env: { ...process.env, npm_config_offline: 'true' } });
+  entries = readZipEntries(readFileSync(vsix));
+}, 120_000);
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('the packaged .vsix', () => {
+  it('holds the manifest, the bundled extension and the bundled server', () => {
+    const packaged = JSON.parse(entry('extension/package.json').read().toString('utf8'));
+    expect(packaged.name).toBe(manifest.name);
+    expect(entry(`extension/${packaged.main.replace(/^\.\//, '')}`).read().length).toBeGreaterThan(0);
+    expect(entry('extension/dist/server.js').read().length).toBeGreaterThan(0);
+    expect(entry('extension/syntaxes/dsh-prompt.tmLanguage.json').read().length).toBeGreaterThan(0);
+    expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(['extension.vsixmanifest', 'extension/LICENSE.txt', 'extension/readme.md']));
+  });
+
+  it('holds nothing from the sources, no source maps and no node_modules', () => {
+    const unwanted = entries.map((e) => e.name).filter((name) => /\/src\/|\.map$|\.ts$|node_modules|esbuild\.mjs|tsconfig/.test(name));
+    expect(unwanted).toEqual([]);
+  });
+
+  it('keeps vscode out of the extension bundle (VS Code provides it)', () => {
+    const bundle = entry('extension/dist/extension.js').read().toString('utf8');
+    expect(bundle).toMatch(/require\(["']vscode["']\)/);
+  });
+
+  describe('its server, started as the extension starts it (node, --node-ipc)', () => {
+    let server: ChildProcess;
+    let emptyRoot: string;
+    const waiting = new Map<number, { resolve(answer: { result?: any; error?: any }): void; reject(error: Error): void }>();
+
+    function request(id: number, method: string, params: unknown): Promise<{ result?: any; error?: any }> {
+      const answered = new Promise<{ result?: any; error?: any }>((resolve, reject) => waiting.set(id, { resolve, reject }));
+      server.send({ jsonrpc: '2.0', id, method, params });
+      return answered;
+    }
+
+    beforeAll(() => {
+      const serverFile = path.join(scratch, 'server.js');
+      writeFileSync(serverFile, entry('extension/dist/server.js').read());
+      emptyRoot = mkdtempSync(path.join(scratch, 'sessions-'));
+      server = fork(serverFile, ['--node-ipc', `--clientProcessId=${process.pid}`], { silent: true });
+      server.on('message', (message: { id?: number; result?: unknown; error?: unknown }) => {
+        const pending = typeof message.id === 'number' ? waiting.get(message.id) : undefined;
+        if (pending && ('result' in message || 'error' in message)) pending.resolve(message);
+      });
+      server.on('exit', (code) => {
+        for (const pending of waiting.values()) pending.reject(new Error(`the packaged server exited (${code}) before answering`));
+      });
+    });
+
+    afterAll(() => {
+      if (server.exitCode === null) server.kill();
+    });
+
+    let capabilities: any;
+
+    it('initializes, offering @ completion', async () => {
+      const { result } = await request(1, 'initialize', {
+        processId: process.pid,
+        rootUri: null,
+        capabilities: {},
+        initializationOptions: { sessionsRoot: emptyRoot },
+      });
+      capabilities = result.capabilities;
+      expect(capabilities.completionProvider.triggerCharacters).toContain('@');
+      server.send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+    });
+
+    it('offers every dshSession command (the extension calls candidates, preview and transcript)', () => {
+      expect(capabilities?.executeCommandProvider?.commands).toEqual(expect.arrayContaining([...SESSION_COMMAND_NAMES]));
+    });
+
+    it('runs a command', async () => {
+      const { result } = await request(2, 'workspace/executeCommand', {
+        command: 'dshSession.formatMention',
+        arguments: [{ sessionId: 's-1', label: 'A [b]' }],
+      });
+      expect(result).toBe(formatSessionReferenceMention({ sessionId: 's-1', label: 'A [b]' }));
+    });
+
+    it('shuts down when asked', async () => {
+      const { error } = await request(3, 'shutdown', null);
+      expect(error).toBeUndefined();
+      server.send({ jsonrpc: '2.0', method: 'exit' });
+      await new Promise<void>((resolve) => (server.exitCode !== null ? resolve() : server.once('exit', () => resolve())));
+      expect(server.exitCode).toBe(0);
+    });
+  });
+});
