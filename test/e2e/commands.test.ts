@@ -1,0 +1,201 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  JsonRpcErrorCodes,
+  SESSION_REFERENCE_ERROR_CODES,
+  SESSION_REFERENCE_JSON_RPC_CODES,
+  SessionCommands,
+  formatSessionReferenceMention,
+  type PreparedReferencedMessage,
+  type SessionReferenceErrorCode,
+  type SessionReferenceMentionCandidate,
+} from '@dsh-session-ls/shared';
+import { fileUri, responseErrorOf, type LspTestClient } from '../support/lspClient';
+import { EXAMPLE_SESSIONS, EXAMPLE_STORE, WEATHER_APP, startServer, waitForSessions } from './helpers';
+
+const { cache, hourly, flakyTest, httpNotes, releaseNames } = EXAMPLE_SESSIONS;
+const DOC_URI = fileUri(`${WEATHER_APP}/notes/PROMPT.md`);
+const mention = (sessionId: string, label?: string) => formatSessionReferenceMention({ sessionId, ...(label === undefined ? {} : { label }) });
+const DOC_TEXT = `Compare ${mention(cache, 'the cache work')} with ${mention(hourly)}.`;
+
+let client: LspTestClient;
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } }));
+  await waitForSessions(client, Object.keys(EXAMPLE_SESSIONS).length);
+  await client.openDocument(DOC_URI, DOC_TEXT);
+});
+
+afterAll(async () => {
+  await cleanup();
+});
+
+function stripId(prepared: PreparedReferencedMessage): unknown {
+  if (prepared.additionalContext === undefined) return prepared;
+  const { id, ...rest } = prepared.additionalContext;
+  expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  return { ...prepared, additionalContext: rest };
+}
+
+async function errorCode(command: string, ...args: unknown[]) {
+  return responseErrorOf(client.executeCommand(command, ...args));
+}
+
+describe('dshSession.candidates', () => {
+  it('lists mention candidates for the target (the workspace folder by default)', async () => {
+    const candidates = await client.executeCommand<SessionReferenceMentionCandidate[]>(SessionCommands.candidates, {});
+    expect(candidates.map((candidate) => candidate.sessionId)).toEqual([flakyTest, cache, hourly, releaseNames, httpNotes]);
+    expect(candidates[3]).toEqual({
+      sessionId: releaseNames,
+      label: 'Release names [v2.0]',
+      createdAt: 1794301920000,
+      mention: mention(releaseNames, 'Release names [v2.0]'),
+    });
+  });
+
+  it('takes query, limit, target and a JSON string argument', async () => {
+    const byQuery = await client.executeCommand<SessionReferenceMentionCandidate[]>(
+      SessionCommands.candidates,
+      JSON.stringify({ query: 'HTTP', target: { cwd: '/home/sam/notes' } }),
+    );
+    expect(byQuery.map((candidate) => candidate.sessionId)).toEqual([httpNotes]);
+    const ranked = await client.executeCommand<SessionReferenceMentionCandidate[]>(SessionCommands.candidates, {
+      limit: 2,
+      target: { sessionId: httpNotes },
+    });
+    // The target's own cwd ranks (its notes session itself is never offered).
+    expect(ranked.map((candidate) => candidate.sessionId)).toEqual([releaseNames, flakyTest]);
+  });
+});
+
+describe('dshSession.prepare', () => {
+  it('prepares content with references as given', async () => {
+    const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, {
+      content: [{ type: 'text', text: 'why?' }],
+      references: [{ sessionId: flakyTest, label: 'flaky' }],
+    });
+    expect(prepared.content).toEqual([{ type: 'text', text: 'why?' }]);
+    expect(prepared.additionalContext!.source.references).toEqual([
+      {
+        sessionId: flakyTest,
+        label: 'flaky',
+        capturedThroughSeq: 28,
+        compacted: true,
+        originalMessages: 3,
+        retainedMessages: 3,
+        omittedMessages: 0,
+        omittedBytes: 0,
+        truncated: false,
+        inputIndex: 0,
+      },
+    ]);
+    expect(prepared.additionalContext!.content).toHaveLength(1);
+    expect((prepared.additionalContext!.content[0] as { text: string }).text).toMatch(/^## Referenced sessions\n[\s\S]*<\/referenced-sessions>$/);
+  });
+
+  it('gives the text form and the open-document form the same answer, mentions parsed as dsh parses them', async () => {
+    const fromText = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { text: DOC_TEXT });
+    const fromDocument = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { textDocument: { uri: DOC_URI } });
+    expect(fromText.content).toEqual([{ type: 'text', text: `Compare @the cache work with @${hourly}.` }]);
+    expect(stripId(fromDocument)).toEqual(stripId(fromText));
+    expect(fromText.additionalContext!.source.references.map((reference) => reference.label)).toEqual(['the cache work', hourly]);
+    const fromString = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, JSON.stringify({ text: DOC_TEXT }));
+    expect(stripId(fromString)).toEqual(stripId(fromText));
+    // Every message gets a fresh id, as dsh gives one.
+    expect(fromString.additionalContext!.id).not.toBe(fromText.additionalContext!.id);
+  });
+
+  it('applies a per-call config', async () => {
+    const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, {
+      text: DOC_TEXT,
+      config: { maxReferenceBytes: 400 },
+    });
+    expect(prepared.additionalContext!.source.references.some((reference) => reference.truncated)).toBe(true);
+  });
+});
+
+describe('dshSession.parse and dshSession.formatMention', () => {
+  it('parse returns the readable text and the references', async () => {
+    expect(await client.executeCommand(SessionCommands.parse, { text: DOC_TEXT })).toEqual({
+      text: `Compare @the cache work with @${hourly}.`,
+      references: [
+        { sessionId: cache, label: 'the cache work' },
+        { sessionId: hourly, label: hourly },
+      ],
+    });
+  });
+
+  it('formatMention returns the canonical mention', async () => {
+    expect(await client.executeCommand(SessionCommands.formatMention, { sessionId: 'a]b', label: 'x\\y]' })).toBe('@[x\\\\y\\]](dsh-session:ImFdYiI)');
+    expect(await client.executeCommand(SessionCommands.formatMention, '{"sessionId":"source"}')).toBe('@[source](dsh-session:InNvdXJjZSI)');
+  });
+});
+
+describe('errors through the real server', () => {
+  const raising: Record<SessionReferenceErrorCode, () => Promise<{ code: number; message: string; data: unknown }>> = {
+    SESSION_REFERENCE_INVALID_CONFIG: () => errorCode(SessionCommands.prepare, { text: 'x', config: { maxReferences: 4 } }),
+    SESSION_REFERENCE_INVALID_REFERENCE: () => errorCode(SessionCommands.prepare, { text: 'x @[a](dsh-session:IiJ)' }),
+    SESSION_REFERENCE_SELF_REFERENCE: () => errorCode(SessionCommands.prepare, { text: DOC_TEXT, target: { sessionId: cache } }),
+    SESSION_REFERENCE_TOO_MANY: () =>
+      errorCode(SessionCommands.prepare, { content: [], references: [cache, hourly, flakyTest, httpNotes].map((sessionId) => ({ sessionId })) }),
+    SESSION_REFERENCE_READ_FAILED: () => errorCode(SessionCommands.prepare, { content: [], references: [{ sessionId: 'no-such-session' }] }),
+    SESSION_REFERENCE_BUDGET_EXCEEDED: () => errorCode(SessionCommands.prepare, { text: DOC_TEXT, config: { maxReferenceBytes: 16 } }),
+    SESSION_REFERENCE_CANCELLED: () =>
+      responseErrorOf(client.requestCancelledAtOnce('workspace/executeCommand', { command: SessionCommands.prepare, arguments: [{ text: DOC_TEXT }] })),
+  };
+
+  it.each([...SESSION_REFERENCE_ERROR_CODES])('maps %s by the shared table, with data.code and no cause', async (code) => {
+    const error = await raising[code]();
+    expect(error.code).toBe(SESSION_REFERENCE_JSON_RPC_CODES[code]);
+    expect(error.data).toEqual({ code });
+    expect(error.message).not.toBe('');
+  });
+
+  it('uses dsh messages where they are pinned', async () => {
+    expect((await raising.SESSION_REFERENCE_READ_FAILED()).message).toBe('failed to read referenced session: session "no-such-session" not found');
+    expect((await raising.SESSION_REFERENCE_TOO_MANY()).message).toBe('a message may reference at most 3 sessions');
+    expect((await raising.SESSION_REFERENCE_SELF_REFERENCE()).message).toBe(`session ${JSON.stringify(cache)} cannot reference itself`);
+    expect((await raising.SESSION_REFERENCE_INVALID_CONFIG()).message).toBe('session-reference: maxReferences must not exceed 3');
+    expect((await raising.SESSION_REFERENCE_BUDGET_EXCEEDED()).message).toBe('referenced session snapshot cannot fit the configured byte budget');
+    expect((await raising.SESSION_REFERENCE_CANCELLED()).message).toBe('session reference preparation was cancelled');
+  });
+
+  it('answers arguments of the wrong shape with INVALID_REFERENCE', async () => {
+    for (const args of [[], [{}, {}], [42], ['not json'], [null], [{ text: 'a', textDocument: { uri: DOC_URI } }], [{ textDocument: { uri: fileUri('/closed.md') } }]]) {
+      const error = await responseErrorOf(client.connection.sendRequest('workspace/executeCommand', { command: SessionCommands.prepare, arguments: args }));
+      expect(error.code).toBe(JsonRpcErrorCodes.InvalidParams);
+      expect(error.data).toEqual({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' });
+    }
+    const noArguments = await responseErrorOf(client.connection.sendRequest('workspace/executeCommand', { command: SessionCommands.parse }));
+    expect(noArguments.data).toEqual({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' });
+  });
+
+  it('answers an unknown command with MethodNotFound', async () => {
+    expect((await errorCode('dshSession.launchMissiles', {})).code).toBe(JsonRpcErrorCodes.MethodNotFound);
+  });
+
+  it('survives malformed requests and bytes, and keeps answering', async () => {
+    // Params of the wrong shape for every handler: an empty or unchanged answer, or a JSON-RPC error.
+    expect(await client.request('textDocument/completion', { textDocument: 42 })).toEqual({ isIncomplete: false, items: [] });
+    const strangeItem = { label: 'x', data: { kind: 'dsh-session', sessionId: 5 } };
+    expect(await client.request('completionItem/resolve', strangeItem)).toEqual(strangeItem);
+    expect((await responseErrorOf(client.request('workspace/executeCommand', { command: 42 }))).code).toBe(JsonRpcErrorCodes.MethodNotFound);
+    expect(
+      (await responseErrorOf(client.request('workspace/executeCommand', { command: SessionCommands.candidates, arguments: [{ limit: 'ten' }] }))).data,
+    ).toEqual({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' });
+    const badPosition = await client
+      .request('textDocument/completion', { textDocument: { uri: DOC_URI }, position: { line: 'x', character: null } })
+      .then(
+        () => 'answered',
+        (error: { code?: unknown }) => (typeof error.code === 'number' ? 'json-rpc error' : 'other'),
+      );
+    expect(['answered', 'json-rpc error']).toContain(badPosition);
+    // Notifications of the wrong shape, and bytes that are not JSON.
+    await client.connection.sendNotification('textDocument/didChange', { textDocument: { uri: 'file:///never-opened.md', version: 2 }, contentChanges: [{ text: 'x' }] });
+    await client.connection.sendNotification('workspace/didChangeConfiguration', { settings: { dshSessions: 'not an object' } });
+    client.writeRaw('Content-Length: 10\r\n\r\n{not json}');
+    const answer = await client.executeCommand(SessionCommands.parse, { text: 'still here' });
+    expect(answer).toEqual({ text: 'still here', references: [] });
+    expect(client.running).toBe(true);
+  });
+});
