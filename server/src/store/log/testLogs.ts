@@ -78,3 +78,61 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
 export function headerLine(id: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ type: 'session', version: 0, id, createdAt: 1767225600000, cwd: '/home/alice/proj', delegationDepth: 0, ...extra });
 }
+
+const MODEL = { kind: 'model', provider: 'deepseek-official', model: 'deepseek-v4-flash' };
+const line = (event: Record<string, unknown>): string => JSON.stringify(event);
+const at = (seq: number): number => 1767300000000 + seq;
+
+/** Event lines for hand-made logs (seq given explicitly, time derived from it). */
+export const ev = {
+  /** Any event. */
+  of: (type: string, seq: number, data: unknown, extra: Record<string, unknown> = {}) =>
+    line({ type, seq, time: at(seq), data, ...extra }),
+  turnStart: (seq: number, turn = 1) => line({ type: 'turn/start', seq, time: at(seq), data: { turn } }),
+  turnEnd: (seq: number, turn = 1) =>
+    line({ type: 'turn/end', seq, time: at(seq), data: { turn, reason: { kind: 'completed' } } }),
+  stepStart: (seq: number, step = 1, turn = 1) => line({ type: 'step/start', seq, time: at(seq), data: { turn, step } }),
+  stepEnd: (seq: number, step = 1, turn = 1) => line({ type: 'step/end', seq, time: at(seq), data: { turn, step } }),
+  user: (seq: number, text: string, extra: Record<string, unknown> = { surfaceOp: 'append' }, source: unknown = { kind: 'user' }) =>
+    line({
+      type: 'user/message',
+      seq,
+      time: at(seq),
+      data: { content: [{ type: 'text', text }], source, role: 'user', id: `u-${seq}` },
+      ...extra,
+    }),
+  assistant: (seq: number, content: unknown[], extra: Record<string, unknown> = { surfaceOp: 'append' }) =>
+    line({
+      type: 'assistant/message',
+      seq,
+      time: at(seq),
+      data: { turn: 1, step: 1, message: { role: 'assistant', content, source: MODEL, id: `a-${seq}` } },
+      ...extra,
+    }),
+  toolCall: (seq: number, callId: string) =>
+    line({ type: 'tool/call', seq, time: at(seq), data: { turn: 1, step: 1, callId, name: 'read', arguments: '{}' } }),
+  toolResult: (seq: number, callId: string, text: string, extra: Record<string, unknown> = { surfaceOp: 'append' }, id = `t-${seq}`) =>
+    line({
+      type: 'tool/result',
+      seq,
+      time: at(seq),
+      data: {
+        turn: 1,
+        step: 1,
+        message: {
+          source: { kind: 'tool', callId },
+          content: [{ type: 'tool-result', toolCallId: callId, content: [{ type: 'text', text }], isError: false }],
+          role: 'user',
+          id,
+        },
+      },
+      ...extra,
+    }),
+  title: (seq: number, title: string) =>
+    line({ type: 'session/title', seq, time: at(seq), data: { title, messageSeqs: [], source: { kind: 'user' } } }),
+};
+
+/** A tool-call content block. */
+export function toolCallBlock(id: string): Record<string, unknown> {
+  return { type: 'tool-call', id, name: 'read', arguments: '{}' };
+}
