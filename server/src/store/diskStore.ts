@@ -55,7 +55,7 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   debounceMs: 30,
   maxDebounceMs: 200,
   sweepIntervalMs: 250,
-  sweepBatch: 32,
+  sweepBatch: 128,
   rescanMinIntervalMs: 5000,
   rootPollMs: 500,
   notifyThrottleMs: 100,
@@ -562,6 +562,7 @@ export class DiskSessionStore implements SessionStoreService {
 
   private markListingDirty(attached: Attached): void {
     this.listingDirty = true;
+    if (this.disposed) return;
     this.scheduleCacheSave(attached, this.tuning.cacheSaveDelayMs);
     if (this.notifyTimer) return;
     const wait = Math.max(0, this.lastNotifyAt + this.tuning.notifyThrottleMs - Date.now());
@@ -611,7 +612,7 @@ export class DiskSessionStore implements SessionStoreService {
   }
 
   private scheduleCacheSave(attached: Attached, delayMs: number): void {
-    if (!attached.cacheFile || this.indexing || this.cacheTimer) return;
+    if (!attached.cacheFile || this.indexing || this.cacheTimer || this.disposed) return;
     this.cacheTimer = this.timer(() => {
       this.cacheTimer = undefined;
       if (!this.isCurrent(attached) || !attached.cacheFile) return;
