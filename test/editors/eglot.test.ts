@@ -6,7 +6,7 @@ import { expectMentionAcceptedAndPrepared } from './support/expectations';
 const emacs = findProgram('emacs');
 
 describe('Emacs eglot with docs/editors/eglot.el', () => {
-  it('types @, completes through completion-at-point (eglot capf + exit function), accepts one mention, and prepares it with workspace/executeCommand', async (ctx) => {
+  it("types @, completes through completion-at-point (eglot's capf; a Corfu-like stand-in picks the first candidate and calls eglot's exit function, which applies the textEdit), accepts one mention, and prepares it with workspace/executeCommand", async (ctx) => {
     if (!emacs.found) ctx.skip(emacs.reason);
     const run = await runEditorScenario({
       program: 'emacs',

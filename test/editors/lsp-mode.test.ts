@@ -13,7 +13,7 @@ const lspMode = emacs.found
   : emacs;
 
 describe('Emacs lsp-mode with docs/editors/lsp-mode.el', () => {
-  it('types @, completes through completion-at-point (lsp-mode capf + exit function), accepts one mention, and prepares it with workspace/executeCommand', async (ctx) => {
+  it("types @, completes through completion-at-point (lsp-mode's capf; a Corfu-like stand-in picks the first candidate and calls lsp-mode's exit function, which applies the textEdit), accepts one mention, and prepares it with workspace/executeCommand", async (ctx) => {
     if (!lspMode.found) ctx.skip(lspMode.reason);
     const run = await runEditorScenario({
       program: 'emacs',
