@@ -2,6 +2,8 @@ import { JsonRpcErrorCodes, SETTINGS_SECTION } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   DidChangeConfigurationNotification,
+  MessageType,
+  ShowMessageNotification,
   TextDocumentSyncKind,
   TextDocuments,
   type CancellationToken,
@@ -67,7 +69,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     for (const problem of problems) {
       const text = describeSettingProblem(problem);
       options.log(text);
-      if (initialized) void connection.window.showErrorMessage(text);
+      // The notification, not showErrorMessage (a showMessageRequest that waits for an answer).
+      if (initialized) void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Error, message: text });
       else unreportedProblems.push(problem);
     }
   }
