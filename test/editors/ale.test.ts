@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { findProgram } from '../support/conformance';
-import { findEditorPackage, runEditorScenario } from './support/editorRun';
+import { EDITOR_TEST_TIMEOUT_MS, findEditorPackage, runEditorScenario } from './support/editorRun';
 import { expectMentionAcceptedAndPrepared } from './support/expectations';
 
 const vim = findProgram('vim');
@@ -27,5 +27,5 @@ describe('Vim + ALE with docs/editors/ale.vim', () => {
     expectMentionAcceptedAndPrepared(run);
     expect(run.result?.filetype).toBe('markdown');
     expect(run.result?.omnifunc).toBe('DshSessionComplete');
-  });
+  }, EDITOR_TEST_TIMEOUT_MS);
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findProgram } from '../support/conformance';
-import { EDITOR_DOCS_DIR, describeRun, realServerCommand, runEditorScenario } from './support/editorRun';
+import { EDITOR_DOCS_DIR, EDITOR_TEST_TIMEOUT_MS, describeRun, realServerCommand, runEditorScenario } from './support/editorRun';
 
 // The command line every snippet documents for an installed server.
 const DOCUMENTED_COMMAND = ['dsh-session-ls', '--stdio'];
@@ -29,7 +29,7 @@ describe('configuration-only snippets in docs/editors/', () => {
     expect(result?.filetypesAdded).toEqual([{ extension: { prompt: 'markdown' } }]);
     expect(result?.userCommand).toBe(true);
     expect(result?.triggerCharacters).toContain('@');
-  });
+  }, EDITOR_TEST_TIMEOUT_MS);
 
   it('zed-settings.json (configuration only: Zed is not packaged for Debian 12) is JSON that runs the documented command and lists the server for Markdown', () => {
     const settings = JSON.parse(readFileSync(path.join(EDITOR_DOCS_DIR, 'zed-settings.json'), 'utf8'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findProgram } from '../support/conformance';
-import { runEditorScenario } from './support/editorRun';
+import { EDITOR_TEST_TIMEOUT_MS, runEditorScenario } from './support/editorRun';
 import { expectMentionAcceptedAndPrepared } from './support/expectations';
 
 const emacs = findProgram('emacs');
@@ -16,5 +16,5 @@ describe('Emacs eglot with docs/editors/eglot.el', () => {
     });
     expectMentionAcceptedAndPrepared(run);
     expect(run.result?.majorMode).toBe('markdown-mode');
-  });
+  }, EDITOR_TEST_TIMEOUT_MS);
 });

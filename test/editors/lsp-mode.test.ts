@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { findProgram } from '../support/conformance';
-import { findEditorPackage, runEditorScenario } from './support/editorRun';
+import { EDITOR_TEST_TIMEOUT_MS, findEditorPackage, runEditorScenario } from './support/editorRun';
 import { expectMentionAcceptedAndPrepared } from './support/expectations';
 
 const emacs = findProgram('emacs');
@@ -23,5 +23,5 @@ describe('Emacs lsp-mode with docs/editors/lsp-mode.el', () => {
     });
     expectMentionAcceptedAndPrepared(run);
     expect(run.result?.majorMode).toBe('markdown-mode');
-  });
+  }, EDITOR_TEST_TIMEOUT_MS);
 });

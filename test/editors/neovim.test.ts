@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { findProgram } from '../support/conformance';
-import { runEditorScenario } from './support/editorRun';
+import { EDITOR_TEST_TIMEOUT_MS, runEditorScenario } from './support/editorRun';
 import { expectMentionAcceptedAndPrepared } from './support/expectations';
 
 const nvim = findProgram('nvim');
@@ -17,5 +17,5 @@ describe('Neovim 0.7 built-in LSP client with docs/editors/nvim-0.7.lua', () => 
     expectMentionAcceptedAndPrepared(run);
     expect(run.result?.omnifunc).toBe('v:lua.vim.lsp.omnifunc');
     expect(run.result?.filetype).toBe('markdown');
-  });
+  }, EDITOR_TEST_TIMEOUT_MS);
 });

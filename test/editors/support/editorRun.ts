@@ -11,6 +11,12 @@ export const EDITOR_DOCS_DIR = path.join(REPO_ROOT, 'docs', 'editors');
 /** The per-editor drivers that act like a user in the real editor (test/editors/drivers/). */
 export const DRIVERS_DIR = path.join(REPO_ROOT, 'test', 'editors', 'drivers');
 
+/** How long one headless editor run may take before its process group is killed. */
+export const EDITOR_RUN_TIMEOUT_MS = 60_000;
+
+/** The vitest timeout of an editor test: longer than the run, so a hung editor reports itself. */
+export const EDITOR_TEST_TIMEOUT_MS = EDITOR_RUN_TIMEOUT_MS + 30_000;
+
 /** The text of the prompt file before the driver types `@` at its end (non-ASCII: UTF-16 columns). */
 export const PROMPT_LINE = 'Résumé of ';
 
@@ -90,8 +96,6 @@ export interface EditorScenario {
   driver: string;
   /** The config file under docs/editors/ the driver loads (the README snippet). */
   config: string;
-  /** Kill the editor (and its process group) after this long. */
-  timeoutMs?: number;
 }
 
 /**
@@ -118,7 +122,7 @@ export async function runEditorScenario(scenario: EditorScenario): Promise<Edito
       DSH_EXPECTED_CANDIDATES: String(sessions.length) };
     for (const key of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME', 'VIMINIT', 'EMACSLOADPATH', 'DSH_HOME']) delete env[key];
 
-    const ended = await runProcess(scenario.program, scenario.args.map((a) => a.replaceAll('{driver}', driver)), work, env, scenario.timeoutMs ?? 60_000);
+    const ended = await runProcess(scenario.program, scenario.args.map((a) => a.replaceAll('{driver}', driver)), work, env, EDITOR_RUN_TIMEOUT_MS);
     const result = existsSync(resultFile) ? (JSON.parse(readFileSync(resultFile, 'utf8')) as EditorResult) : undefined;
     const nvimLog = path.join(home, '.cache', 'nvim', 'lsp.log');
     const editorLog = existsSync(nvimLog) ? readFileSync(nvimLog, 'utf8').slice(-3000) : undefined;
