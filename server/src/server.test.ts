@@ -1,0 +1,143 @@
+/**
+ * The wiring, in process, over in-memory stores whose indexing the test drives: work-done progress,
+ * answers before indexing ends, store (re)opening and problem logging. (The end-to-end suite under
+ * test/e2e covers the same server as a process over a real store.)
+ */
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SessionCommands } from '@dsh-session-ls/shared';
+import { StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
+import { FULL_CLIENT_CAPABILITIES, LspTestClient, pollUntil } from '../../test/support/lspClient';
+import { SessionLogBuilder, type InMemorySession } from './resolver';
+import { startSessionLanguageServer } from './server';
+import { InMemoryStoreService } from './settings/inMemoryStoreService';
+
+function session(id: string, createdAt: number): InMemorySession {
+  const log = new SessionLogBuilder();
+  log.user(`prompt of ${id}`);
+  return { header: { id, cwd: '/w', createdAt }, events: log.events() };
+}
+
+const SESSIONS = [session('s1', 3), session('s2', 2), session('s3', 1)];
+
+interface Harness {
+  client: LspTestClient;
+  stores: InMemoryStoreService[];
+  log: string[];
+}
+
+const clients: LspTestClient[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) {
+    await client.request('shutdown').catch(() => undefined);
+    client.dispose();
+  }
+});
+
+/** A server in this process; `indexing` stores finish only when the test says so. */
+function harness(options: { indexing?: boolean; defaultRoot?: string } = {}): Harness {
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const stores: InMemoryStoreService[] = [];
+  const log: string[] = [];
+  const connection = createConnection(new StreamMessageReader(toServer), new StreamMessageWriter(fromServer));
+  startSessionLanguageServer(connection, {
+    openStore: (root) => {
+      const store = new InMemoryStoreService(root, SESSIONS, { indexing: options.indexing });
+      stores.push(store);
+      return store;
+    },
+    defaultSessionsRoot: () => options.defaultRoot ?? '/default/sessions',
+    env: {},
+    log: (message) => log.push(message),
+    version: 'test',
+    configurationTimeoutMs: 5_000,
+  });
+  const client = LspTestClient.overStreams(fromServer, toServer);
+  clients.push(client);
+  return { client, stores, log };
+}
+
+const completionAt = (client: LspTestClient) => client.completion('file:///w/p.md', { line: 0, character: 1 });
+
+describe('indexing', () => {
+  it('shows work-done progress while the store is first indexed, and answers before it ends', async () => {
+    const { client, stores } = harness({ indexing: true });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    const created = await client.waitForMessage('window/workDoneProgress/create');
+    const token = (created.params as { token: string }).token;
+    const progress = () => client.messages('$/progress').filter((message) => (message.params as { token: string }).token === token);
+    await pollUntil(() => (progress().length > 0 ? true : undefined));
+    expect((progress()[0]!.params as { value: unknown }).value).toMatchObject({ kind: 'begin', title: 'Indexing dsh sessions', message: '0/3 sessions' });
+
+    await client.openDocument('file:///w/p.md', '@');
+    const early = await completionAt(client);
+    expect(early.isIncomplete).toBe(true);
+
+    stores[0]!.setStatus({ indexed: 2 });
+    await pollUntil(() => progress().find((message) => (message.params as { value: { kind: string } }).value.kind === 'report'));
+    expect((progress().at(-1)!.params as { value: unknown }).value).toMatchObject({ kind: 'report', percentage: 66, message: '2/3 sessions' });
+
+    stores[0]!.setStatus({ indexed: 3, indexing: false });
+    await pollUntil(() => progress().find((message) => (message.params as { value: { kind: string } }).value.kind === 'end'));
+    const done = await completionAt(client);
+    expect(done.isIncomplete).toBe(false);
+    expect(done.items).toHaveLength(3);
+  });
+
+  it('asks for no progress token when the client does not support work-done progress', async () => {
+    const { client } = harness({ indexing: true });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' }, capabilities: { ...FULL_CLIENT_CAPABILITIES, window: {} } });
+    await client.executeCommand(SessionCommands.parse, { text: 'round trip' });
+    expect(client.messages('window/workDoneProgress/create')).toEqual([]);
+  });
+});
+
+describe('the store', () => {
+  it('waits for the pulled settings before opening a store, so the default root is never indexed for nothing', async () => {
+    const { client, stores } = harness();
+    client.settings = { sessionsRoot: '/pulled' };
+    await client.initialize();
+    expect(await client.executeCommand<unknown[]>(SessionCommands.candidates, {})).toHaveLength(3);
+    expect(stores.map((store) => store.root)).toEqual(['/pulled']);
+  });
+
+  it('opens the default root at once for a client without workspace/configuration', async () => {
+    const { client, stores } = harness();
+    await client.initialize({ capabilities: { window: { workDoneProgress: true } } });
+    await client.executeCommand(SessionCommands.candidates, {});
+    expect(stores.map((store) => store.root)).toEqual(['/default/sessions']);
+  });
+
+  it('reopens the store when the root changes and closes the old one', async () => {
+    const { client, stores } = harness();
+    client.settings = { sessionsRoot: '/first' };
+    await client.initialize();
+    await client.executeCommand(SessionCommands.candidates, {});
+    await client.changeConfiguration({ dshSessions: { sessionsRoot: '/second' } });
+    await pollUntil(() => (stores.length === 2 ? true : undefined));
+    expect(stores.map((store) => store.root)).toEqual(['/first', '/second']);
+    expect(stores[0]!.disposed).toBe(true);
+    expect(stores[1]!.disposed).toBe(false);
+    // Settings that leave the root alone do not reopen it.
+    await client.changeConfiguration({ dshSessions: { sessionsRoot: '/second', candidateLimit: 2 } });
+    expect(await client.executeCommand<unknown[]>(SessionCommands.candidates, {})).toHaveLength(2);
+    expect(stores).toHaveLength(2);
+  });
+
+  it('logs store problems to the server log and with window/logMessage', async () => {
+    const { client, stores, log } = harness();
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    stores[0]!.reportProblem({ path: '/store/--p--/x.jsonl', reason: 'unsupported flat-file layout' });
+    const logged = await client.waitForMessage('window/logMessage', (params: { message: string }) => params.message.includes('x.jsonl'));
+    expect((logged.params as { message: string }).message).toBe('dsh session store: skipped /store/--p--/x.jsonl: unsupported flat-file layout');
+    expect(log).toContain('dsh session store: skipped /store/--p--/x.jsonl: unsupported flat-file layout');
+  });
+
+  it('closes the store on shutdown', async () => {
+    const { client, stores } = harness();
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    await client.request('shutdown');
+    expect(stores[0]!.disposed).toBe(true);
+  });
+});
