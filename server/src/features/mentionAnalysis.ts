@@ -1,0 +1,284 @@
+import {
+  SESSION_URI_PREFIX,
+  SessionReferenceError,
+  decodeSessionMention,
+  decodeSessionReferenceUri,
+  isSessionReferenceError,
+  scanSessionMentions,
+  type SessionMentionToken,
+  type SessionReferenceConfig,
+  type SessionReferenceTarget,
+} from '@dsh-session-ls/shared';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import {
+  SessionReadError,
+  projectSessionSurface,
+  raceWithSignal,
+  retainWithinBudget,
+  tagSafeJsonByteLength,
+  throwIfCancelled,
+  type RetainedSession,
+  type SessionStore,
+  type SessionSurface,
+} from '../resolver';
+import type { SessionServices } from './services';
+
+/** Why dsh refuses a mention's own text (each fails the whole message with INVALID_REFERENCE). */
+export type MentionGrammarProblem =
+  /** An explicit `@[label](dsh-session:…)` whose URI is not a canonical session URI. */
+  | 'malformed'
+  /** A bare `dsh-session:…` URI that is not canonical. */
+  | 'non-canonical'
+  /** A canonical bare URI followed by a letter, digit, `-` or `_`, which dsh reads as part of it. */
+  | 'glued';
+
+/** One mention of a document, as the shared grammar finds it, with what dsh makes of its text. */
+export interface DocumentMention {
+  token: SessionMentionToken;
+  /** The decoded session id; undefined when the URI fails. */
+  sessionId?: string;
+  /** The label `prepare` would carry for this mention: the explicit label, or the id of a bare URI. */
+  label?: string;
+  /** The INVALID_REFERENCE error dsh raises for this mention. */
+  error?: SessionReferenceError;
+  grammar?: MentionGrammarProblem;
+  /** For a glued URI: the offset where the canonical URI ends and the glued text begins. */
+  gluedAt?: number;
+  /** For a bare URI inside other text (e.g. a URL): that text, which dsh does not treat as a boundary. */
+  precededBy?: string;
+}
+
+/** How reading a mentioned session went. */
+export type SessionReadOutcome =
+  | { ok: true; surface: SessionSurface }
+  | { ok: false; error: unknown; notFound: boolean };
+
+/** How a readable session fits its byte budget. */
+export type BudgetOutcome =
+  | { fits: true; retained: RetainedSession; bytes: number }
+  | { fits: false; error: SessionReferenceError };
+
+/** One distinct session a document mentions, with everything `prepare` would find out about it. */
+export interface MentionedSession {
+  sessionId: string;
+  /** The label `prepare` carries into the snapshot: the first mention's. */
+  label: string;
+  /** True when it is the target session (dsh: SELF_REFERENCE). */
+  self: boolean;
+  /** 0-based position among the distinct non-target sessions; -1 for the target. */
+  order: number;
+  /** True past `maxReferences` distinct sessions (dsh: TOO_MANY). */
+  overLimit: boolean;
+  /** True when the store's listing has it. */
+  listed: boolean;
+  /** Its latest title, when listed with one. */
+  title?: string;
+  /** Undefined for the target, which is never read. */
+  read?: SessionReadOutcome;
+  /** Undefined unless it was read. */
+  budget?: BudgetOutcome;
+}
+
+/** A document's mentions and their sessions, as `dshSession.prepare` would see them. */
+export interface MentionAnalysis {
+  mentions: DocumentMention[];
+  /** Distinct decodable sessions in order of first mention. */
+  sessions: MentionedSession[];
+  byId: ReadonlyMap<string, MentionedSession>;
+  target: SessionReferenceTarget;
+  config: SessionReferenceConfig;
+  /** True while the store is still being indexed (a missing session may just not be found yet). */
+  indexing: boolean;
+}
+
+/** Reads one session's surface; a cache may answer for the store. */
+export type SurfaceReader = (sessionId: string, signal?: AbortSignal) => Promise<SessionSurface>;
+
+const BARE_PAYLOAD_CHAR = /[A-Za-z0-9_-]/;
+const WHITESPACE = /\s/;
+// A glued run longer than this is not looked for: the prefix search is quadratic in it.
+const MAX_GLUED_CHARS = 64;
+// Text that makes a bare URI part of a word or URL when it comes right before it.
+const URL_CONTEXT_CHAR = /[\p{L}\p{N}/:=.#?&%+~@_-]/u;
+
+/** The offset where the longest canonical URI at the start of a bare token ends, if the token is one glued to more text. */
+function gluedOffset(token: SessionMentionToken): number | undefined {
+  const minEnd = Math.max(token.start + SESSION_URI_PREFIX.length + 1, token.end - MAX_GLUED_CHARS);
+  for (let end = token.end - 1; end >= minEnd; end--) {
+    try {
+      decodeSessionReferenceUri(token.uri.slice(0, end - token.start));
+      return end;
+    } catch {
+      // Not canonical at this length; try a shorter one.
+    }
+  }
+  return undefined;
+}
+
+/** The non-whitespace run right before a bare URI, when it would glue the URI into a word or URL. */
+function textBefore(text: string, start: number): string | undefined {
+  if (start === 0 || !URL_CONTEXT_CHAR.test(text[start - 1]!)) return undefined;
+  let from = start;
+  while (from > 0 && !WHITESPACE.test(text[from - 1]!)) from--;
+  return text.slice(from, start);
+}
+
+/** Every mention the shared grammar finds in `text`, each with the grammar problem dsh would raise for it. */
+export function findDocumentMentions(text: string): DocumentMention[] {
+  const mentions: DocumentMention[] = [];
+  for (const token of scanSessionMentions(text)) {
+    const decoded = decodeSessionMention(token);
+    const mention: DocumentMention = { token };
+    if (decoded.error === undefined) {
+      mention.sessionId = decoded.sessionId;
+      mention.label = token.label ?? decoded.sessionId;
+    } else {
+      mention.error = decoded.error;
+      if (token.kind === 'explicit') {
+        mention.grammar = 'malformed';
+      } else {
+        const gluedAt = gluedOffset(token);
+        mention.grammar = gluedAt === undefined ? 'non-canonical' : 'glued';
+        if (gluedAt !== undefined) mention.gluedAt = gluedAt;
+      }
+    }
+    if (token.kind === 'bare') {
+      const before = textBefore(text, token.start);
+      if (before !== undefined) mention.precededBy = before;
+    }
+    mentions.push(mention);
+  }
+  return mentions;
+}
+
+/** True for a read failure that means the session does not exist (yet). */
+function isNotFound(error: unknown): boolean {
+  return error instanceof SessionReadError ? error.reason === 'not-found' : (error as { reason?: unknown } | null)?.reason === 'not-found';
+}
+
+function fitBudget(surface: SessionSurface, label: string, maxReferenceBytes: number): BudgetOutcome {
+  try {
+    const retained = retainWithinBudget(projectSessionSurface(surface, label), maxReferenceBytes);
+    return { fits: true, retained, bytes: tagSafeJsonByteLength(retained.data) };
+  } catch (error) {
+    if (isSessionReferenceError(error) && error.code === 'SESSION_REFERENCE_BUDGET_EXCEEDED') return { fits: false, error };
+    throw error;
+  }
+}
+
+/** What the analysis needs besides the text. */
+export interface MentionAnalysisContext {
+  sessions: SessionStore;
+  target: SessionReferenceTarget;
+  config: SessionReferenceConfig;
+  indexing: boolean;
+  /** Reads surfaces (default: `sessions.readSurface`); a cache may stand in. */
+  readSurface?: SurfaceReader;
+  signal?: AbortSignal;
+}
+
+/** Latest titles of the given sessions from the store's listing (a failed listing gives none). */
+async function listedTitles(
+  sessions: SessionStore,
+  ids: ReadonlySet<string>,
+  signal: AbortSignal | undefined,
+): Promise<Map<string, string | undefined>> {
+  const found = new Map<string, string | undefined>();
+  if (ids.size === 0) return found;
+  let listing;
+  try {
+    listing = await raceWithSignal(sessions.listSessions(signal), signal);
+  } catch {
+    throwIfCancelled(signal);
+    return found;
+  }
+  for (const summary of listing) {
+    if (ids.has(summary.id)) found.set(summary.id, summary.title);
+  }
+  return found;
+}
+
+/**
+ * Analyse a text's mentions as `prepare` would process them (session-reference.md §5, §7): decode
+ * each, then per distinct session whether it is the target, past `maxReferences`, readable, and how it
+ * fits the byte budget. Every non-target session is read (in parallel), even past the limit, so each
+ * mention can say what is wrong with it.
+ */
+export async function analyzeMentions(text: string, context: MentionAnalysisContext): Promise<MentionAnalysis> {
+  const { target, config, signal } = context;
+  const mentions = findDocumentMentions(text);
+  const byId = new Map<string, MentionedSession>();
+  const sessions: MentionedSession[] = [];
+  let order = 0;
+  for (const mention of mentions) {
+    if (mention.sessionId === undefined || byId.has(mention.sessionId)) continue;
+    const self = target.sessionId !== undefined && mention.sessionId === target.sessionId;
+    const session: MentionedSession = {
+      sessionId: mention.sessionId,
+      label: mention.label!,
+      self,
+      order: self ? -1 : order,
+      overLimit: !self && order >= config.maxReferences,
+      listed: false,
+    };
+    if (!self) order++;
+    byId.set(session.sessionId, session);
+    sessions.push(session);
+  }
+  throwIfCancelled(signal);
+  const readSurface: SurfaceReader = context.readSurface ?? ((sessionId, readSignal) => context.sessions.readSurface(sessionId, readSignal));
+  const toRead = sessions.filter((session) => !session.self);
+  const [titles] = await Promise.all([
+    listedTitles(context.sessions, new Set(sessions.map((session) => session.sessionId)), signal),
+    Promise.all(
+      toRead.map(async (session) => {
+        try {
+          const surface = await raceWithSignal(readSurface(session.sessionId, signal), signal);
+          session.read = { ok: true, surface };
+        } catch (error) {
+          throwIfCancelled(signal);
+          session.read = { ok: false, error, notFound: isNotFound(error) };
+        }
+      }),
+    ),
+  ]);
+  throwIfCancelled(signal);
+  for (const session of sessions) {
+    if (titles.has(session.sessionId)) {
+      session.listed = true;
+      const title = titles.get(session.sessionId);
+      if (title !== undefined) session.title = title;
+    }
+    if (session.read?.ok === true) session.budget = fitBudget(session.read.surface, session.label, config.maxReferenceBytes);
+  }
+  return { mentions, sessions, byId, target, config, indexing: context.indexing };
+}
+
+/** Analyse an open document with the services' target (as `dshSession.prepare` with no target resolves it) and limits. */
+export async function analyzeDocumentMentions(
+  document: TextDocument,
+  services: SessionServices,
+  signal?: AbortSignal,
+  readSurface?: SurfaceReader,
+): Promise<MentionAnalysis> {
+  const config = services.resolver().config;
+  const target = await services.resolveTarget(undefined, document.uri, signal);
+  return analyzeMentions(document.getText(), {
+    sessions: services.sessions,
+    target,
+    config,
+    indexing: services.storeStatus().indexing,
+    ...(readSurface === undefined ? {} : { readSurface }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+}
+
+/** The mention whose text holds `offset` (its end included, so a cursor right after it counts). */
+export function mentionAt(mentions: readonly DocumentMention[], offset: number): DocumentMention | undefined {
+  return mentions.find((mention) => mention.token.start <= offset && offset <= mention.token.end);
+}
+
+/** The read-failure reason a user sees: what follows dsh's "failed to read referenced session: ". */
+export function readFailureReason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
