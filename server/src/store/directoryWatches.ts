@@ -9,6 +9,8 @@ import { keyPath } from './discovery';
 /** Where a change was seen: `dir` is root-relative ('' for the root), `name` the entry inside it if known. */
 export type WatchCallback = (dir: string, name: string | undefined) => void;
 
+const WATCHES_PER_SLICE = 256;
+
 /** Creates a watcher for one directory (fs.watch by default; injectable for tests). */
 export type WatchFactory = (dir: string, listener: (event: string, name: string | null) => void) => FSWatcher;
 
@@ -19,6 +21,8 @@ const defaultFactory: WatchFactory = (dir, listener) =>
 /** The set of live directory watches of one root. */
 export class DirectoryWatches {
   private readonly watchers = new Map<string, FSWatcher>();
+  private toAdd: string[] = [];
+  private pendingSlice?: ReturnType<typeof setImmediate>;
 
   constructor(
     private readonly root: string,
@@ -31,6 +35,11 @@ export class DirectoryWatches {
   /** How many directories are watched. */
   get count(): number {
     return this.watchers.size;
+  }
+
+  /** Whether watches are still being added (for leak checks). */
+  get adding(): boolean {
+    return this.pendingSlice !== undefined;
   }
 
   /** Whether a root-relative directory is watched. */
@@ -54,10 +63,20 @@ export class DirectoryWatches {
         this.watchers.delete(dir);
       }
     }
-    for (const dir of wanted) if (!this.watchers.has(dir)) this.add(dir);
+    this.toAdd = [...wanted].filter((dir) => !this.watchers.has(dir));
+    this.addSome();
+  }
+
+  /** Adds watches a slice at a time: thousands of synchronous watch calls would stall the event loop. */
+  private addSome(): void {
+    if (this.pendingSlice) clearImmediate(this.pendingSlice);
+    this.pendingSlice = undefined;
+    for (const dir of this.toAdd.splice(0, WATCHES_PER_SLICE)) this.add(dir);
+    if (this.toAdd.length > 0) this.pendingSlice = setImmediate(() => this.addSome());
   }
 
   private add(dir: string): void {
+    if (this.watchers.has(dir)) return;
     const full = dir === '' ? this.root : keyPath(this.root, dir);
     let watcher: FSWatcher;
     try {
@@ -83,6 +102,9 @@ export class DirectoryWatches {
 
   /** Closes every watch. */
   dispose(): void {
+    if (this.pendingSlice) clearImmediate(this.pendingSlice);
+    this.pendingSlice = undefined;
+    this.toAdd = [];
     for (const watcher of this.watchers.values()) watcher.close();
     this.watchers.clear();
   }

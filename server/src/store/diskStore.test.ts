@@ -630,12 +630,15 @@ describe('the index', () => {
     const expected = await first.store.listSessions();
     first.store.dispose();
 
+    const bSizeBefore = lstatSync(bFile).size;
     appendBatch(bFile, bLog.rename('B changed'), 'raw');
     const recorder = recordingFiles();
     const second = open(root, { files: recorder.files }, cacheDir);
     await second.store.whenIndexed();
     expect(await second.store.listSessions()).toEqual([{ ...expected[0], title: 'B changed' }, expected[1]]);
     expect(new Set(recorder.reads.map((r) => r.file))).toEqual(new Set([bFile]));
+    // The appended transcript resumes from where the previous process stopped reading it.
+    expect(Math.min(...recorder.reads.map((r) => r.position))).toBe(bSizeBefore);
     second.store.dispose();
 
     const [cacheName] = readdirSync(cacheDir);

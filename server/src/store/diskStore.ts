@@ -64,6 +64,12 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
 
 const RESCAN_COST_FACTOR = 20;
 
+/** While indexing, `onDidChange` is spaced this many times further apart than usual. */
+const INDEXING_NOTIFY_SPACING = 5;
+
+/** How many transcripts keep a summarizer resume state in the persistent cache. */
+const RESUMABLE_IN_CACHE = 256;
+
 type Timer = ReturnType<typeof setTimeout>;
 
 function sameSessions(a: readonly StoredSessionSummary[], b: readonly StoredSessionSummary[]): boolean {
@@ -226,7 +232,9 @@ export class DiskSessionStore implements SessionStoreService {
   /** Live handles (for leak tests): directory watches and pending timers. */
   handles(): { watches: number; timers: number } {
     const timers = [this.flushTimer, this.sweepTimer, this.rescanTimer, this.rootPollTimer, this.notifyTimer, this.statusTimer, this.cacheTimer];
-    return { watches: this.attached?.watches.count ?? 0, timers: timers.filter((t) => t !== undefined).length };
+    const watches = this.attached?.watches;
+    const pending = timers.filter((t) => t !== undefined).length + (watches?.adding ? 1 : 0);
+    return { watches: watches?.count ?? 0, timers: pending };
   }
 
   // ---- attaching the root -------------------------------------------------------------------
@@ -386,10 +394,11 @@ export class DiskSessionStore implements SessionStoreService {
       if (!attached.index.add(location)) continue;
       changed = true;
       const cached = attached.cache?.get(location.key);
-      if (cached) attached.index.adopt(location.key, cached.identity, cached.summary);
+      if (cached) attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
     }
     if (changed) this.markListingDirty(attached);
-    if (directoriesChanged) this.updateWatches(attached);
+    // While the first index is built, watches wait for it (then ordered by recency).
+    if (directoriesChanged && !this.indexing) this.updateWatches(attached);
     this.emitStatus(false);
     return found.transcripts.map((t) => t.key);
   }
@@ -486,6 +495,8 @@ export class DiskSessionStore implements SessionStoreService {
   /** Watches project directories, then session directories, newest transcript first. */
   private updateWatches(attached: Attached): void {
     if (!this.isCurrent(attached)) return;
+    // Everything fits under the cap: no need to rank directories.
+    if (attached.directories.size < this.tuning.maxWatches) return attached.watches.update(attached.directories);
     const recency = new Map<string, number>();
     for (const entry of attached.index.all()) {
       const dir = sessionDirOf(entry.location.key);
@@ -565,7 +576,9 @@ export class DiskSessionStore implements SessionStoreService {
     if (this.disposed) return;
     this.scheduleCacheSave(attached, this.tuning.cacheSaveDelayMs);
     if (this.notifyTimer) return;
-    const wait = Math.max(0, this.lastNotifyAt + this.tuning.notifyThrottleMs - Date.now());
+    // While indexing, the listing changes constantly; listeners hear about it less often.
+    const spacing = this.indexing ? INDEXING_NOTIFY_SPACING * this.tuning.notifyThrottleMs : this.tuning.notifyThrottleMs;
+    const wait = Math.max(0, this.lastNotifyAt + spacing - Date.now());
     this.notifyTimer = this.timer(() => {
       this.notifyTimer = undefined;
       this.notifyNow();
@@ -619,6 +632,12 @@ export class DiskSessionStore implements SessionStoreService {
       const entries: Array<[string, CachedSummary]> = [];
       for (const entry of attached.index.all()) {
         if (entry.identity && entry.summary) entries.push([entry.location.key, { identity: entry.identity, summary: entry.summary }]);
+      }
+      // Resume states only for the most recently written transcripts: they are the ones that grow.
+      const recent = [...entries].sort(([, a], [, b]) => b.identity.mtimeMs - a.identity.mtimeMs).slice(0, RESUMABLE_IN_CACHE);
+      for (const [key, cached] of recent) {
+        const resume = attached.index.savedState(key);
+        if (resume) cached.resume = resume;
       }
       this.background(
         saveSummaryCache(attached.cacheFile, attached.realRoot, entries).catch((error) => {

@@ -6,16 +6,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import type { SessionLogSummarizerJSON } from './log';
 import type { FileIdentity } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptIndex';
 
 /** Bump when the summary shape or the decoder's title/damage semantics change. */
-export const SUMMARY_CACHE_FORMAT = 1;
+export const SUMMARY_CACHE_FORMAT = 2;
 
 /** One cached summary. */
 export interface CachedSummary {
   identity: FileIdentity;
   summary: TranscriptSummary;
+  /** Summarizer state, kept for recently written transcripts so an append after a restart resumes. */
+  resume?: SessionLogSummarizerJSON;
 }
 
 interface CacheFile {
@@ -53,6 +56,8 @@ function isCachedSummary(value: unknown): value is CachedSummary {
   } else if (summary.headerProblem === undefined) {
     return false;
   }
+  const { resume } = value as Partial<CachedSummary>;
+  if (resume !== undefined && (typeof resume !== 'object' || resume === null)) return false;
   if (summary.bodyError !== undefined) {
     const { reason, message } = summary.bodyError;
     if (typeof reason !== 'string' || typeof message !== 'string') return false;

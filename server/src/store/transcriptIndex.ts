@@ -8,7 +8,7 @@ import { pathBindingProblem, type SessionHeaderFields } from './binding';
 import { ConcurrencyLimit } from './concurrency';
 import { keyPath, type TranscriptLocation } from './discovery';
 import type { TranscriptEncoding } from './layout';
-import { initZstdSupport, SessionLogSummarizer } from './log';
+import { initZstdSupport, SessionLogSummarizer, type SessionLogSummarizerJSON } from './log';
 import { fileIdentity, isAppendOf, sameIdentity, type FileIdentity, type OpenTranscript, type TranscriptFiles } from './transcriptFiles';
 
 /** What the listing needs to know about one transcript. */
@@ -39,8 +39,10 @@ export interface IndexedTranscript {
 export type RefreshOutcome = 'unchanged' | 'changed' | 'gone';
 
 interface IndexEntry extends IndexedTranscript {
-  /** Live summarizer state for incremental re-reads (absent for summaries adopted from a cache). */
+  /** Live summarizer state for incremental re-reads. */
   summarizer?: SessionLogSummarizer;
+  /** Saved summarizer state from the persistent cache, restored when the file is next read. */
+  saved?: SessionLogSummarizerJSON;
   running?: Promise<RefreshOutcome>;
   queued?: Promise<RefreshOutcome>;
 }
@@ -149,9 +151,16 @@ export class TranscriptIndex {
   }
 
   /** Adopts a summary from the persistent cache; it is trusted only while the file keeps this identity. */
-  adopt(key: string, identity: FileIdentity, summary: TranscriptSummary): void {
+  adopt(key: string, identity: FileIdentity, summary: TranscriptSummary, saved?: SessionLogSummarizerJSON): void {
     const entry = this.entries.get(key);
-    if (entry && entry.identity === undefined) Object.assign(entry, { identity, summary });
+    if (entry && entry.identity === undefined) Object.assign(entry, { identity, summary, saved });
+  }
+
+  /** The summarizer state worth persisting for a transcript (so an append after a restart resumes). */
+  savedState(key: string): SessionLogSummarizerJSON | undefined {
+    const entry = this.entries.get(key);
+    if (!entry?.summarizer || entry.summary?.bodyError !== undefined) return entry?.saved;
+    return entry.summarizer.toJSON();
   }
 
   /** Forgets a transcript. */
@@ -195,7 +204,7 @@ export class TranscriptIndex {
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || identity === undefined) return 'gone';
     if (this.entries.get(entry.location.key) !== entry) return 'gone';
     entry.identity = identity;
-    entry.summarizer = undefined;
+    entry.summarizer = entry.saved = undefined;
     entry.summary = {
       headerProblem: `${HEADER_REASONS.unreadable}: ${(error as Error).message}`,
       capturedThroughSeq: null,
@@ -217,6 +226,14 @@ export class TranscriptIndex {
     }
     if (sameIdentity(entry.identity, current)) return 'unchanged';
     if (encoding === 'zstd') await ensureZstdSupport();
+    if (entry.saved) {
+      try {
+        entry.summarizer = SessionLogSummarizer.fromJSON(entry.saved);
+      } catch {
+        entry.summarizer = undefined; // an unusable saved state only costs a full read
+      }
+      entry.saved = undefined;
+    }
     let handle: OpenTranscript;
     try {
       handle = await this.files.open(file);
@@ -236,7 +253,8 @@ export class TranscriptIndex {
         previous.bodyError === undefined &&
         (previous.header !== undefined || previous.headerProblem === HEADER_REASONS.incomplete);
       const summarizer = resumable && entry.summarizer ? entry.summarizer : new SessionLogSummarizer(encoding);
-      let position = resumable && entry.identity ? entry.identity.size : 0;
+      // A restored summarizer continues from its last committed offset, a live one from its last push.
+      let position = resumable ? summarizer.consumedBytes : 0;
       let decodeError: unknown;
       while (position < opened.size && decodeError === undefined) {
         const length = Math.min(READ_CHUNK_BYTES, opened.size - position);
