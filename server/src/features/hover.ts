@@ -1,0 +1,98 @@
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
+import {
+  analyzeDocumentMentions,
+  findDocumentMentions,
+  readFailureReason,
+  type DocumentMention,
+  type MentionAnalysis,
+  type MentionedSession,
+  type SurfaceReader,
+} from './mentionAnalysis';
+import { escapeMarkdownText, sessionPreviewMarkdown } from './sessionPreview';
+import type { SessionServices } from './services';
+
+function bytes(count: number): string {
+  return `${count.toLocaleString('en-US')} byte${count === 1 ? '' : 's'}`;
+}
+
+/** What dsh would do about this one session, as bullet lines (our words; session text escaped). */
+function sessionFacts(mention: DocumentMention, session: MentionedSession, analysis: MentionAnalysis): string[] {
+  const lines: string[] = [];
+  const budget = analysis.config.maxReferenceBytes;
+  // The session's own name is its latest title, else its id (dsh's candidate label).
+  if (mention.token.kind === 'explicit' && mention.token.label !== (session.title ?? session.sessionId)) {
+    lines.push(`- mentioned as: ${escapeMarkdownText(mention.token.label!)}`);
+  }
+  if (session.overLimit) {
+    lines.push(`- **too many sessions**: this is distinct session ${session.order + 1}, more than maxReferences ${analysis.config.maxReferences}; dsh fails the message`);
+  }
+  const fit = session.budget;
+  if (fit === undefined) return lines;
+  if (!fit.fits) {
+    lines.push(`- context: **cannot fit** ${bytes(budget)} even shortened; dsh fails the message`);
+    return lines;
+  }
+  const { stats } = fit.retained;
+  lines.push(`- context: ${bytes(fit.bytes)} of ${bytes(budget)}`);
+  if (stats.truncated) {
+    const dropped = stats.omittedMessages > 0 ? `${stats.omittedMessages} of ${stats.originalMessages} messages dropped, ` : '';
+    lines.push(`- **will be shortened**: ${dropped}${bytes(stats.omittedBytes)} omitted`);
+  } else {
+    lines.push('- sent whole, not shortened');
+  }
+  return lines;
+}
+
+/** The hover Markdown of one mention in an analysed document. */
+export function mentionHoverMarkdown(mention: DocumentMention, analysis: MentionAnalysis, now: number): string {
+  if (mention.sessionId === undefined) {
+    const reason = mention.grammar === 'glued' ? 'the URI runs into the text after it' : escapeMarkdownText(mention.error?.message ?? '');
+    return `**Malformed session mention**\n\ndsh rejects the whole message: ${reason}`;
+  }
+  const session = analysis.byId.get(mention.sessionId)!;
+  const name = escapeMarkdownText(session.title ?? mention.label ?? session.sessionId);
+  if (session.self) {
+    return `**${name}**\n\nThis is the session the message is for: dsh refuses a message that references its own session.`;
+  }
+  const read = session.read;
+  if (read === undefined || !read.ok) {
+    const why = read === undefined ? 'not read' : read.notFound && analysis.indexing ? 'not found yet (the store is still being indexed)' : escapeMarkdownText(readFailureReason(read.error));
+    return [`**${escapeMarkdownText(mention.label ?? session.sessionId)}**`, '', `This session cannot be read: ${why}`, ...sessionFacts(mention, session, analysis)].join('\n');
+  }
+  const { header } = read.surface;
+  const preview = sessionPreviewMarkdown(
+    {
+      kind: 'dsh-session',
+      sessionId: session.sessionId,
+      label: session.title ?? session.sessionId,
+      ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
+      createdAt: header.createdAt,
+    },
+    read.surface,
+    now,
+  );
+  return [preview, '', '---', '', ...sessionFacts(mention, session, analysis)].join('\n');
+}
+
+/** `textDocument/hover` on a mention: the session, and what dsh will do with it when the message is sent. */
+export async function provideMentionHover(
+  document: TextDocument,
+  position: Position,
+  services: SessionServices,
+  signal?: AbortSignal,
+  readSurface?: SurfaceReader,
+): Promise<Hover | null> {
+  const offset = document.offsetAt(position);
+  // The end is exclusive for hovers: a cursor just after a mention is over the next character.
+  const under = (mentions: readonly DocumentMention[]) => mentions.find((m) => m.token.start <= offset && offset < m.token.end);
+  // Most hovers are not over a mention: answer those without reading any session.
+  if (under(findDocumentMentions(document.getText())) === undefined) return null;
+  const analysis = await analyzeDocumentMentions(document, services, signal, readSurface);
+  const mention = under(analysis.mentions);
+  if (mention === undefined) return null;
+  return {
+    contents: { kind: MarkupKind.Markdown, value: mentionHoverMarkdown(mention, analysis, services.now()) },
+    range: { start: document.positionAt(mention.token.start), end: document.positionAt(mention.token.end) },
+  };
+}
