@@ -22,6 +22,7 @@ const defaultFactory: WatchFactory = (dir, listener) =>
 export class DirectoryWatches {
   private readonly watchers = new Map<string, FSWatcher>();
   private toAdd: string[] = [];
+  private failureLogged = false;
   private pendingSlice?: ReturnType<typeof setImmediate>;
 
   constructor(
@@ -84,7 +85,9 @@ export class DirectoryWatches {
     } catch (error) {
       // Gone already, or out of watches (ENOSPC): the sweep and rescans still cover it.
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') this.log(`cannot watch ${full}: ${(error as Error).message}`);
+      if (code === 'ENOENT' || this.failureLogged) return;
+      this.failureLogged = true; // once: when the OS is out of watches, every further one fails too
+      this.log(`cannot watch ${full} (further watch failures are not logged): ${(error as Error).message}`);
       return;
     }
     watcher.on('error', () => {

@@ -475,6 +475,22 @@ describe('freshness while the store is open', () => {
     await eventually(async () => expect(ids(await store.listSessions())).toEqual(['two', 'one']));
   });
 
+  it('keeps answering when the OS refuses every watch, and says so once', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('a', 1, 'A');
+    const file = writeLog(root, log, 'raw');
+    writeLog(root, session('b', 2, 'B'), 'raw');
+    const refuse: DiskStoreTuning['watchFactory'] = () => {
+      throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' });
+    };
+    const { store, logs } = open(root, { watchFactory: refuse, rescanMinIntervalMs: 60_000 });
+    await store.whenIndexed();
+    expect(store.handles().watches).toBe(0);
+    appendBatch(file, log.rename('A via sweep'), 'raw');
+    await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'a')?.title).toBe('A via sweep'));
+    expect(logs.filter((m) => m.includes('cannot watch'))).toHaveLength(1);
+  });
+
   it('serves an empty store for a missing root and picks the root up when it appears', async () => {
     const root = path.join(tempDir(), 'not-yet', 'sessions');
     const { store } = open(root);
@@ -675,6 +691,17 @@ describe('lifecycle', () => {
     store.dispose();
     expect(store.handles()).toEqual({ watches: 0, timers: 0 });
     expect(treeHash(root)).toBe(before);
+  });
+
+  it('honours cancellation', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    const { store } = open(root);
+    await store.whenIndexed();
+    const cancelled = AbortSignal.abort(new Error('cancelled'));
+    await expect(store.listSessions(cancelled)).rejects.toThrow('cancelled');
+    await expect(store.readSurface('a', cancelled)).rejects.toThrow('cancelled');
+    expect((await store.readSurface('a')).header.id).toBe('a');
   });
 
   it('keeps serving when a listener throws', async () => {

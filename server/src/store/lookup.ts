@@ -31,15 +31,17 @@ async function lstatOrUndefined(files: TranscriptFiles, file: string) {
   }
 }
 
-/** Every place below the root where a session directory (or flat transcript) for this id sits. */
-async function findCopies(root: string, dirName: string, files: TranscriptFiles, signal?: AbortSignal): Promise<Copy[]> {
-  let projectDirs: string[];
+/** Every real directory directly under the root (each one is a project directory, whatever its name). */
+async function projectDirectories(root: string): Promise<string[]> {
   try {
-    projectDirs = (await fsp.readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    return (await fsp.readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
   } catch {
     return [];
   }
-  throwIfAborted(signal);
+}
+
+/** Every place below the root where a session directory (or flat transcript) for this id sits. */
+async function findCopies(root: string, projectDirs: string[], dirName: string, files: TranscriptFiles): Promise<Copy[]> {
   const limit = new ConcurrencyLimit(LOOKUP_CONCURRENCY);
   const copies = await Promise.all(
     projectDirs.map((projectDir) =>
@@ -65,13 +67,7 @@ async function findCopies(root: string, dirName: string, files: TranscriptFiles,
 }
 
 /** Flat-layout transcripts for this id (only looked for when no session directory exists). */
-async function findFlatCopies(root: string, dirName: string, files: TranscriptFiles): Promise<string[]> {
-  let projectDirs: string[];
-  try {
-    projectDirs = (await fsp.readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
-  } catch {
-    return [];
-  }
+async function findFlatCopies(root: string, projectDirs: string[], dirName: string, files: TranscriptFiles): Promise<string[]> {
   const found: string[] = [];
   for (const projectDir of projectDirs) {
     for (const name of Object.values(TRANSCRIPT_NAMES)) {
@@ -95,7 +91,9 @@ export async function readSessionSurface(
   throwIfAborted(signal);
   if (root === undefined || sessionId === '') throw notFound(sessionId);
   const dirName = encodeSegment(sessionId);
-  const copies = await findCopies(root, dirName, files, signal);
+  const projectDirs = await projectDirectories(root);
+  throwIfAborted(signal);
+  const copies = await findCopies(root, projectDirs, dirName, files);
   throwIfAborted(signal);
   if (copies.length > 1) {
     throw new SessionReadError(
@@ -106,7 +104,7 @@ export async function readSessionSurface(
     );
   }
   if (copies.length === 0) {
-    const flat = await findFlatCopies(root, dirName, files);
+    const flat = await findFlatCopies(root, projectDirs, dirName, files);
     if (flat.length > 0) throw new SessionReadError('unsupported', `${DISCOVERY_REASONS.flat}: ${flat.join(', ')}`);
     throw notFound(sessionId);
   }
