@@ -46,8 +46,9 @@ describe('dshSession.candidates', () => {
   });
 
   it('takes query, limit and the target session, and accepts one JSON string argument', async () => {
-    const result = (await run(SessionCommands.candidates, JSON.stringify({ query: 'a', limit: 1, target: { sessionId: 'alpha', cwd: null } }))) as Array<{ sessionId: string }>;
-    expect(result.map((candidate) => candidate.sessionId)).toEqual(['beta']);
+    const result = (await run(SessionCommands.candidates, JSON.stringify({ query: 'a', limit: 2, target: { sessionId: 'alpha', cwd: null } }))) as Array<{ sessionId: string }>;
+    // No target cwd: dsh still ranks sessions without a cwd first; the target itself is never offered.
+    expect(result.map((candidate) => candidate.sessionId)).toEqual(['gamma', 'beta']);
   });
 
   it('ranks for the workspace folder of the given document', async () => {
