@@ -514,12 +514,12 @@ describe('freshness while the store is open', () => {
 /** File access that records every positioned read (and whole-file read) per path. */
 function recordingFiles() {
   const reads: Array<{ file: string; position: number; bytes: number }> = [];
-  let gate: Promise<void> | undefined;
+  let gate: { opened: Promise<void>; applies: (file: string) => boolean } | undefined;
   const files: TranscriptFiles = {
     lstat: nodeTranscriptFiles.lstat,
     stat: nodeTranscriptFiles.stat,
     async open(file) {
-      if (gate) await gate;
+      if (gate?.applies(file)) await gate.opened;
       const handle = await nodeTranscriptFiles.open(file);
       return {
         stat: () => handle.stat(),
@@ -540,9 +540,10 @@ function recordingFiles() {
   return {
     files,
     reads,
-    hold() {
+    /** Holds opening (every file, or those `applies` picks) until the returned release is called. */
+    hold(applies: (file: string) => boolean = () => true) {
       let release!: () => void;
-      gate = new Promise((resolve) => (release = resolve));
+      gate = { opened: new Promise((resolve) => (release = resolve)), applies };
       return () => {
         gate = undefined;
         release();
@@ -618,6 +619,22 @@ describe('the index', () => {
     expect(store.status()).toEqual({ indexing: false, indexed: 2, discovered: 2, rootExists: true });
     expect(statuses[0]).toBe(true);
     expect(statuses.at(-1)).toBe(false);
+  });
+
+  it('catches up with changes made while the first index was being built', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('early', 1, 'Early');
+    const file = writeLog(root, log, 'raw');
+    const slowFile = writeLog(root, session('slow', 0, 'Slow', '/elsewhere'), 'raw');
+    const recorder = recordingFiles();
+    const release = recorder.hold((f) => f === slowFile);
+    const { store } = open(root, { files: recorder.files, rescanMinIntervalMs: 60_000, sweepIntervalMs: 60_000 });
+    await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
+    // Already read, and appended to before the first index is complete (so before it is watched).
+    appendBatch(file, log.rename('Late'), 'raw');
+    release();
+    await store.whenIndexed();
+    await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Late'));
   });
 
   it('returns the same cached array until something changes', async () => {

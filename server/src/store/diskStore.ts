@@ -284,9 +284,14 @@ export class DiskSessionStore implements SessionStoreService {
     // Watch the root before the first scan, so nothing created meanwhile goes unseen.
     attached.watches.update([]);
     this.emitStatus(true);
-    await this.loadCache(attached);
-    if (!this.isCurrent(attached)) return;
-    await this.scan(attached, { kind: 'root' });
+    try {
+      await this.loadCache(attached);
+      if (!this.isCurrent(attached)) return;
+      await this.scan(attached, { kind: 'root' });
+    } catch (error) {
+      // Whatever failed, the store answers with what it has; the rescan tries again.
+      this.log(`indexing ${realRoot} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
     if (!this.isCurrent(attached)) return;
     attached.cache = undefined;
     this.updateWatches(attached);
@@ -294,8 +299,9 @@ export class DiskSessionStore implements SessionStoreService {
     this.emitStatus(true);
     this.notifyNow();
     this.scheduleSweep(attached);
-    this.scheduleRescan(attached, 0);
     this.scheduleCacheSave(attached, 0);
+    // Catch up with what changed while the first index was built, before its directories were watched.
+    this.markDirty({ kind: 'root' });
   }
 
   private isCurrent(attached: Attached): boolean {
