@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SESSION_COMMAND_NAMES, SessionCommands } from '@dsh-session-ls/shared';
-import { REPO_ROOT, SERVER_BIN } from '../support/lspClient';
-import { EXAMPLE_STORE, startServer } from './helpers';
+import { LspTestClient, REPO_ROOT, SERVER_BIN } from '../support/lspClient';
+import { EXAMPLE_STORE, removeTemporary, startServer, temporaryDirectory } from './helpers';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -34,6 +34,20 @@ describe('the built server: launch and lifecycle', () => {
     expect(await client.shutdown()).toBe(0);
     expect(client.protocolErrors).toEqual([]);
     expect(client.stderr).toContain('sessions root:');
+  });
+
+  it.each(['node-ipc', 'pipe', 'socket'] as const)('serves over --%s too', async (transport) => {
+    const scratch = temporaryDirectory('transport');
+    const client = await LspTestClient.startOver(transport, { env: { XDG_CACHE_HOME: scratch }, args: ['--sessions-root', EXAMPLE_STORE] });
+    try {
+      const result = await client.initialize();
+      expect(result.serverInfo?.name).toBe('dsh-session-ls');
+      expect(await client.executeCommand(SessionCommands.formatMention, { sessionId: 'source' })).toBe('@[source](dsh-session:InNvdXJjZSI)');
+      expect(await client.shutdown()).toBe(0);
+    } finally {
+      client.dispose();
+      removeTemporary(scratch);
+    }
   });
 
   it('prints the version and the help, and the help without a subcommand', () => {

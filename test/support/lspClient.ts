@@ -3,17 +3,24 @@
  * server (`node server/bin/dsh-session-ls.js --stdio`), or talks to an in-process server over streams,
  * and records what the server sends on its own (notifications, requests, progress, logs).
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import {
   CancellationTokenSource,
+  IPCMessageReader,
+  IPCMessageWriter,
   ResponseError,
   StreamMessageReader,
   StreamMessageWriter,
+  createClientPipeTransport,
+  createClientSocketTransport,
   createMessageConnection,
+  generateRandomPipeName,
   type MessageConnection,
+  type MessageReader,
+  type MessageWriter,
 } from 'vscode-jsonrpc/node';
 import type {
   ClientCapabilities,
@@ -58,6 +65,9 @@ export const FULL_CLIENT_CAPABILITIES: ClientCapabilities = {
     completion: { contextSupport: true, completionItem: { labelDetailsSupport: true, snippetSupport: false } },
   },
 };
+
+/** How the client talks to the server process (the transports of every vscode-languageserver server). */
+export type Transport = 'stdio' | 'node-ipc' | 'pipe' | 'socket';
 
 /** Options for starting the built server. */
 export interface StartOptions {
@@ -109,7 +119,7 @@ export class LspTestClient {
   private constructor(
     readonly connection: MessageConnection,
     private readonly input: Writable,
-    private readonly process?: ChildProcessByStdio<Writable, Readable, Readable>,
+    private readonly process?: ChildProcess,
     /** Resolves with the exit code once the server process ended. */
     readonly exited: Promise<number | null> = new Promise(() => {}),
   ) {
@@ -148,6 +158,42 @@ export class LspTestClient {
     child.stderr.on('data', (chunk: string) => (client.stderrText += chunk));
     // A server that died must fail the test, not hang it.
     child.stdin.on('error', () => {});
+    return client;
+  }
+
+  /**
+   * Start the built server over another transport: `--node-ipc`, `--pipe=NAME` (the client listens on
+   * a named pipe) or `--socket=PORT` (the client listens on a port); the server connects to it.
+   */
+  static async startOver(transport: Exclude<Transport, 'stdio'>, options: StartOptions = {}): Promise<LspTestClient> {
+    const spawnServer = (transportArgs: string[], ipc: boolean): ChildProcess =>
+      spawn(process.execPath, [SERVER_BIN, ...transportArgs, ...(options.args ?? [])], {
+        cwd: options.cwd ?? REPO_ROOT,
+        env: { ...process.env, ...options.env },
+        stdio: ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
+      });
+    let child: ChildProcess;
+    let reader: MessageReader;
+    let writer: MessageWriter;
+    if (transport === 'node-ipc') {
+      child = spawnServer(['--node-ipc'], true);
+      reader = new IPCMessageReader(child);
+      writer = new IPCMessageWriter(child);
+    } else if (transport === 'pipe') {
+      const name = generateRandomPipeName();
+      const pipe = await createClientPipeTransport(name);
+      child = spawnServer([`--pipe=${name}`], false);
+      [reader, writer] = await pipe.onConnected();
+    } else {
+      const socket = await createClientSocketTransport(0);
+      child = spawnServer([`--socket=${socket.port()}`], false);
+      [reader, writer] = await socket.onConnected();
+    }
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const client = new LspTestClient(createMessageConnection(reader, writer), child.stdin!, child, exited);
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => (client.stderrText += chunk));
+    child.stdin!.on('error', () => {});
     return client;
   }
 
