@@ -139,4 +139,28 @@ describe('settings', () => {
     expect(maxReferencesMessages[1]!.message).toContain('maxReferences must be a positive safe integer');
     expect(await candidates(client)).toHaveLength(COUNT);
   });
+
+  it('reports invalid initializationOptions once the client is initialized, and serves with the defaults', async () => {
+    const client = await server({ initializationOptions: { sessionsRoot: EXAMPLE_STORE, maxReferenceBytes: -5 } });
+    const reported = await client.waitForMessage('window/showMessage');
+    expect(reported.params).toMatchObject({ type: 1 });
+    expect((reported.params as { message: string }).message).toMatch(
+      /^SESSION_REFERENCE_INVALID_CONFIG: .*initializationOptions\.maxReferenceBytes.*maxReferenceBytes must be a positive safe integer/,
+    );
+    await waitForSessions(client, COUNT);
+    const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, {
+      content: [],
+      references: [{ sessionId: EXAMPLE_SESSIONS.cache }],
+    });
+    expect(prepared.additionalContext!.source.references[0]!.truncated).toBe(false);
+  });
+
+  it('takes pushed settings from a client without workspace/configuration', async () => {
+    const client = await server({ initializationOptions: { sessionsRoot: EXAMPLE_STORE }, capabilities: { workspace: { configuration: false } } });
+    await waitForSessions(client, COUNT);
+    expect(client.messages('workspace/configuration')).toEqual([]);
+    await client.changeConfiguration({ dshSessions: { candidateLimit: 1 } });
+    await client.openDocument(fileUri('/home/sam/weather-app/p.md'), '@');
+    await pollUntil(async () => ((await client.completion(fileUri('/home/sam/weather-app/p.md'), { line: 0, character: 1 })).items.length === 1 ? true : undefined));
+  });
 });
