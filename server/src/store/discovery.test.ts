@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discover, DISCOVERY_REASONS, inScope } from './discovery';
+import { discover, DISCOVERY_REASONS, inScope, scopeOfChange, sessionScopeOf } from './discovery';
 
 let base: string;
 let root: string;
@@ -106,5 +106,15 @@ describe('discover', () => {
     expect(inScope('--p--/a', { kind: 'session', projectDir: '--p--', sessionDir: 'a' })).toBe(true);
     expect(inScope('--p--/ab/session.jsonl', { kind: 'session', projectDir: '--p--', sessionDir: 'a' })).toBe(false);
     expect(inScope('anything', { kind: 'root' })).toBe(true);
+  });
+
+  it('maps a watch event to the scope to re-read', () => {
+    expect(scopeOfChange('', undefined)).toEqual({ kind: 'root' });
+    expect(scopeOfChange('', '--p--')).toEqual({ kind: 'project', projectDir: '--p--' });
+    expect(scopeOfChange('--p--', undefined)).toEqual({ kind: 'project', projectDir: '--p--' });
+    expect(scopeOfChange('--p--', 'a')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
+    expect(scopeOfChange('--p--/a', 'session.jsonl')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
+    expect(scopeOfChange('--p--/a', undefined)).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
+    expect(sessionScopeOf('--p--/a/session.jsonl.zstd')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
   });
 });

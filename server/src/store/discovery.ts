@@ -45,6 +45,23 @@ export function scopePrefix(scope: DiscoveryScope): string {
   return `${scope.projectDir}/${scope.sessionDir}/`;
 }
 
+/** The session-directory scope a transcript key (`<projectDir>/<sessionDir>/<file>`) lies in. */
+export function sessionScopeOf(key: string): DiscoveryScope {
+  const [projectDir, sessionDir] = key.split('/');
+  return { kind: 'session', projectDir, sessionDir };
+}
+
+/**
+ * What to re-read after a watch on root-relative directory `dir` saw entry `name` change
+ * (`name` unknown: the whole directory).
+ */
+export function scopeOfChange(dir: string, name: string | undefined): DiscoveryScope {
+  if (dir === '') return name === undefined ? { kind: 'root' } : { kind: 'project', projectDir: name };
+  const [projectDir, sessionDir] = dir.split('/');
+  if (sessionDir !== undefined) return { kind: 'session', projectDir, sessionDir };
+  return name === undefined ? { kind: 'project', projectDir } : { kind: 'session', projectDir, sessionDir: name };
+}
+
 /** Whether a root-relative key lies inside a scope (the scope's own directory included). */
 export function inScope(key: string, scope: DiscoveryScope): boolean {
   const prefix = scopePrefix(scope);

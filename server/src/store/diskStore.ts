@@ -10,6 +10,8 @@ import { DirectoryWatches, type WatchFactory } from './directoryWatches';
 import {
   discover,
   inScope,
+  scopeOfChange,
+  sessionScopeOf,
   toStoreProblem,
   type DiscoveryProblem,
   type DiscoveryScope,
@@ -17,6 +19,7 @@ import {
 import { Emitter } from './emitter';
 import { buildListing, type Listing } from './listing';
 import { readSessionSurface } from './lookup';
+import { PendingScopes } from './pendingScopes';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
 import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
@@ -119,7 +122,7 @@ export class DiskSessionStore implements SessionStoreService {
   private notifiedVersion = 0;
   private readonly reported = new Set<string>();
 
-  private readonly pending = { root: false, projects: new Set<string>(), sessions: new Set<string>() };
+  private readonly pending = new PendingScopes();
   private pendingSince = 0;
   private flushTimer?: Timer;
   private flushing = false;
@@ -376,14 +379,12 @@ export class DiskSessionStore implements SessionStoreService {
     if (!this.isCurrent(attached)) return undefined;
     const found = await discover(attached.realRoot, scope);
     if (!this.isCurrent(attached)) return undefined;
-    let changed = false;
-    for (const key of [...attached.discoveryProblems.keys()]) {
-      if (inScope(key, scope)) changed = attached.discoveryProblems.delete(key) || changed;
-    }
-    for (const problem of found.problems) {
-      attached.discoveryProblems.set(problem.key, problem);
-      changed = true;
-    }
+    const problemsBefore = new Map([...attached.discoveryProblems].filter(([key]) => inScope(key, scope)));
+    for (const key of problemsBefore.keys()) attached.discoveryProblems.delete(key);
+    for (const problem of found.problems) attached.discoveryProblems.set(problem.key, problem);
+    let changed =
+      problemsBefore.size !== found.problems.length ||
+      found.problems.some((p) => problemsBefore.get(p.key)?.reason !== p.reason);
     const before = [...attached.directories].filter((dir) => inScope(dir, scope));
     for (const dir of before) attached.directories.delete(dir);
     for (const dir of found.directories) attached.directories.add(dir);
@@ -415,9 +416,7 @@ export class DiskSessionStore implements SessionStoreService {
     if (outcome === 'changed') this.markListingDirty(attached);
     if (outcome === 'gone') {
       // Let discovery decide what the path is now (deleted, replaced by a link, …).
-      const dir = sessionDirOf(key);
-      const slash = dir.indexOf('/');
-      this.markDirty({ kind: 'session', projectDir: dir.slice(0, slash), sessionDir: dir.slice(slash + 1) });
+      this.markDirty(sessionScopeOf(key));
     }
     this.emitStatus(false);
     return outcome;
@@ -426,23 +425,13 @@ export class DiskSessionStore implements SessionStoreService {
   // ---- freshness --------------------------------------------------------------------------------
 
   private onWatchEvent(generation: number, dir: string, name: string | undefined): void {
-    if (generation !== this.generation || this.disposed) return;
-    if (dir === '') {
-      this.markDirty(name === undefined ? { kind: 'root' } : { kind: 'project', projectDir: name });
-    } else if (!dir.includes('/')) {
-      this.markDirty(name === undefined ? { kind: 'project', projectDir: dir } : { kind: 'session', projectDir: dir, sessionDir: name });
-    } else {
-      const slash = dir.indexOf('/');
-      this.markDirty({ kind: 'session', projectDir: dir.slice(0, slash), sessionDir: dir.slice(slash + 1) });
-    }
+    if (generation === this.generation && !this.disposed) this.markDirty(scopeOfChange(dir, name));
   }
 
   /** Queues a scope for re-reading after a short quiet time (a burst is read once). */
   private markDirty(scope: DiscoveryScope): void {
     if (this.disposed) return;
-    if (scope.kind === 'root') this.pending.root = true;
-    else if (scope.kind === 'project') this.pending.projects.add(scope.projectDir);
-    else this.pending.sessions.add(`${scope.projectDir}/${scope.sessionDir}`);
+    this.pending.add(scope);
     const now = Date.now();
     if (!this.flushTimer) this.pendingSince = now;
     if (this.flushTimer) clearTimeout(this.flushTimer);
@@ -461,21 +450,8 @@ export class DiskSessionStore implements SessionStoreService {
     this.flushing = true;
     try {
       const attached = this.attached;
-      const { root, projects, sessions } = this.pending;
-      const scopes: DiscoveryScope[] = root
-        ? [{ kind: 'root' }]
-        : [
-            ...[...projects].map((projectDir): DiscoveryScope => ({ kind: 'project', projectDir })),
-            ...[...sessions]
-              .filter((dir) => !projects.has(dir.slice(0, dir.indexOf('/'))))
-              .map((dir): DiscoveryScope => {
-                const slash = dir.indexOf('/');
-                return { kind: 'session', projectDir: dir.slice(0, slash), sessionDir: dir.slice(slash + 1) };
-              }),
-          ];
-      this.pending.root = false;
-      projects.clear();
-      sessions.clear();
+      const root = this.pending.includesRoot;
+      const scopes = this.pending.take();
       if (!attached || !this.isCurrent(attached)) return;
       if (!(await this.rootStillAttached(attached))) {
         if (this.isCurrent(attached)) this.detach();
@@ -653,9 +629,4 @@ export class DiskSessionStore implements SessionStoreService {
       );
     }, delayMs);
   }
-}
-
-/** Opens a store; exported through `./index`. */
-export function openDiskSessionStore(options: OpenSessionStoreOptions, tuning?: Partial<DiskStoreTuning>): DiskSessionStore {
-  return new DiskSessionStore(options, tuning);
 }
