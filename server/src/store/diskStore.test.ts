@@ -343,6 +343,22 @@ describe('header-level damage is skipped and reported once, the rest still answe
   });
 });
 
+describe('a root mixing encodings across sessions', () => {
+  it.skipIf(!zstdProgram.found)('lists and reads both kinds without a problem', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('plain', 2, 'Plain'), 'raw');
+    writeLog(root, session('packed', 1, 'Packed'), 'zstd');
+    const { store, problems } = open(root);
+    await store.whenIndexed();
+    expect(await store.listSessions()).toEqual([
+      { id: 'plain', cwd: '/home/alice/proj', createdAt: 2, title: 'Plain' },
+      { id: 'packed', cwd: '/home/alice/proj', createdAt: 1, title: 'Packed' },
+    ]);
+    expect(problems).toEqual([]);
+    expect((await store.readSurface('packed')).capturedThroughSeq).toBe(3);
+  });
+});
+
 // ---- body-level damage and torn tails ----------------------------------------------------------
 
 describe('body-level damage is listed without a title, and reading it fails with the decoder’s reason', () => {
