@@ -1,0 +1,63 @@
+/**
+ * The whole log of one session, read from its transcript file, for `dshSession.transcript` (which needs
+ * append-origin events; `readSurface` gives the current surface only). Stop-gap until the store
+ * exposes such a read itself: it locates the file the way dsh derives it and decodes it with the
+ * store's own decoder, read-only and without following links.
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { SessionReadError, raceWithSignal, throwIfCancelled, type SessionStore } from '../resolver';
+import { TRANSCRIPT_NAMES, projectDirName, encodeSegment, type TranscriptEncoding } from '../store/layout';
+import { loadSessionLog } from '../store/log';
+import { nodeTranscriptFiles } from '../store/transcriptFiles';
+import { ensureZstdSupport } from '../store/transcriptIndex';
+import type { SessionLog, SessionLogReader } from './transcript';
+
+async function isPlainEntry(file: string, kind: 'directory' | 'file'): Promise<boolean> {
+  try {
+    const stats = await fsp.lstat(file);
+    return kind === 'directory' ? stats.isDirectory() : stats.isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Read a session's whole log under `root`. `sessions.readSurface` is asked first, so a missing,
+ * ambiguous or damaged session fails exactly as it does for `prepare`; its header then names the file.
+ */
+export async function readSessionLogFile(root: string, sessions: SessionStore, sessionId: string, signal?: AbortSignal): Promise<SessionLog> {
+  const surface = await raceWithSignal(sessions.readSurface(sessionId, signal), signal);
+  const realRoot = await fsp.realpath(root);
+  const sessionDir = path.join(realRoot, projectDirName(surface.header.cwd), encodeSegment(sessionId));
+  // Never through a link: the project and session directories and the file must be real entries.
+  if (!(await isPlainEntry(path.dirname(sessionDir), 'directory')) || !(await isPlainEntry(sessionDir, 'directory'))) {
+    throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
+  }
+  for (const encoding of ['zstd', 'raw'] as TranscriptEncoding[]) {
+    const file = path.join(sessionDir, TRANSCRIPT_NAMES[encoding]);
+    if (!(await isPlainEntry(file, 'file'))) continue;
+    const handle = await nodeTranscriptFiles.open(file);
+    let bytes: Uint8Array;
+    try {
+      bytes = await handle.readFile();
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+    throwIfCancelled(signal);
+    if (encoding === 'zstd') await ensureZstdSupport();
+    const loaded = loadSessionLog(bytes, encoding, { expectedId: sessionId });
+    return {
+      header: surface.header,
+      events: loaded.events,
+      whole: true,
+      ...(loaded.title === undefined ? {} : { title: loaded.title }),
+    };
+  }
+  throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
+}
+
+/** A `SessionLogReader` over the sessions root the services currently use. */
+export function sessionLogFileReader(root: () => string, sessions: SessionStore): SessionLogReader {
+  return (sessionId, signal) => readSessionLogFile(root(), sessions, sessionId, signal);
+}
