@@ -103,3 +103,15 @@ describe('surface fold (store doc §6)', () => {
     });
   });
 });
+
+describe('surface fold robustness', () => {
+  it('keeps a deeply nested tool result (only a rewrite of it would need comparing it)', () => {
+    const deep = `${'['.repeat(20000)}1${']'.repeat(20000)}`;
+    const nested = ev.toolResult(1, 'c1', 'x').replace('"isError":false', `"isError":false,"extra":${deep}`);
+    const log = load([ev.assistant(0, [toolCallBlock('c1')]), nested]);
+    expect(log.surface.map((event) => event.seq)).toEqual([0, 1]);
+    const rewrite = ev.toolResult(3, 'c1', 'y', replace(1, 1, [1]), 't-1').replace('"isError":false', `"isError":false,"extra":${deep}`);
+    const error = failure([ev.assistant(0, [toolCallBlock('c1')]), nested, ev.of('compaction/prune', 2, {}), rewrite]);
+    expect(error.message).toMatch(/nested too deeply/);
+  });
+});

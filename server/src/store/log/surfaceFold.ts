@@ -62,12 +62,20 @@ function canonicalJson(value: unknown): string {
   return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
 }
 
+/** Stands for data nested too deeply to compare (dsh's recursive comparison fails on it too). */
+const UNCOMPARABLE = '';
+
 /** Fingerprint of a tool/result's data with the tool-result block's content blanked (a rewrite may change only that). */
 function rewriteKey(data: JsonRecord): string {
   const message = data.message as JsonRecord;
   const [block] = message.content as JsonRecord[];
   const kept = { ...data, message: { ...message, content: [{ ...block, content: null }] } };
-  return createHash('sha256').update(canonicalJson(kept)).digest('base64');
+  try {
+    return createHash('sha256').update(canonicalJson(kept)).digest('base64');
+  } catch (error) {
+    if (error instanceof RangeError) return UNCOMPARABLE;
+    throw error;
+  }
 }
 
 function isEventSeq(value: unknown): value is number {
@@ -157,6 +165,9 @@ export function foldSurfaceEvent(state: SurfaceState, event: JsonRecord, seq: nu
     const original = state.tools.find(([toolSeq]) => toolSeq === shadowed[0]);
     if (original === undefined) return 'tool/result surface replacement must target a current tool/result';
     replacement = toolNode();
+    if (replacement[1] === UNCOMPARABLE || original[1] === UNCOMPARABLE) {
+      return 'tool/result surface replacement is nested too deeply to compare';
+    }
     if (replacement[1] !== original[1]) return 'tool/result surface replacement may change only content';
   }
   const removed = new Set(shadowed);

@@ -188,3 +188,24 @@ describe.skipIf(!zstdCli.found)('zstd torn last frame: keep the records of the w
     });
   }
 });
+
+const native = decoders.find((decoder) => decoder.name === 'node:zlib');
+
+describe.skipIf(!native || !zstdCli.found)(
+  `node:zlib zstd decoder (a runtime feature of Node ≥ 22.15; ${native ? 'present' : `absent in ${process.version}`})`,
+  () => {
+    it('decodes every frame like fzstd and rejects a wrong checksum by itself', () => {
+      const fzstd = decoders.find((decoder) => decoder.name === 'fzstd') as ZstdFrameDecoder;
+      const zlib = native as ZstdFrameDecoder;
+      const frame = zstdFrame(DEMO_2.slice(1));
+      const info = { start: 0, end: frame.length, checksum: true, plaintextBound: 0 };
+      const bytes = (data: Uint8Array) => Buffer.from(data).toString('hex');
+      expect(bytes(zlib.decodeFrame(frame, info))).toBe(bytes(fzstd.decodeFrame(frame, info)));
+      const damaged = frame.slice();
+      damaged[damaged.length - 1] ^= 0x01;
+      expect(() => zlib.decodeFrame(damaged, info)).toThrow();
+      const blocks = frame.subarray(0, frame.length - 4);
+      expect(bytes(zlib.decodeBlocks(blocks))).toBe(bytes(fzstd.decodeBlocks(blocks)));
+    });
+  },
+);
