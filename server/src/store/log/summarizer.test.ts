@@ -236,6 +236,13 @@ describe('SessionLogSummarizer continues from the committed position', () => {
   });
 
   it('refuses something that is not a saved state', () => {
-    expect(() => SessionLogSummarizer.fromJSON({ version: 2 } as never)).toThrow(TypeError);
+    const summarizer = new SessionLogSummarizer('raw');
+    summarizer.push(rawTranscript(DEMO_1));
+    const saved = summarizer.toJSON();
+    expect(() => SessionLogSummarizer.fromJSON({ ...saved, version: 2 } as never)).toThrow(TypeError);
+    const damaged = JSON.parse(JSON.stringify(saved));
+    delete damaged.reader.fold.surface;
+    expect(() => SessionLogSummarizer.fromJSON(damaged)).toThrow(TypeError);
+    expect(SessionLogSummarizer.fromJSON(JSON.parse(JSON.stringify(saved))).summary()).toEqual(summarizer.summary());
   });
 });

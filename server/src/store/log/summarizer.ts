@@ -32,6 +32,32 @@ export interface SessionLogSummarizerJSON {
   reader: SessionLogReaderState;
 }
 
+const isCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+
+/** A structural check of saved state, so a damaged cache entry is refused rather than misread. */
+function isReaderState(value: unknown): value is SessionLogReaderState {
+  if (!isObject(value) || (value.encoding !== 'raw' && value.encoding !== 'zstd')) return false;
+  if (!isCount(value.committedBytes) || !isCount(value.zstdFrames)) return false;
+  if (value.fold === undefined && value.scan === undefined) return true;
+  const { fold, scan } = value;
+  if (!isObject(fold) || !isObject(scan) || !isObject(value.header) || !isCount(scan.lineNumber)) return false;
+  const { turns, surface } = fold;
+  return (
+    isCount(fold.eventCount) &&
+    isObject(fold.refusals) &&
+    isObject(turns) &&
+    typeof turns.turnOpen === 'boolean' &&
+    typeof turns.stepOpen === 'boolean' &&
+    Array.isArray(turns.pending) &&
+    isObject(surface) &&
+    Array.isArray(surface.seqs) &&
+    typeof surface.kinds === 'string' &&
+    surface.kinds.length === surface.seqs.length &&
+    Array.isArray(surface.tools)
+  );
+}
+
 /** Summarizer options (tests use them). */
 export interface SessionLogSummarizerOptions {
   maxRecordBytes?: number;
@@ -52,9 +78,7 @@ export class SessionLogSummarizer {
 
   /** Rebuilds a summarizer saved with {@link toJSON}; push the file's bytes from {@link resumeOffset} on. */
   static fromJSON(json: SessionLogSummarizerJSON, options: SessionLogSummarizerOptions = {}): SessionLogSummarizer {
-    if (json?.version !== 1 || typeof json.reader?.committedBytes !== 'number') {
-      throw new TypeError('not a saved SessionLogSummarizer state');
-    }
+    if (json?.version !== 1 || !isReaderState(json.reader)) throw new TypeError('not a saved SessionLogSummarizer state');
     return new SessionLogSummarizer(json.reader.encoding, options, json.reader);
   }
 
