@@ -1,0 +1,175 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
+import { TRIGGER_SUGGEST_COMMAND, findFileMentionToken, provideFileMentionCompletion, provideMentionCompletion } from './fileMentions';
+import { conversationSession } from './mentionFixtures';
+import { testWorkspace } from './testWorkspace';
+
+let workspaceDir: string;
+
+beforeAll(() => {
+  workspaceDir = mkdtempSync(path.join(os.tmpdir(), 'dsh-file-mentions-'));
+  const files = [
+    'README.md',
+    'src/main.ts',
+    'src/services/weatherClient.ts',
+    'my notes/plan one.md',
+    'docs/guide.md',
+    'prompts/p.md',
+    '.env',
+    '.git/config',
+    'node_modules/weather-lib/index.js',
+    'bad"name.txt',
+    'ctl\u0001name.txt',
+    'bidi\u202ename.txt',
+  ];
+  for (const file of files) {
+    mkdirSync(path.dirname(path.join(workspaceDir, file)), { recursive: true });
+    writeFileSync(path.join(workspaceDir, file), 'x');
+  }
+  symlinkSync(path.join(workspaceDir, 'docs'), path.join(workspaceDir, 'linked-docs'));
+});
+
+afterAll(() => rmSync(workspaceDir, { recursive: true, force: true }));
+
+function marked(text: string) {
+  const offset = text.indexOf('|');
+  return { text: text.slice(0, offset) + text.slice(offset + 1), offset };
+}
+
+/** Complete at `|` in a document at `documentPath` (default: a prompt inside the workspace folder). */
+async function complete(text: string, options: { documentPath?: string; folders?: string[]; uri?: string } = {}) {
+  const { text: content, offset } = marked(text);
+  const uri = options.uri ?? pathToFileURL(options.documentPath ?? path.join(workspaceDir, 'prompts', 'p.md')).href;
+  const document = TextDocument.create(uri, 'markdown', 1, content);
+  const { workspace } = testWorkspace([conversationSession('src-session', { cwd: '/else', title: 'src work' })], {
+    folders: options.folders ?? [workspaceDir],
+    documents: [document],
+  });
+  const list = await provideFileMentionCompletion(document, document.positionAt(offset), workspace);
+  return { list, document, workspace, offset };
+}
+
+const labels = (items: CompletionItem[]) => items.map((item) => item.label);
+const accept = (document: TextDocument, item: CompletionItem) => TextDocument.applyEdits(document, [item.textEdit as TextEdit]);
+
+describe('the file-mention token', () => {
+  it.each([
+    ['@|', { at: 0, end: 1, quoted: false, query: '' }],
+    ['see @src/ma|in.ts now', { at: 4, end: 16, quoted: false, query: 'src/ma' }],
+    ['@"my no|', { at: 0, end: 7, quoted: true, query: 'my no' }],
+    ['x @"my no|tes/plan one.md" y', { at: 2, end: 25, quoted: true, query: 'my no' }],
+    ['@"a b" @s|', { at: 7, end: 9, quoted: false, query: 's' }],
+    ['line\n@"a| b', { at: 5, end: 8, quoted: true, query: 'a' }],
+  ])('%j', (text, token) => {
+    const { text: content, offset } = marked(text);
+    expect(findFileMentionToken(content, offset)).toEqual(token);
+  });
+
+  it.each([['me@example|'], ['@[lab|el'], ['@"a"|'], ['say "@x|'], ['x|'], [`${formatSessionReferenceMention({ sessionId: 'a' }).slice(0, 3)}|`]])(
+    'none in %j',
+    (text) => {
+      const { text: content, offset } = marked(text);
+      expect(findFileMentionToken(content, offset)).toBeUndefined();
+    },
+  );
+
+  it('none inside a session mention', () => {
+    const mention = formatSessionReferenceMention({ sessionId: 'a', label: 'src' });
+    expect(findFileMentionToken(mention, 4)).toBeUndefined();
+  });
+});
+
+describe('file-mention completion', () => {
+  it('lists the workspace folder’s top level: folders first, hidden, skipped and unsafe names left out', async () => {
+    const { list } = await complete('read @|');
+    expect(labels(list.items)).toEqual(['docs/', 'linked-docs/', 'my notes/', 'prompts/', 'src/', 'README.md']);
+    expect(list.items.map((item) => item.sortText)).toEqual(['a000000', 'a000001', 'a000002', 'a000003', 'a000004', 'a000005']);
+    // Deeper matches appear once a name is typed.
+    expect(list.isIncomplete).toBe(true);
+  });
+
+  it('inserts a file whole without repeating the @, and a folder with its / and a re-trigger', async () => {
+    const { list, document } = await complete('read @READ|');
+    const [readme] = list.items;
+    expect(readme).toMatchObject({ label: 'README.md', kind: CompletionItemKind.File, filterText: 'READ README.md' });
+    expect(readme!.command).toBeUndefined();
+    expect(accept(document, readme!)).toBe('read @README.md');
+    const folders = await complete('read @sr|c');
+    const src = folders.list.items.find((item) => item.label === 'src/')!;
+    expect(src).toMatchObject({ kind: CompletionItemKind.Folder, command: { command: TRIGGER_SUGGEST_COMMAND } });
+    expect(accept(folders.document, src)).toBe('read @src/');
+  });
+
+  it('continues inside a folder after its /', async () => {
+    const { list, document } = await complete('@src/|');
+    expect(labels(list.items)).toEqual(['src/services/', 'src/main.ts']);
+    expect(list.isIncomplete).toBe(false);
+    expect(accept(document, list.items[1]!)).toBe('@src/main.ts');
+    expect(labels((await complete('@linked-docs/|')).list.items)).toEqual(['linked-docs/guide.md']);
+  });
+
+  it('finds deeper files by name, never below .git or node_modules', async () => {
+    expect(labels((await complete('@weath|')).list.items)).toEqual(['src/services/weatherClient.ts']);
+    expect(labels((await complete('@conf|')).list.items)).toEqual([]);
+    expect(labels((await complete('@index|')).list.items)).toEqual([]);
+  });
+
+  it('quotes paths with spaces: a file closed, a folder left open', async () => {
+    const folder = await complete('@my|');
+    expect(folder.list.items.map((item) => (item.textEdit as TextEdit).newText)).toEqual(['"my notes/']);
+    expect(accept(folder.document, folder.list.items[0]!)).toBe('@"my notes/');
+    const file = await complete('see @"my notes/pl| next');
+    expect(labels(file.list.items)).toEqual(['my notes/plan one.md']);
+    expect(accept(file.document, file.list.items[0]!)).toBe('see @"my notes/plan one.md" next');
+    const closed = await complete('@"my notes/pl|an one.md" next');
+    expect(accept(closed.document, closed.list.items[0]!)).toBe('@"my notes/plan one.md" next');
+  });
+
+  it('offers hidden entries once a name starting with . is typed', async () => {
+    expect(labels((await complete('@.e|')).list.items)).toEqual(['.env']);
+  });
+
+  it('does not leave the folder (.., absolute or home paths)', async () => {
+    for (const query of ['@../|', '@/etc/|', '@~/|', '@src/../|']) {
+      expect((await complete(query)).list.items).toEqual([]);
+    }
+  });
+
+  it('is relative to the document’s folder when no workspace folder holds it', async () => {
+    const { list } = await complete('@|', { documentPath: path.join(workspaceDir, 'src', 'note.md'), folders: ['/somewhere/else'] });
+    expect(labels(list.items)).toEqual(['services/', 'main.ts']);
+    expect((await complete('@|', { uri: 'untitled:Untitled-1', folders: [] })).list.items).toEqual([]);
+  });
+
+  it('cuts at candidateLimit and says so', async () => {
+    const { document, workspace } = await complete('@|');
+    workspace.setSection({ candidateLimit: 2 });
+    const list = await provideFileMentionCompletion(document, document.positionAt(1), workspace);
+    expect(labels(list.items)).toEqual(['docs/', 'linked-docs/']);
+    expect(list.isIncomplete).toBe(true);
+  });
+
+  it('answers CANCELLED when cancelled', async () => {
+    const { document, workspace } = await complete('@|');
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    await expect(provideFileMentionCompletion(document, document.positionAt(1), workspace, controller.signal)).rejects.toMatchObject({
+      code: 'SESSION_REFERENCE_CANCELLED',
+    });
+  });
+
+  it('lists files before sessions in the merged completion', async () => {
+    const { document, workspace, offset } = await complete('@src|');
+    const list = await provideMentionCompletion(document, document.positionAt(offset), workspace);
+    expect(labels(list.items)).toEqual(['src/', 'src work']);
+    expect(list.items.map((item) => item.sortText![0])).toEqual(['a', 'b']);
+    const quoted = await complete('@"sr|');
+    expect(labels((await provideMentionCompletion(quoted.document, quoted.document.positionAt(quoted.offset), quoted.workspace)).items)).toEqual(['src/']);
+  });
+});

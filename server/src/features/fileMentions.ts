@@ -1,0 +1,271 @@
+import path from 'node:path';
+import fg from 'fast-glob';
+import { scanSessionMentions } from '@dsh-session-ls/shared';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import {
+  CompletionItemKind,
+  InsertTextFormat,
+  type CompletionItem,
+  type CompletionList,
+  type Position,
+} from 'vscode-languageserver/node';
+import { cancelledError, throwIfCancelled } from '../resolver';
+import { fileUriToPath } from '../settings/target';
+import { completionSortText, provideSessionCompletion } from './completion';
+import type { SessionServices } from './services';
+
+/** The `@path` or `@"path` token around the cursor (UTF-16 offsets into the document text). */
+export interface FileMentionToken {
+  /** Offset of the `@`. */
+  at: number;
+  /** Offset just past the token: the closing quote, else the end of its non-whitespace run. */
+  end: number;
+  /** True for `@"…`. */
+  quoted: boolean;
+  /** The path typed so far (without the quote). */
+  query: string;
+}
+
+/** What a file completion item carries. */
+export interface FileMentionCompletionData {
+  kind: 'dsh-file';
+  path: string;
+  directory: boolean;
+}
+
+/** The command that makes VS Code ask again after a directory is inserted. */
+export const TRIGGER_SUGGEST_COMMAND = 'editor.action.triggerSuggest';
+
+/** At most this many entries are looked at per request (a huge directory or tree must not stall typing). */
+const MAX_SCANNED_ENTRIES = 5000;
+/** How deep a search below the workspace folder goes when the query has no `/`. */
+const MAX_SEARCH_DEPTH = 8;
+/** Never offered, never searched. */
+const SKIPPED_NAMES = new Set(['.git', 'node_modules']);
+const SKIPPED_PATTERNS = ['**/.git', '**/.git/**', '**/node_modules', '**/node_modules/**'];
+// A path that could not be inserted faithfully (a quote ends `@"…"`) or would smuggle controls into the text.
+const UNOFFERABLE = /["\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const WHITESPACE = /\s/;
+const LINE_BREAK = /[\r\n]/;
+
+function startsToken(text: string, at: number): boolean {
+  return text.charCodeAt(at) === 0x40 /* @ */ && (at === 0 || WHITESPACE.test(text[at - 1]!));
+}
+
+/**
+ * The file-mention token at `offset`, as dsh's composer finds one: an `@` at the start of a line or after
+ * whitespace, then either `"` and a path that may hold spaces (up to the closing quote), or a run of
+ * non-whitespace. Not inside a session mention, and not an explicit mention's `@[`.
+ */
+export function findFileMentionToken(text: string, offset: number): FileMentionToken | undefined {
+  if (offset < 1 || offset > text.length) return undefined;
+  let lineStart = offset;
+  while (lineStart > 0 && !LINE_BREAK.test(text[lineStart - 1]!)) lineStart--;
+  let token: FileMentionToken | undefined;
+  // A quoted path: the last quote before the cursor on this line opens it.
+  const quote = text.lastIndexOf('"', offset - 1);
+  if (quote > lineStart && startsToken(text, quote - 1)) {
+    let end = offset;
+    while (end < text.length && !LINE_BREAK.test(text[end]!) && text[end] !== '"') end++;
+    if (text[end] === '"') {
+      end++;
+    } else {
+      // No closing quote on the line: the token is what is glued to the cursor.
+      end = offset;
+      while (end < text.length && !WHITESPACE.test(text[end]!)) end++;
+    }
+    token = { at: quote - 1, end, quoted: true, query: text.slice(quote + 1, offset) };
+  } else {
+    let start = offset;
+    while (start > lineStart && !WHITESPACE.test(text[start - 1]!)) start--;
+    if (start === offset || !startsToken(text, start)) return undefined;
+    const query = text.slice(start + 1, offset);
+    if (query.startsWith('"') || query.startsWith('[')) return undefined;
+    let end = offset;
+    while (end < text.length && !WHITESPACE.test(text[end]!)) end++;
+    token = { at: start, end, quoted: false, query };
+  }
+  for (const mention of scanSessionMentions(text)) {
+    if (mention.start >= token.end) break;
+    if (mention.end > token.at) return undefined;
+  }
+  return token;
+}
+
+/** The folder file mentions are relative to: the workspace folder holding the document, else the document's folder. */
+async function mentionBase(document: TextDocument, services: SessionServices, signal?: AbortSignal): Promise<string | undefined> {
+  const documentPath = fileUriToPath(document.uri);
+  // With no target session, the target cwd is the workspace folder holding the document (or another folder).
+  const { cwd } = await services.resolveTarget({ sessionId: null }, document.uri, signal);
+  if (cwd !== undefined && (documentPath === undefined || documentPath.startsWith(cwd.endsWith(path.sep) ? cwd : cwd + path.sep))) return cwd;
+  return documentPath === undefined ? undefined : path.dirname(documentPath);
+}
+
+/** The directory part of a typed path, when it stays inside the base folder; undefined otherwise. */
+function directoryPart(query: string): string | undefined {
+  const slash = query.lastIndexOf('/');
+  const directory = slash < 0 ? '' : query.slice(0, slash + 1);
+  if (directory.startsWith('/') || directory.startsWith('~') || directory.includes('\\')) return undefined;
+  if (directory.split('/').some((segment) => segment === '..')) return undefined;
+  return directory;
+}
+
+interface FoundEntry {
+  /** Relative to the base folder, `/`-separated, no trailing slash. */
+  path: string;
+  directory: boolean;
+}
+
+/** Entries of a fast-glob walk, stopped after `limit` entries or when the signal aborts. */
+function walk(pattern: string, options: fg.Options, limit: number, signal?: AbortSignal): Promise<{ entries: fg.Entry[]; cut: boolean }> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(cancelledError(signal));
+    const entries: fg.Entry[] = [];
+    const stream = fg.stream(pattern, { ...options, objectMode: true, onlyFiles: false, suppressErrors: true }) as NodeJS.ReadableStream & {
+      destroy(): void;
+    };
+    let settled = false;
+    const finish = (cut: boolean): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      stream.destroy();
+      resolve({ entries, cut });
+    };
+    const onAbort = (): void => {
+      if (settled) return;
+      settled = true;
+      stream.destroy();
+      reject(cancelledError(signal!));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    stream.on('data', (entry: fg.Entry) => {
+      entries.push(entry);
+      if (entries.length >= limit) finish(true);
+    });
+    stream.on('error', () => finish(false));
+    stream.on('end', () => finish(false));
+  });
+}
+
+function offerable(entry: FoundEntry): boolean {
+  return !UNOFFERABLE.test(entry.path) && !entry.path.split('/').some((segment) => SKIPPED_NAMES.has(segment));
+}
+
+/**
+ * Workspace entries for a typed path: the children of its directory part whose name starts with the
+ * last segment (case-insensitive; hidden ones only when that segment starts with `.`), and, for a path
+ * without `/`, entries deeper in the tree whose name starts with it. Bounded and cancellable.
+ */
+export async function findMentionableFiles(
+  base: string,
+  query: string,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<{ entries: FoundEntry[]; incomplete: boolean }> {
+  const directory = directoryPart(query);
+  if (directory === undefined) return { entries: [], incomplete: false };
+  const prefix = query.slice(directory.length).toLocaleLowerCase();
+  const dot = prefix.startsWith('.');
+  const matches = (name: string): boolean => name.toLocaleLowerCase().startsWith(prefix);
+  const found = new Map<string, FoundEntry>();
+  const add = (relative: string, isDirectory: boolean): void => {
+    const entry = { path: relative, directory: isDirectory };
+    if (offerable(entry) && !found.has(relative)) found.set(relative, entry);
+  };
+
+  // One level: a linked folder is shown as the folder it is; the deep search never follows links (no cycles).
+  const level = await walk('*', { cwd: path.join(base, directory), deep: 1, dot, followSymbolicLinks: true }, MAX_SCANNED_ENTRIES, signal);
+  for (const entry of level.entries) {
+    if (matches(entry.name)) add(directory + entry.name, entry.dirent.isDirectory());
+  }
+  // At the top with nothing typed, deeper matches come once a name is typed: the client must ask again.
+  let incomplete = level.cut || (directory === '' && prefix === '');
+  if (directory === '' && prefix !== '') {
+    const deeper = await walk(
+      '**',
+      { cwd: base, deep: MAX_SEARCH_DEPTH, dot, ignore: SKIPPED_PATTERNS, followSymbolicLinks: false },
+      MAX_SCANNED_ENTRIES,
+      signal,
+    );
+    for (const entry of deeper.entries) {
+      if (matches(entry.name)) add(entry.path, entry.dirent.isDirectory());
+    }
+    incomplete ||= deeper.cut;
+  }
+  throwIfCancelled(signal);
+  // Nearest first (fewest segments), then directories, then by name; files and folders of the typed level lead.
+  const entries = [...found.values()].sort(
+    (a, b) =>
+      a.path.split('/').length - b.path.split('/').length ||
+      Number(b.directory) - Number(a.directory) ||
+      (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+  );
+  return { entries: entries.slice(0, limit), incomplete: incomplete || entries.length > limit };
+}
+
+/** The text that replaces the typed path: a file whole (quoted and closed when needed), a directory with its `/` (a quote left open). */
+function insertion(entry: FoundEntry, quoted: boolean): string {
+  const shown = entry.directory ? entry.path + '/' : entry.path;
+  const quote = quoted || WHITESPACE.test(entry.path);
+  if (!quote) return shown;
+  return entry.directory ? `"${shown}` : `"${shown}"`;
+}
+
+/**
+ * File-mention completion at `position` (lsp-contract.md, File mentions): workspace files and
+ * directories for an `@path` or `@"path` token, before sessions (sortText group `a`). The edit never
+ * repeats the `@`; a directory keeps the completion going (`editor.action.triggerSuggest`, and `/` is a
+ * trigger character for other clients).
+ */
+export async function provideFileMentionCompletion(
+  document: TextDocument,
+  position: Position,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<CompletionList> {
+  const text = document.getText();
+  const offset = document.offsetAt(position);
+  const token = findFileMentionToken(text, offset);
+  if (token === undefined) return { isIncomplete: false, items: [] };
+  const base = await mentionBase(document, services, signal);
+  if (base === undefined) return { isIncomplete: false, items: [] };
+  const limit = services.resolver().config.candidateLimit;
+  const { entries, incomplete } = await findMentionableFiles(base, token.query, limit, signal);
+  const range = { start: document.positionAt(token.at + 1), end: document.positionAt(token.end) };
+  const typed = text.slice(token.at + 1, offset);
+  const items = entries.map((entry, rank): CompletionItem => {
+    const data: FileMentionCompletionData = { kind: 'dsh-file', path: entry.path, directory: entry.directory };
+    const newText = insertion(entry, token.quoted);
+    return {
+      label: entry.directory ? entry.path + '/' : entry.path,
+      kind: entry.directory ? CompletionItemKind.Folder : CompletionItemKind.File,
+      textEdit: { range, newText },
+      insertTextFormat: InsertTextFormat.PlainText,
+      // What was typed first, so every client's own filter keeps what the server matched.
+      filterText: `${typed} ${newText}`,
+      sortText: completionSortText('a', rank),
+      ...(entry.directory ? { command: { title: 'Complete inside the folder', command: TRIGGER_SUGGEST_COMMAND } } : {}),
+      data,
+    };
+  });
+  return { isIncomplete: incomplete, items };
+}
+
+/**
+ * Completion at an `@` token: file mentions first, then sessions (each feature decides whether its kind
+ * applies); incomplete when either list is. A failing file search never hides the sessions.
+ */
+export async function provideMentionCompletion(
+  document: TextDocument,
+  position: Position,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<CompletionList> {
+  const files = provideFileMentionCompletion(document, position, services, signal).catch((): CompletionList => {
+    throwIfCancelled(signal);
+    return { isIncomplete: false, items: [] };
+  });
+  const [fileList, sessionList] = await Promise.all([files, provideSessionCompletion(document, position, services, signal)]);
+  return { isIncomplete: fileList.isIncomplete || sessionList.isIncomplete, items: [...fileList.items, ...sessionList.items] };
+}
