@@ -1,0 +1,106 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIAGNOSTIC_SOURCE, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { TextDocumentSyncKind, TextDocuments, createConnection, type CodeAction, type Diagnostic, type DocumentLink, type Hover } from 'vscode-languageserver/node';
+import { LspTestClient, pollUntil } from '../../../test/support/lspClient';
+import { conversationSession } from '../features/mentionFixtures';
+import { testWorkspace } from '../features/testWorkspace';
+import { EDITOR_FEATURE_CAPABILITIES, registerEditorFeatures, type EditorFeatures } from './editorFeatures';
+
+const URI = 'file:///w/message.md';
+const stops: Array<() => void> = [];
+afterEach(() => stops.splice(0).forEach((stop) => stop()));
+
+/** An in-process server with only the editor features, over an in-memory store, and a client talking to it. */
+async function start(options: { indexing?: boolean } = {}) {
+  const { workspace, store } = testWorkspace([conversationSession('a', { cwd: '/w', title: 'Alpha' })], { folders: ['/w'], indexing: options.indexing });
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const connection = createConnection(toServer, fromServer);
+  const documents = new TextDocuments(TextDocument);
+  connection.onInitialize(() => ({ capabilities: { textDocumentSync: TextDocumentSyncKind.Incremental, ...EDITOR_FEATURE_CAPABILITIES } }));
+  const logged: string[] = [];
+  const features: EditorFeatures = registerEditorFeatures(connection, documents, workspace, { log: (m) => logged.push(m), diagnosticsDebounceMs: 5 });
+  documents.listen(connection);
+  connection.listen();
+  const client = LspTestClient.overStreams(fromServer, toServer);
+  stops.push(() => {
+    features.dispose();
+    client.dispose();
+    connection.dispose();
+  });
+  await client.initialize();
+  return { client, workspace, store, features, logged };
+}
+
+/** The latest diagnostics published for `uri` once they satisfy `match` (polling, generous deadline). */
+async function diagnosticsOf(client: LspTestClient, match: (diagnostics: Diagnostic[]) => boolean): Promise<Diagnostic[]> {
+  return pollUntil(() => {
+    const published = client.messages('textDocument/publishDiagnostics').filter((m) => (m.params as { uri: string }).uri === URI);
+    const latest = published.at(-1)?.params as { diagnostics: Diagnostic[] } | undefined;
+    return latest !== undefined && match(latest.diagnostics) ? latest.diagnostics : undefined;
+  });
+}
+
+const codes = (diagnostics: Diagnostic[]) => diagnostics.map((d) => d.code);
+
+describe('editor features over a connection', () => {
+  it('pushes diagnostics on open and after edits, with the document version, and clears them on close', async () => {
+    const { client } = await start();
+    await client.openDocument(URI, `see ${encodeSessionReferenceUri('nope')}`);
+    const first = await diagnosticsOf(client, (d) => d.length === 1);
+    expect(first[0]).toMatchObject({ source: DIAGNOSTIC_SOURCE, code: 'SESSION_REFERENCE_READ_FAILED' });
+    await client.changeDocument(URI, 'see dsh-session:IiJ');
+    expect(codes(await diagnosticsOf(client, (d) => d[0]?.code === 'SESSION_REFERENCE_INVALID_REFERENCE'))).toEqual(['SESSION_REFERENCE_INVALID_REFERENCE']);
+    const versions = client.messages('textDocument/publishDiagnostics').map((m) => (m.params as { version?: number }).version);
+    expect(versions.at(-1)).toBe(2);
+    await client.closeDocument(URI);
+    await diagnosticsOf(client, (d) => d.length === 0);
+  });
+
+  it('re-checks open documents when the store changes', async () => {
+    const { client, store } = await start();
+    await client.openDocument(URI, encodeSessionReferenceUri('late'));
+    await diagnosticsOf(client, (d) => d.length === 1);
+    store.put(conversationSession('late', { cwd: '/w' }));
+    store.fireChange();
+    expect(await diagnosticsOf(client, (d) => d.length === 0)).toEqual([]);
+  });
+
+  it('holds back unknown sessions until indexing ends, then reports them', async () => {
+    const { client, store } = await start({ indexing: true });
+    await client.openDocument(URI, encodeSessionReferenceUri('nope'));
+    await diagnosticsOf(client, () => true);
+    expect(codes(await diagnosticsOf(client, () => true))).toEqual([]);
+    store.setStatus({ indexing: false });
+    expect(codes(await diagnosticsOf(client, (d) => d.length > 0))).toEqual(['SESSION_REFERENCE_READ_FAILED']);
+  });
+
+  it('re-checks with new settings on refresh', async () => {
+    const { client, workspace, features } = await start();
+    await client.openDocument(URI, `${encodeSessionReferenceUri('a')} ${encodeSessionReferenceUri('nope')}`);
+    await diagnosticsOf(client, (d) => d.length === 1);
+    workspace.setSection({ maxReferences: 1 });
+    features.refresh();
+    expect(codes(await diagnosticsOf(client, (d) => d.length === 2))).toEqual(['SESSION_REFERENCE_TOO_MANY', 'SESSION_REFERENCE_READ_FAILED']);
+  });
+
+  it('answers hover, document links and code actions', async () => {
+    const { client } = await start();
+    const mention = formatSessionReferenceMention({ sessionId: 'a', label: 'Old' });
+    await client.openDocument(URI, `x ${mention}`);
+    const hover = await client.request<Hover>('textDocument/hover', { textDocument: { uri: URI }, position: { line: 0, character: 4 } });
+    expect((hover.contents as { value: string }).value).toContain('**Alpha**');
+    const links = await client.request<DocumentLink[]>('textDocument/documentLink', { textDocument: { uri: URI } });
+    expect(links.map((link) => link.target)).toEqual([encodeSessionReferenceUri('a')]);
+    const diagnostics = await diagnosticsOf(client, (d) => d.length === 1);
+    const actions = await client.request<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri: URI },
+      range: { start: { line: 0, character: 4 }, end: { line: 0, character: 4 } },
+      context: { diagnostics },
+    });
+    expect(actions.map((action) => action.title)).toEqual(['Update the label to the session\'s title "Alpha"', 'Preview what the model will see']);
+    expect(await client.request('textDocument/hover', { textDocument: { uri: 'file:///not-open.md' }, position: { line: 0, character: 0 } })).toBeNull();
+  });
+});
