@@ -101,6 +101,13 @@ describe.skipIf(!conformance.dir)(`fixture store ${conformance.reason ?? ''}`, (
         if (reference?.complete) expect(conversation(log.surface)).toEqual(reference.conversation);
       });
 
+      it('gives the same surface without keeping the other events (keepEvents: false)', () => {
+        const full = loaded();
+        for (const [encoding, bytes] of [['raw', rawBytes], ['zstd', zstdBytes]] as const) {
+          expect(loadSessionLog(bytes, encoding, { expectedId: id, keepEvents: false })).toEqual({ ...full, events: [] });
+        }
+      });
+
       it('summarizes to the same title, capturedThroughSeq and counts in both encodings', () => {
         const log = loaded();
         for (const [encoding, bytes] of [['raw', rawBytes], ['zstd', zstdBytes]] as const) {

@@ -13,7 +13,7 @@ import { scanZstdFrame } from './zstdFrames';
 /** A session log as dsh's read-only `inspect()` sees it. */
 export interface LoadedSessionLog {
   header: SessionHeaderRecord;
-  /** Every event: rows expanded, legacy shapes upgraded, in-memory closers appended. */
+  /** Every event: rows expanded, legacy shapes upgraded, in-memory closers appended (empty with `keepEvents: false`). */
   events: SessionEventRecord[];
   /** The current surface, in surface order. */
   surface: SessionEventRecord[];
@@ -33,6 +33,8 @@ export interface LoadSessionLogOptions {
   maxRecordBytes?: number;
   /** zstd frame decoder (tests pick one). */
   zstdDecoder?: ZstdFrameDecoder;
+  /** False: `events` is left empty and only surface-type events are kept in memory (enough for `surface`). */
+  keepEvents?: boolean;
 }
 
 /**
@@ -46,18 +48,20 @@ export function loadSessionLog(
   encoding: TranscriptEncoding,
   options: LoadSessionLogOptions = {},
 ): LoadedSessionLog {
-  const reader = new SessionLogReader(encoding, { ...options, collectEvents: true });
+  const keepEvents = options.keepEvents ?? true;
+  const reader = new SessionLogReader(encoding, { ...options, collectEvents: keepEvents ? 'all' : 'surface' });
   reader.push(bytes);
   const reading = reader.read(true);
   if (reading.error) throw reading.error;
   const outcome = reading.outcome;
   const header = reading.header;
   if (!outcome || !header || !reading.events) throw new SessionReadError('corrupt', 'corrupt session log: unreadable');
-  const events = [...reading.events, ...outcome.closers];
+  const kept = [...reading.events, ...outcome.closers];
+  const bySeq = keepEvents ? undefined : new Map(kept.map((event) => [event.seq, event]));
   const loaded: LoadedSessionLog = {
     header,
-    events,
-    surface: outcome.surfaceSeqs.map((seq) => events[seq]),
+    events: keepEvents ? kept : [],
+    surface: outcome.surfaceSeqs.map((seq) => (bySeq ? (bySeq.get(seq) as SessionEventRecord) : kept[seq])),
     capturedThroughSeq: outcome.capturedThroughSeq,
     surfaceCounts: outcome.surfaceCounts,
   };

@@ -10,7 +10,7 @@
  */
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { interruptedTurnClosers, emptyTurnState, trackTurnEvent, type TurnState } from './closers';
-import { KNOWN_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
+import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
 import {
   LEGACY_REFUSALS,
@@ -81,6 +81,8 @@ export class LogFold {
     readonly state: LogFoldState = emptyFoldState(),
     /** Receives every kept (upgraded) event, for a full load; the index passes none. */
     private readonly sink?: SessionEventRecord[],
+    /** Only surface-type events go to the sink (a load that needs just the surface). */
+    private readonly sinkSurfaceOnly = false,
   ) {}
 
   /** The next seq the log must continue with. */
@@ -90,7 +92,7 @@ export class LogFold {
 
   /** An independent copy (for reading a torn tail without committing it). */
   fork(sink?: SessionEventRecord[]): LogFold {
-    return new LogFold(this.header, structuredClone(this.state), sink);
+    return new LogFold(this.header, structuredClone(this.state), sink, this.sinkSurfaceOnly);
   }
 
   /** Folds the next kept event; `event.seq` equals {@link eventCount}. */
@@ -120,7 +122,9 @@ export class LogFold {
       const data = event.data as JsonRecord | null | undefined;
       state.title = typeof data?.title === 'string' ? data.title : undefined;
     }
-    this.sink?.push(event as unknown as SessionEventRecord);
+    if (this.sink && (!this.sinkSurfaceOnly || SURFACE_EVENT_TYPES.has(event.type as string))) {
+      this.sink.push(event as unknown as SessionEventRecord);
+    }
 
     if (state.unknownTypeFailure !== undefined) return;
     if (typeof event.type !== 'string' || (!KNOWN_EVENT_TYPES.has(event.type) && event.ignorable !== true)) {

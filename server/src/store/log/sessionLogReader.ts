@@ -19,8 +19,8 @@ export type TranscriptEncoding = 'raw' | 'zstd';
 export interface SessionLogReaderOptions {
   /** The id being looked up: a header naming another id is corrupt. */
   expectedId?: string;
-  /** Keep the decoded events (a full load); the index does not. */
-  collectEvents?: boolean;
+  /** Keep the decoded events ('all': a full load; 'surface': only surface-type events); the index keeps none. */
+  collectEvents?: 'all' | 'surface';
   /** Record size limit (tests lower it). */
   maxRecordBytes?: number;
   /** zstd frame decoder (tests pick one); default: `node:zlib` when present, else fzstd. */
@@ -37,7 +37,7 @@ export interface LogReading {
   error?: SessionReadError;
   /** The folded log when it loads. */
   outcome?: FoldOutcome;
-  /** The kept events (closers not included), when collecting. */
+  /** The kept events (closers not included; only surface-type ones with collectEvents 'surface'), when collecting. */
   events?: SessionEventRecord[];
 }
 
@@ -199,7 +199,7 @@ export class SessionLogReader {
   }
 
   private startFold(header: SessionHeaderRecord, foldState = emptyFoldState(), scanState?: ScanState): void {
-    this.fold = new LogFold(header, foldState, this.sink);
+    this.fold = new LogFold(header, foldState, this.sink, this.options.collectEvents === 'surface');
     this.scanner = new RecordScanner(this.fold, this.maxRecordBytes, scanState);
   }
 
