@@ -14,7 +14,7 @@ import {
 import { EXECUTABLE_COMMANDS, executeSessionCommand } from './features/commands';
 import { provideSessionCompletion } from './features/completion';
 import { toResponseError } from './features/errors';
-import { resolveSessionCompletionItem } from './features/sessionPreview';
+import { previewKindFor, resolveSessionCompletionItem } from './features/sessionPreview';
 import { cancelledError } from './resolver';
 import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
@@ -224,7 +224,11 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }),
   );
 
-  connection.onCompletionResolve((item, token) => answer(token, (signal) => resolveSessionCompletionItem(item, workspace, signal)));
+  connection.onCompletionResolve((item, token) =>
+    answer(token, (signal) =>
+      resolveSessionCompletionItem(item, workspace, signal, previewKindFor(capabilities.textDocument?.completion?.completionItem?.documentationFormat)),
+    ),
+  );
 
   connection.onExecuteCommand((params, token) =>
     answer(token, (signal) => executeSessionCommand(params.command, params.arguments, workspace, signal)),

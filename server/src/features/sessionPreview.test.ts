@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
 import { SessionLogBuilder } from '../resolver';
 import { provideSessionCompletion } from './completion';
-import { escapeMarkdownText, resolveSessionCompletionItem, trimForPreview } from './sessionPreview';
+import { escapeMarkdownText, previewKindFor, resolveSessionCompletionItem, trimForPreview } from './sessionPreview';
 import { openDocument, testWorkspace } from './testWorkspace';
 
 const NOW = Date.UTC(2026, 0, 10);
@@ -67,6 +67,24 @@ describe('completionItem/resolve', () => {
     expect(value).toContain('cannot be read');
     const plain: CompletionItem = { label: 'x', data: { kind: 'file' } };
     expect(await resolveSessionCompletionItem(plain, workspace)).toBe(plain);
+  });
+});
+
+describe('plain-text previews', () => {
+  it('writes plain text, unescaped but display-safe, for clients without Markdown', async () => {
+    const document = openDocument('file:///p.md', '@');
+    const { workspace } = testWorkspace([longConversation()], { documents: [document], now: NOW });
+    const [item] = (await provideSessionCompletion(document, { line: 0, character: 1 }, workspace)).items;
+    const documentation = (await resolveSessionCompletionItem(item!, workspace, undefined, MarkupKind.PlainText)).documentation as MarkupContent;
+    expect(documentation.kind).toBe(MarkupKind.PlainText);
+    expect(documentation.value.split('\n').slice(0, 3)).toEqual(['Forecast *work*', '', '- cwd: /home/sam/weather']);
+    expect(documentation.value).toContain('  User: And the tests? [click](command:workbench.action.terminal.new)');
+  });
+
+  it('chooses Markdown unless the client lists only other formats', () => {
+    expect(previewKindFor(undefined)).toBe(MarkupKind.Markdown);
+    expect(previewKindFor(['plaintext', 'markdown'])).toBe(MarkupKind.Markdown);
+    expect(previewKindFor(['plaintext'])).toBe(MarkupKind.PlainText);
   });
 });
 

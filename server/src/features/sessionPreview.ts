@@ -47,17 +47,48 @@ function exchanges(conversation: ReadonlyArray<{ role: 'user' | 'assistant'; tex
   return result;
 }
 
-function exchangeLines(heading: string, exchange: Exchange): string[] {
-  const lines = [`**${heading}**`, ''];
+/** How a preview is written: Markdown with session text escaped, or plain text for clients without Markdown. */
+interface PreviewStyle {
+  kind: MarkupKind;
+  /** Session text, made inert. */
+  text(value: string): string;
+  strong(value: string): string;
+  /** A quoted line, and the separator between quoted lines. */
+  quote(value: string): string;
+  quoteBreak: string;
+}
+
+const MARKDOWN_STYLE: PreviewStyle = {
+  kind: MarkupKind.Markdown,
+  text: escapeMarkdownText,
+  strong: (value) => `**${value}**`,
+  quote: (value) => `> ${value}`,
+  quoteBreak: '>',
+};
+
+const PLAINTEXT_STYLE: PreviewStyle = {
+  kind: MarkupKind.PlainText,
+  text: (value) => displaySafeText(value).replace(/\s+/g, ' ').trim(),
+  strong: (value) => value,
+  quote: (value) => `  ${value}`,
+  quoteBreak: '',
+};
+
+function exchangeLines(style: PreviewStyle, heading: string, exchange: Exchange): string[] {
+  const lines = [style.strong(heading), ''];
   const who = exchange.checkpoint === true ? 'Summary of earlier messages' : 'User';
-  if (exchange.user !== undefined) lines.push(`> **${who}:** ${escapeMarkdownText(trimForPreview(exchange.user))}`, '>');
-  if (exchange.assistant !== undefined) lines.push(`> **Assistant:** ${escapeMarkdownText(trimForPreview(exchange.assistant))}`);
-  if (lines[lines.length - 1] === '>') lines.pop();
+  if (exchange.user !== undefined) lines.push(style.quote(`${style.strong(`${who}:`)} ${style.text(trimForPreview(exchange.user))}`), style.quoteBreak);
+  if (exchange.assistant !== undefined) lines.push(style.quote(`${style.strong('Assistant:')} ${style.text(trimForPreview(exchange.assistant))}`));
+  if (lines.length > 2 && lines[lines.length - 1] === style.quoteBreak) lines.pop();
   return [...lines, ''];
 }
 
-/** The Markdown preview of one session: title, cwd, created, message counts, first and latest exchange. */
-export function sessionPreviewMarkdown(item: SessionCompletionData, surface: SessionSurface, now: number): string {
+/**
+ * The preview of one session: title, cwd, created, message counts, first and latest exchange. In
+ * Markdown (the default) every piece of session text is escaped so it cannot inject markup.
+ */
+export function sessionPreview(item: SessionCompletionData, surface: SessionSurface, now: number, kind: MarkupKind = MarkupKind.Markdown): string {
+  const style = kind === MarkupKind.PlainText ? PLAINTEXT_STYLE : MARKDOWN_STYLE;
   const projected = projectSessionSurface(surface, item.label);
   const conversation = projected.data.conversation;
   const checkpoints = projected.checkpoints.filter(Boolean).length;
@@ -70,24 +101,29 @@ export function sessionPreviewMarkdown(item: SessionCompletionData, surface: Ses
     `${plural(conversation.length, 'message')}: ${plural(prompts, 'prompt')}, ${plural(conversation.length - prompts - checkpoints, 'answer')}` +
     (checkpoints === 0 ? '' : checkpoints === 1 ? ', 1 compaction summary' : `, ${checkpoints} compaction summaries`);
   const lines = [
-    `**${escapeMarkdownText(item.label)}**`,
+    style.strong(style.text(item.label)),
     '',
-    `- cwd: ${surface.header.cwd === undefined ? '(no cwd)' : escapeMarkdownText(surface.header.cwd)}`,
+    `- cwd: ${surface.header.cwd === undefined ? '(no cwd)' : style.text(surface.header.cwd)}`,
     // Our own words (dates, counts) need no escaping; everything from the session does.
     `- created: ${createdText}`,
     `- ${counts}`,
-    `- id: ${escapeMarkdownText(item.sessionId)}`,
+    `- id: ${style.text(item.sessionId)}`,
     '',
   ];
   const all = exchanges(conversation, projected.checkpoints);
   if (all.length === 0) {
-    lines.push('_No conversation yet._');
+    lines.push(kind === MarkupKind.PlainText ? 'No conversation yet.' : '_No conversation yet._');
   } else if (all.length === 1) {
-    lines.push(...exchangeLines('Only exchange', all[0]!));
+    lines.push(...exchangeLines(style, 'Only exchange', all[0]!));
   } else {
-    lines.push(...exchangeLines('First exchange', all[0]!), ...exchangeLines('Latest exchange', all[all.length - 1]!));
+    lines.push(...exchangeLines(style, 'First exchange', all[0]!), ...exchangeLines(style, 'Latest exchange', all[all.length - 1]!));
   }
   return lines.join('\n').trimEnd();
+}
+
+/** The Markdown preview of one session (what hovers and completion items show). */
+export function sessionPreviewMarkdown(item: SessionCompletionData, surface: SessionSurface, now: number): string {
+  return sessionPreview(item, surface, now, MarkupKind.Markdown);
 }
 
 /**
@@ -98,19 +134,27 @@ export async function resolveSessionCompletionItem(
   item: CompletionItem,
   services: SessionServices,
   signal?: AbortSignal,
+  kind: MarkupKind = MarkupKind.Markdown,
 ): Promise<CompletionItem> {
   if (!isSessionCompletionData(item.data)) return item;
+  const style = kind === MarkupKind.PlainText ? PLAINTEXT_STYLE : MARKDOWN_STYLE;
   let value: string;
   try {
     const surface = await raceWithSignal(services.sessions.readSurface(item.data.sessionId, signal), signal);
     throwIfCancelled(signal);
-    value = sessionPreviewMarkdown(item.data, surface, services.now());
+    value = sessionPreview(item.data, surface, services.now(), style.kind);
   } catch (error) {
     throwIfCancelled(signal);
     if (isSessionReferenceError(error)) throw error;
     const reason = error instanceof Error ? error.message : String(error);
-    value = `**${escapeMarkdownText(item.data.label)}**\n\n_This session cannot be read: ${escapeMarkdownText(reason)}_`;
+    value = `${style.strong(style.text(item.data.label))}\n\nThis session cannot be read: ${style.text(reason)}`;
   }
-  const documentation: MarkupContent = { kind: MarkupKind.Markdown, value };
+  const documentation: MarkupContent = { kind: style.kind, value };
   return { ...item, documentation };
+}
+
+/** The documentation format to use for a client: Markdown unless it lists formats without Markdown. */
+export function previewKindFor(documentationFormat: readonly string[] | undefined): MarkupKind {
+  if (documentationFormat === undefined || documentationFormat.length === 0) return MarkupKind.Markdown;
+  return documentationFormat.includes(MarkupKind.Markdown) ? MarkupKind.Markdown : MarkupKind.PlainText;
 }
