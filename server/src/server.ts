@@ -1,4 +1,4 @@
-import { JsonRpcErrorCodes, SETTINGS_SECTION } from '@dsh-session-ls/shared';
+import { SETTINGS_SECTION } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   DidChangeConfigurationNotification,
@@ -13,12 +13,11 @@ import {
 } from 'vscode-languageserver/node';
 import { EXECUTABLE_COMMANDS, executeSessionCommand } from './features/commands';
 import { provideSessionCompletion } from './features/completion';
-import { toResponseError } from './features/errors';
 import { previewKindFor, resolveSessionCompletionItem } from './features/sessionPreview';
-import { cancelledError } from './resolver';
 import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService } from './store/service';
+import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
 export interface SessionLanguageServerOptions {
@@ -131,28 +130,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }
   }
 
-  /**
-   * Run a request's work with an AbortSignal that follows `$/cancelRequest`; a cancelled request
-   * answers RequestCancelled, any failure its JSON-RPC error, and nothing escapes to stop the server.
-   */
-  async function answer<T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
-    const controller = new AbortController();
-    const subscription = token.onCancellationRequested(() => controller.abort(new Error('request cancelled by the client')));
-    if (token.isCancellationRequested) controller.abort(new Error('request cancelled by the client'));
-    try {
-      const result = await work(controller.signal);
-      if (controller.signal.aborted) throw cancelledError(controller.signal);
-      return result;
-    } catch (error) {
-      const response = toResponseError(controller.signal.aborted ? cancelledError(controller.signal) : error);
-      if (response.code === JsonRpcErrorCodes.InternalError) {
-        options.log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-      }
-      throw response;
-    } finally {
-      subscription.dispose();
-    }
-  }
+  const answer = <T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> =>
+    answerRequest(token, work, options.log);
 
   connection.onInitialize((params): InitializeResult => {
     capabilities = params.capabilities ?? {};
