@@ -10,8 +10,15 @@ export function displaySafeText(text: string): string {
   return text.replace(LINE_LIKE_CONTROLS, ' ').replace(UNSAFE_CHARACTERS, '');
 }
 
-/** A display-safe label; when nothing is left, the session id (itself made display-safe). */
+/**
+ * A display-safe label; when nothing is left, the session id (itself made display-safe), and when
+ * the id too is nothing but removed characters, the id with each of them shown as a `\uXXXX` escape.
+ */
 export function displaySafeLabel(label: string, sessionId: string): string {
   const safe = displaySafeText(label);
-  return safe !== '' ? safe : displaySafeText(sessionId);
+  if (safe !== '') return safe;
+  const safeId = displaySafeText(sessionId);
+  // An empty label is no label at all in a completion list or a picker.
+  if (safeId !== '' || sessionId === '') return safeId;
+  return sessionId.replace(UNSAFE_CHARACTERS, (ch) => '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0'));
 }
