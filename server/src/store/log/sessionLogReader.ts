@@ -173,7 +173,7 @@ export class SessionLogReader {
     return saved;
   }
 
-  /** True when no later byte can change the answer (a header or structural failure, or a fatal scan failure). */
+  /** True when no later byte can change the answer, except a zstd structural failure (which wins over everything). */
   private get settled(): boolean {
     return (
       this.structureFailure !== undefined ||
@@ -185,7 +185,9 @@ export class SessionLogReader {
   /** Feeds the bytes that follow everything pushed so far. */
   push(bytes: Uint8Array): void {
     this.consumedBytes += bytes.length;
-    if (this.settled) {
+    // zstd frame structure is checked over the whole file before anything is decoded (dsh's
+    // order), so it is still walked after a decoding or scanning failure.
+    if (this.structureFailure || (this.settled && this.encoding === 'raw')) {
       if (this.encoding === 'raw') this.committedBytes = this.consumedBytes;
       return;
     }
@@ -237,19 +239,22 @@ export class SessionLogReader {
 
   private pushZstd(bytes: Uint8Array): void {
     this.pending.append(bytes);
-    while (this.pending.length > 0 && !this.settled) {
+    while (this.pending.length > 0) {
       const view = this.pending.view();
       const scan = scanZstdFrame(view, 0, this.committedBytes);
       if ('corrupt' in scan) {
         this.structureFailure = corrupt(`corrupt Zstandard session log: ${scan.corrupt}`);
-        break;
+        this.pending.consume(this.pending.length);
+        return;
       }
       if ('torn' in scan) return;
       const info = { ...scan.frame, start: this.committedBytes };
-      const plaintext = this.decodeFrame(view.subarray(0, scan.frame.end), info);
+      // Once the answer is settled, later frames are only walked, never decoded.
+      const plaintext = this.settled ? undefined : this.decodeFrame(view.subarray(0, scan.frame.end), info);
       this.pending.consume(scan.frame.end);
       this.committedBytes += scan.frame.end;
       this.zstdFrames++;
+      if (plaintext === undefined) continue;
       if (!(plaintext instanceof Uint8Array)) {
         if (this.zstdFrames === 1) this.headerFailure = plaintext;
         else (this.scanner as RecordScanner).state.fatal = plaintext;
@@ -259,8 +264,6 @@ export class SessionLogReader {
         this.lines.push(plaintext, (this.scanner as RecordScanner).line);
       }
     }
-    // Once the answer is settled, later bytes are never read: do not keep them.
-    if (this.settled) this.pending.consume(this.pending.length);
   }
 
   private acceptHeaderFrame(plaintext: Uint8Array): void {

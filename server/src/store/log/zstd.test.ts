@@ -139,6 +139,17 @@ describe.skipIf(!zstdCli.found)('zstd torn last frame: keep the records of the w
         expect('log' in stray && stray.log.events.length).toBe(17);
       });
 
+      it('frame structure is checked over the whole file first: it wins over a refused header or a bad checksum', () => {
+        const garbage = new TextEncoder().encode('garbage');
+        const newer = concatBytes([zstdFrame([JSON.stringify({ ...JSON.parse(DEMO_2[0]), version: 1 })]), zstdFrame(DEMO_2.slice(1)), garbage]);
+        expectCorrupt(newer, decoder, /invalid zstd frame magic/);
+        const checksum = zstdTranscript(DEMO_2_PARTS);
+        checksum[checksum.length - 1] ^= 0x01;
+        expectCorrupt(concatBytes([checksum, garbage]), decoder, /invalid zstd frame magic/);
+        const refused = attempt(newer.subarray(0, newer.length - garbage.length), decoder);
+        expect('error' in refused && refused.error.reason).toBe('unsupported');
+      });
+
       it('a reserved frame-header bit or block type is corrupt', () => {
         const bytes = zstdTranscript(DEMO_2_PARTS);
         const headerEnd = zstdFrame(DEMO_2_PARTS[0]).length;
