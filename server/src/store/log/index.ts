@@ -3,6 +3,17 @@
  * exactly what dsh's read-only `inspect()` / `readSurface` sees. Pure (no file access).
  *
  * zstd needs `await initZstdSupport()` once per process; every read is synchronous afterwards.
+ *
+ * Where things live (store doc sections in brackets):
+ * - `load.ts` full load and header-only read; `summarizer.ts` the index's incremental view;
+ * - `sessionLogReader.ts` bytes → lines for both encodings, torn tails, state save/restore (§5.3, §5.4);
+ * - `zstdFrames.ts` frame splitting (§5.2); `zstdDecoder.ts` node:zlib or fzstd + XXH64 (§5.6);
+ * - `lines.ts` byte-level line splitting and the 64 MiB record limit;
+ * - `recordScanner.ts` dsh's keep/cut/corrupt rules per line; `rows.ts` packed rows (§4);
+ * - `logFold.ts` the per-event stages in dsh's order; `header.ts` (§2); `legacy.ts` (§3.7);
+ *   `eventRules.ts` known types, envelope and message checks (§3); `surfaceFold.ts` (§6.1);
+ *   `closers.ts` crash-repair closers (§6.5);
+ * - `testLogs.ts` test support (transcript builders, the §8 demos).
  */
 export { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
 export { loadSessionLog, readSessionHeader, type LoadSessionLogOptions, type LoadedSessionLog } from './load';
