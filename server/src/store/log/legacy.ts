@@ -99,7 +99,8 @@ function legacyErrorReason(reason: JsonRecord): JsonRecord | undefined {
   ) {
     return undefined;
   }
-  return { kind: 'error', error: { message: reason.message, code: typeof reason.code === 'string' ? reason.code : 'UNKNOWN' } };
+  const code = typeof reason.code === 'string' ? reason.code : 'UNKNOWN';
+  return { kind: 'error', error: { message: reason.message, code } };
 }
 
 /** dsh checks every turn/end's shape here (extra keys, turn < 1 and unknown reason keys are refused). */

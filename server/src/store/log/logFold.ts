@@ -20,7 +20,14 @@ import {
   upgradeLegacyEvent,
   type LegacyRefusal,
 } from './legacy';
-import { countSurface, emptySurface, foldSurfaceEvent, surfaceToolMessageId, type SurfaceCounts, type SurfaceState } from './surfaceFold';
+import {
+  countSurface,
+  emptySurface,
+  foldSurfaceEvent,
+  surfaceToolMessageId,
+  type SurfaceCounts,
+  type SurfaceState,
+} from './surfaceFold';
 
 type JsonRecord = Record<string, unknown>;
 

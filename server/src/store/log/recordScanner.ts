@@ -70,7 +70,8 @@ export class RecordScanner {
     const gap = records.findIndex((record, i) => !isObjectLike(record) || record.seq !== first + i);
     if (gap !== -1) {
       const got = records[gap];
-      state.issue = `corrupt session log: seq gap at line ${lineNumber} (expected ${first + gap}, got ${String(isObjectLike(got) ? got.seq : got)})`;
+      const gotSeq = String(isObjectLike(got) ? got.seq : got);
+      state.issue = `corrupt session log: seq gap at line ${lineNumber} (expected ${first + gap}, got ${gotSeq})`;
       if (endsTurn) state.fatal = { reason: 'corrupt', message: `${state.issue}, before a later turn/end` };
       return;
     }

@@ -77,7 +77,8 @@ class ByteQueue {
     if (chunk.length === 0) return;
     if (this.end + chunk.length > this.buffer.length) {
       const needed = this.length + chunk.length;
-      const next = needed <= this.buffer.length ? this.buffer : new Uint8Array(Math.max(needed, this.buffer.length * 2, 4096));
+      const capacity = Math.max(needed, this.buffer.length * 2, 4096);
+      const next = needed <= this.buffer.length ? this.buffer : new Uint8Array(capacity);
       next.set(this.buffer.subarray(this.start, this.end), 0);
       this.buffer = next;
       this.end -= this.start;
@@ -100,6 +101,10 @@ class ByteQueue {
 const corrupt = (message: string): FoldFailure => ({ reason: 'corrupt', message });
 const toError = (failure: FoldFailure): SessionReadError => new SessionReadError(failure.reason, failure.message);
 const HEADERLESS = corrupt('corrupt session log: empty or header-less session log');
+const frameTooLarge = (what: string): FoldFailure => ({
+  reason: 'too-large',
+  message: `record too large: ${what} may decode past ${MAX_FRAME_PLAINTEXT_BYTES} bytes`,
+});
 
 /** One transcript being read; see the module comment. */
 export class SessionLogReader {
@@ -208,7 +213,8 @@ export class SessionLogReader {
   /** Takes the header line (bytes without `\n`): listing validity, then dsh's load-time header refusal. */
   private acceptHeader(line: Uint8Array | undefined, length: number): void {
     if (line === undefined) {
-      this.headerFailure = { reason: 'too-large', message: `record too large: header has ${length} bytes (limit ${this.maxRecordBytes})` };
+      const message = `record too large: header has ${length} bytes (limit ${this.maxRecordBytes})`;
+      this.headerFailure = { reason: 'too-large', message };
       return;
     }
     const { header, loadError } = parseHeaderLineForLoad(utf8Text(line));
@@ -228,12 +234,13 @@ export class SessionLogReader {
   /** Decodes a complete frame, or gives the failure that makes the log unreadable. */
   private decodeFrame(frame: Uint8Array, info: ZstdFrame): Uint8Array | FoldFailure {
     if ((info.contentSize ?? 0) > MAX_FRAME_PLAINTEXT_BYTES || info.plaintextBound > MAX_FRAME_PLAINTEXT_BYTES) {
-      return { reason: 'too-large', message: `record too large: zstd frame at byte ${info.start} may decode past ${MAX_FRAME_PLAINTEXT_BYTES} bytes` };
+      return frameTooLarge(`zstd frame at byte ${info.start}`);
     }
     try {
       return (this.decoder as ZstdFrameDecoder).decodeFrame(frame, info);
     } catch (error) {
-      return corrupt(`corrupt Zstandard session log: frame at byte ${info.start} failed validation (${(error as Error).message})`);
+      const why = (error as Error).message;
+      return corrupt(`corrupt Zstandard session log: frame at byte ${info.start} failed validation (${why})`);
     }
   }
 
@@ -280,7 +287,7 @@ export class SessionLogReader {
   private tornPlaintext(torn: TornZstdFrame, view: Uint8Array): Uint8Array | FoldFailure {
     if (torn.headerEnd === undefined || torn.blocksEnd === undefined || torn.blocksEnd === torn.headerEnd) return EMPTY;
     if (torn.plaintextBound > MAX_FRAME_PLAINTEXT_BYTES) {
-      return { reason: 'too-large', message: `record too large: torn zstd frame at byte ${this.committedBytes} may decode past ${MAX_FRAME_PLAINTEXT_BYTES} bytes` };
+      return frameTooLarge(`torn zstd frame at byte ${this.committedBytes}`);
     }
     try {
       return (this.decoder as ZstdFrameDecoder).decodeBlocks(view.subarray(0, torn.blocksEnd));
@@ -341,7 +348,8 @@ export class SessionLogReader {
     }
     const expectedId = this.options.expectedId;
     if (expectedId !== undefined && header?.id !== expectedId) {
-      return failed(corrupt(`stored session identity mismatch: requested ${JSON.stringify(expectedId)}, header contains ${JSON.stringify(header?.id)}`));
+      const found = JSON.stringify(header?.id);
+      return failed(corrupt(`stored session identity mismatch: requested ${JSON.stringify(expectedId)}, header contains ${found}`));
     }
     const outcome = fold.finish();
     if (outcome.error) return { header, headerIncomplete: false, error: outcome.error };

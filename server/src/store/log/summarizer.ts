@@ -92,7 +92,10 @@ export class SessionLogSummarizer {
     return this.reader.consumed;
   }
 
-  /** Where a summarizer restored from {@link toJSON} continues (the committed position: raw: after the last complete line; zstd: the first incomplete frame). */
+  /**
+   * Where a summarizer restored from {@link toJSON} continues: the committed position (raw: after
+   * the last complete line; zstd: the start of the first incomplete frame).
+   */
   get resumeOffset(): number {
     return this.reader.committed;
   }

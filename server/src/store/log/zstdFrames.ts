@@ -69,7 +69,8 @@ export function scanZstdFrame(bytes: Uint8Array, start: number, fileOffset = sta
   if (length - offset < headerRest) return torn();
   offset += headerRest;
   const headerEnd = offset;
-  const contentSize = contentSizeBytes === 0 ? undefined : readContentSize(bytes, offset - contentSizeBytes, contentSizeBytes);
+  const contentSize =
+    contentSizeBytes === 0 ? undefined : readContentSize(bytes, offset - contentSizeBytes, contentSizeBytes);
 
   let plaintextBound = 0;
   for (;;) {
