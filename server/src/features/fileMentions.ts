@@ -179,8 +179,8 @@ export async function findMentionableFiles(
   for (const entry of level.entries) {
     if (matches(entry.name)) add(directory + entry.name, entry.dirent.isDirectory());
   }
-  // At the top with nothing typed, deeper matches come once a name is typed: the client must ask again.
-  let incomplete = level.cut || (directory === '' && prefix === '');
+  // At the top with nothing typed, matches inside its folders come once a name is typed: the client must ask again.
+  let incomplete = level.cut || (directory === '' && prefix === '' && level.entries.some((entry) => entry.dirent.isDirectory()));
   if (directory === '' && prefix !== '') {
     const deeper = await walk(
       '**',
