@@ -10,5 +10,6 @@ export default defineConfig({
     root: fileURLToPath(new URL('..', import.meta.url)),
     include: ['bench/src/**/*.test.ts'],
     testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 });

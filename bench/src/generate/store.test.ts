@@ -2,11 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { decompress } from 'fzstd';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relativeLogPath } from '../../../server/src/store/layout';
 import { ensureStore, readExpectedLabels, type GeneratedStore } from './store';
-import { frameEnds } from './zstdFrames';
+import { decompressFrame, frameEnds, scanFrames } from '../zstd/frames';
 
 interface Transcript {
   relative: string;
@@ -23,8 +22,7 @@ function walkTranscripts(root: string): Transcript[] {
         const relative = path.join(project, session, name);
         const bytes = readFileSync(path.join(root, relative));
         if (name === 'session.jsonl.zstd') {
-          const ends = frameEnds(bytes);
-          const parts = ends.map((end, i) => Buffer.from(decompress(bytes.subarray(i === 0 ? 0 : ends[i - 1], end))).toString('utf8'));
+          const parts = scanFrames(bytes).map((span) => Buffer.from(decompressFrame(bytes, span)).toString('utf8'));
           found.push({ relative, encoding: 'zstd', parts });
         } else {
           expect(name).toBe('session.jsonl');
@@ -76,6 +74,10 @@ describe('generated store', () => {
 
   it('writes the header as zstd frame 1 and every batch as a frame ending at a record boundary', () => {
     for (const t of transcripts.filter((x) => x.encoding === 'zstd')) {
+      // Frames shaped like Node's zlib output in dsh's own files: checksum, no content size, 2 MiB window.
+      const bytes = readFileSync(path.join(store.root, t.relative));
+      const ends = frameEnds(bytes);
+      for (const start of [0, ...ends.slice(0, -1)]) expect([bytes[start + 4], bytes[start + 5]]).toEqual([0x04, 0x58]);
       expect(t.parts.length).toBeGreaterThan(1);
       expect(t.parts[0].indexOf('\n')).toBe(t.parts[0].length - 1);
       for (const part of t.parts) expect(part.endsWith('\n')).toBe(true);

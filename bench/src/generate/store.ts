@@ -9,10 +9,10 @@ import { relativeLogPath } from 'dsh-session-ls/dist/store/layout';
 import { Corpus } from './corpus';
 import { Random } from './random';
 import { generateSessionLog, type SessionSpec } from './sessionLog';
-import { FrameCompressor } from './zstdFrames';
+import { FrameCompressor } from './frameCompressor';
 
 /** Bump when the generated content changes, so that old stores are not reused. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 
 /** A generated store and what a correct reader must find in it. */
 export interface GeneratedStore {
@@ -23,6 +23,8 @@ export interface GeneratedStore {
   root: string;
   /** Expected label of every session (its latest title, else its id), keyed by id. */
   labelsFile: string;
+  /** The distinct cwds the sessions were spread over. */
+  cwds: string[];
   /** Ids of the logs used for `prepare`, by nominal uncompressed size. */
   prepare: { '1MB': string[]; '10MB': string[] };
   /** Transcript paths of the prepare sessions, same order. */
@@ -220,6 +222,7 @@ async function generateStore(dir: string, options: StoreOptions): Promise<Genera
     sessions: options.sessions,
     root,
     labelsFile,
+    cwds,
     prepare,
     preparePaths,
     encodings: { zstd: stats.zstd, raw: stats.raw },

@@ -8,41 +8,21 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { frameEnds } from '../zstd/frames';
 
-const FRAME_MAGIC = 0xfd2fb528;
+/** Window descriptor of the frames Node's zlib writes for dsh: 2 MiB (windowLog 21, size unknown up front). */
+export const NODE_WINDOW_DESCRIPTOR = 0x58;
 
-/** Byte offsets where each complete frame of `data` ends (§5.2); throws on a torn or invalid frame. */
-export function frameEnds(data: Uint8Array): number[] {
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const ends: number[] = [];
-  let at = 0;
-  const need = (n: number): void => {
-    if (at + n > data.length) throw new Error(`torn zstd frame at ${ends.length > 0 ? ends[ends.length - 1] : 0}`);
-  };
-  while (at < data.length) {
-    need(5);
-    if (view.getUint32(at, true) !== FRAME_MAGIC) throw new Error(`invalid frame magic at ${at}`);
-    const descriptor = data[at + 4];
-    if (descriptor & 0x18) throw new Error(`reserved descriptor bits at ${at}`);
-    const sizeFlag = descriptor >> 6;
-    const singleSegment = (descriptor & 0x20) !== 0;
-    const dictionaryBytes = [0, 1, 2, 4][descriptor & 3];
-    const sizeBytes = sizeFlag === 0 ? (singleSegment ? 1 : 0) : 1 << sizeFlag;
-    at += 5 + (singleSegment ? 0 : 1) + dictionaryBytes + sizeBytes;
-    for (;;) {
-      need(3);
-      const header = data[at] | (data[at + 1] << 8) | (data[at + 2] << 16);
-      const type = (header >> 1) & 3;
-      if (type === 3) throw new Error(`reserved block type at ${at}`);
-      at += 3 + (type === 1 ? 1 : header >>> 3);
-      need(0);
-      if (header & 1) break;
-    }
-    if (descriptor & 0x04) at += 4;
-    need(0);
-    ends.push(at);
-  }
-  return ends;
+/**
+ * Make a CLI frame look like the ones dsh writes through Node's zlib (descriptor 0x04: checksum,
+ * no content size; window 2 MiB). The CLI sizes the window to the input; a larger declared
+ * window is always valid (the checksum covers only the content), and decoders size their
+ * buffers by it, so it matters for their speed.
+ */
+function likeNodeFrame(frame: Buffer): Buffer {
+  if (frame[4] !== 0x04) throw new Error(`unexpected zstd frame descriptor 0x${frame[4].toString(16)}`);
+  if (frame[5] < NODE_WINDOW_DESCRIPTOR) frame[5] = NODE_WINDOW_DESCRIPTOR;
+  return frame;
 }
 
 type ZstdCompressSync = (data: Buffer, options?: { params?: Record<number, number> }) => Buffer;
@@ -89,10 +69,10 @@ export class FrameCompressor {
       });
       const list = path.join(dir, 'list');
       writeFileSync(list, names.join('\n') + '\n');
-      const output = await runZstd(['-q', '--check', '-c', '--filelist', list]);
+      const output = await runZstd(['-q', '--check', '--no-content-size', '-c', '--filelist', list]);
       const ends = frameEnds(output);
       if (ends.length !== parts.length) throw new Error(`zstd produced ${ends.length} frames for ${parts.length} parts`);
-      return ends.map((end, i) => output.subarray(i === 0 ? 0 : ends[i - 1], end));
+      return ends.map((end, i) => likeNodeFrame(output.subarray(i === 0 ? 0 : ends[i - 1], end)));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,39 @@
+/** The machine a run measured on, for the top of the results. */
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+
+/** What the results record about the machine. */
+export interface MachineInfo {
+  nproc: number;
+  cpuModel: string;
+  memoryGb: number;
+  node: string;
+  os: string;
+  zstd: string;
+  date: string;
+}
+
+/** Describe this machine now. */
+export function describeMachine(): MachineInfo {
+  let zstd = 'not found';
+  try {
+    zstd = execFileSync('zstd', ['--version'], { encoding: 'utf8' }).trim().replace(/^\*+\s*|\s*\*+$/g, '');
+  } catch {
+    // Only the generator needs it (on Node 20); the results just say so.
+  }
+  let nproc = os.cpus().length;
+  try {
+    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
+  } catch {
+    // os.cpus() is the fallback where nproc is missing.
+  }
+  return {
+    nproc,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+    zstd,
+    date: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,173 @@
+/** RESULTS.md: the machine, each figure, each ratio, and every budget with its verdict. */
+import type { MachineInfo } from './machine';
+import type { SizeResult } from './sizeRun';
+
+const ms = (value: number | undefined): string => (value === undefined || Number.isNaN(value) ? 'n/a' : value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(2)} ms`);
+const mb = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : `${(bytes / 2 ** 20).toFixed(1)} MiB`);
+const ratio = (value: number | undefined): string => (value === undefined || !Number.isFinite(value) ? 'n/a' : `${value >= 10 ? value.toFixed(0) : value.toFixed(2)}×`);
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** One budget line: what was asked, what was measured, and the verdict (with the miss when missed). */
+export interface BudgetLine {
+  budget: string;
+  measured: string;
+  verdict: string;
+}
+
+function verdict(ok: boolean | undefined, miss: () => string): string {
+  if (ok === undefined) return 'not measured';
+  return ok ? 'met' : `**missed** (${miss()})`;
+}
+
+/** The budgets of the performance issue, checked against a run's figures. */
+export function checkBudgets(results: readonly SizeResult[]): BudgetLine[] {
+  const at = (n: number): SizeResult | undefined => results.find((r) => r.sessions === n);
+  const lines: BudgetLine[] = [];
+  for (const [n, limit] of [[10_000, 10], [100_000, 25]] as const) {
+    const r = at(n);
+    if (!r) continue;
+    const worst = r.latency?.reduce<{ kind: string; p95: number; source: string } | undefined>((acc, f) => {
+      const p95 = f.server?.p95 ?? f.roundTrip.p95;
+      const source = f.server ? 'server side' : 'round trip';
+      return acc === undefined || p95 > acc.p95 ? { kind: f.kind, p95, source } : acc;
+    }, undefined);
+    lines.push({
+      budget: `warm completion p95 ≤ ${limit} ms at ${count(n)} (every query kind)`,
+      measured: worst ? `worst ${ms(worst.p95)} (${worst.kind}, ${worst.source})` : 'n/a',
+      verdict: verdict(worst && worst.p95 <= limit, () => worst ? `${ms(worst.p95 - limit)} over, ${ratio(worst.p95 / limit)} the budget` : ''),
+    });
+  }
+  const ten = at(10_000);
+  if (ten) {
+    const speedup = ten.ratios.naiveOverWarm;
+    lines.push({
+      budget: '≥ 100× faster than naive for a non-empty query at 10,000',
+      measured: speedup === undefined ? 'n/a' : `${ratio(speedup)} (naive median ${ms(ten.naive?.median)} vs warm 3-char p50 ${ms(ten.ratios.warmQueryP50)})`,
+      verdict: verdict(speedup === undefined ? undefined : speedup >= 100, () => `${ratio(100 / (speedup ?? 1))} short`),
+    });
+  }
+  for (const r of results) {
+    const c = r.ratios.coldOverFloor;
+    lines.push({
+      budget: `cold index ≤ 2× floor at ${count(r.sessions)}`,
+      measured: c === undefined ? 'n/a' : `${ratio(c)} (${ms(r.cold?.ms)} vs ${ms(r.floor.median)})`,
+      verdict: verdict(c === undefined ? undefined : c <= 2, () => `${ratio(c! / 2)} the budget, ${ms(r.cold!.ms - 2 * r.floor.median)} over`),
+    });
+  }
+  for (const r of results) {
+    const s = r.ratios.restartSpeedup;
+    lines.push({
+      budget: `cached restart ≥ 5× faster than cold at ${count(r.sessions)}`,
+      measured: s === undefined ? 'n/a' : `${ratio(s)} (${ms(r.restart?.ms)} vs ${ms(r.cold?.ms)})`,
+      verdict: verdict(s === undefined ? undefined : s >= 5, () => `only ${ratio(s)}`),
+    });
+  }
+  const big = at(100_000);
+  if (big) {
+    const peak = Math.max(big.peakRss?.cold ?? 0, big.peakRss?.restart ?? 0) || undefined;
+    lines.push({
+      budget: 'peak RSS ≤ 300 MB at 100,000',
+      measured: mb(peak),
+      verdict: verdict(peak === undefined ? undefined : peak <= 300 * 2 ** 20, () => `${mb((peak ?? 0) - 300 * 2 ** 20)} over`),
+    });
+  }
+  for (const r of results) {
+    const p = r.ratios.prepare10OverDecode;
+    lines.push({
+      budget: `prepare 3×10 MB ≤ 2× read+decode+parse at ${count(r.sessions)}`,
+      measured: p === undefined ? 'n/a' : `${ratio(p)} (${ms(r.prepare?.['10MB'].median)} vs ${ms(r.decodeParse?.['10MB'].median)})`,
+      verdict: verdict(p === undefined ? undefined : p <= 2, () => `${ratio(p! / 2)} the budget`),
+    });
+  }
+  return lines;
+}
+
+/** The whole results document. */
+export function renderResults(machine: MachineInfo, results: readonly SizeResult[], options: { quick: boolean; seed: number; command: string; totalMs: number }): string {
+  const out: string[] = [];
+  out.push(`# Benchmark results${options.quick ? ' (quick: 1k and 10k only)' : ''}`);
+  out.push('');
+  out.push(`Written by \`${options.command}\` (bench/src/run.ts); definitions in benchmarks.md. Every figure below comes from this one run.`);
+  out.push('');
+  out.push('| machine | |');
+  out.push('|---|---|');
+  out.push(`| date | ${machine.date} |`);
+  out.push(`| nproc | ${machine.nproc} |`);
+  out.push(`| CPU | ${machine.cpuModel} |`);
+  out.push(`| memory | ${machine.memoryGb} GiB |`);
+  out.push(`| Node | ${machine.node} |`);
+  out.push(`| OS | ${machine.os} |`);
+  out.push(`| zstd CLI | ${machine.zstd} |`);
+  out.push(`| seed | ${options.seed} |`);
+  out.push(`| whole run | ${(options.totalMs / 60_000).toFixed(1)} min |`);
+  out.push('');
+  out.push('## Budgets');
+  out.push('');
+  out.push('| budget | measured | verdict |');
+  out.push('|---|---|---|');
+  for (const line of checkBudgets(results)) out.push(`| ${line.budget} | ${line.measured} | ${line.verdict} |`);
+  out.push('');
+  out.push('Latency budgets are checked on the server-side time when the server reports it, else on the round trip (which includes it).');
+  out.push('');
+  for (const r of results) out.push(...renderSize(r));
+  return out.join('\n') + '\n';
+}
+
+function renderSize(r: SizeResult): string[] {
+  const s = r.store;
+  const out: string[] = [];
+  out.push(`## ${count(r.sessions)} sessions`);
+  out.push('');
+  out.push(
+    `Store: ${s.reused ? 'reused' : `generated in ${(s.generatedMs / 1000).toFixed(1)} s`} at \`${s.root}\`; ` +
+      `${count(s.encodings.zstd)} zstd + ${count(s.encodings.raw)} raw, ${count(s.projectDirs)} project dirs, ` +
+      `${mb(s.bytes.uncompressed)} uncompressed (${mb(s.bytes.onDisk)} on disk), ${count(s.frames)} zstd frames, ${count(s.events)} events; ` +
+      `log size median ${(s.logBytes.median / 1024).toFixed(0)} KiB, p90 ${(s.logBytes.p90 / 1024).toFixed(0)} KiB, p99 ${(s.logBytes.p99 / 1024).toFixed(0)} KiB, max ${mb(s.logBytes.max)}; ` +
+      `${count(s.untitled)} untitled, ${count(s.renamed)} renamed by the user, ${count(s.compacted)} compacted, ${count(s.openTails)} with an open last turn. Frames made with ${s.compression}.`,
+  );
+  out.push('');
+  if (r.errors.length > 0) {
+    out.push('Errors in this size\'s run:');
+    for (const error of r.errors) out.push(`- ${error}`);
+    out.push('');
+  }
+  out.push('| figure | value |');
+  out.push('|---|---|');
+  out.push(`| floor (list + read every byte + zstd-decompress), median of ${r.floor.runs.length} | ${ms(r.floor.median)} (runs ${r.floor.runs.map((x) => x.toFixed(0)).join(', ')} ms) |`);
+  if (r.naive) out.push(`| naive (headers, then fold every log for its title, filter), median of ${r.naive.runs.length} queries ${r.naive.queries.map((q) => `\`${q}\``).join(', ')} | ${ms(r.naive.median)} (runs ${r.naive.runs.map((x) => x.toFixed(0)).join(', ')} ms) |`);
+  if (r.cold) out.push(`| cold start → first complete answer (fresh cache dir) | ${ms(r.cold.ms)} (${r.cold.polls} polls, progress ${r.cold.sawProgress ? 'reported' : 'not reported'}) |`);
+  if (r.restart) out.push(`| cached restart → first complete answer | ${ms(r.restart.ms)} (${r.restart.polls} polls; cache ${mb(r.cacheBytes)}) |`);
+  if (r.peakRss) out.push(`| peak RSS (VmHWM) of the server, cold run / restarted run | ${mb(r.peakRss.cold)} / ${mb(r.peakRss.restart)} |`);
+  for (const size of ['1MB', '10MB'] as const) {
+    const p = r.prepare?.[size];
+    const d = r.decodeParse?.[size];
+    if (p) out.push(`| \`dshSession.prepare\` of 3 × ${size} logs, median of ${p.runs.length} | ${ms(p.median)} (runs ${p.runs.map((x) => x.toFixed(0)).join(', ')} ms; context ${(p.contextBytes / 1024).toFixed(0)} KiB) |`);
+    if (d) out.push(`| read + decode + JSON.parse of the same 3 × ${size} logs, median of ${d.runs.length} | ${ms(d.median)} (${count(d.lines)} lines) |`);
+  }
+  out.push('');
+  if (r.latency) {
+    out.push(`Warm completion (\`textDocument/completion\` after \`@<query>\`, ${r.latency[0].roundTrip.n} requests per kind after a warm-up of ${r.warmup}):`);
+    out.push('');
+    out.push('| query | round trip p50 | p95 | p99 | max | server p50 | server p95 | server p99 | items | incomplete |');
+    out.push('|---|---|---|---|---|---|---|---|---|---|');
+    for (const f of r.latency) {
+      out.push(
+        `| ${f.kind} | ${ms(f.roundTrip.p50)} | ${ms(f.roundTrip.p95)} | ${ms(f.roundTrip.p99)} | ${ms(f.roundTrip.max)} | ` +
+          `${f.server ? `${ms(f.server.p50)} | ${ms(f.server.p95)} | ${ms(f.server.p99)}` : 'not reported | | '} | ${f.meanItems.toFixed(1)} | ${(f.incompleteShare * 100).toFixed(0)}% |`,
+      );
+    }
+    out.push('');
+  }
+  out.push('| ratio | value |');
+  out.push('|---|---|');
+  out.push(`| cold ÷ floor | ${ratio(r.ratios.coldOverFloor)} |`);
+  out.push(`| naive ÷ warm completion (3-char p50) | ${ratio(r.ratios.naiveOverWarm)} |`);
+  out.push(`| naive ÷ warm completion (1-char / 8-char p50) | ${ratio(r.ratios.naiveOverWarm1)} / ${ratio(r.ratios.naiveOverWarm8)} |`);
+  out.push(`| restart speed-up (cold ÷ cached restart) | ${ratio(r.ratios.restartSpeedup)} |`);
+  out.push(`| prepare ÷ decode+parse, 3 × 1 MB | ${ratio(r.ratios.prepare1OverDecode)} |`);
+  out.push(`| prepare ÷ decode+parse, 3 × 10 MB | ${ratio(r.ratios.prepare10OverDecode)} |`);
+  out.push('');
+  out.push(`This size took ${(r.wallMs / 1000).toFixed(0)} s in all.`);
+  out.push('');
+  return out;
+}

@@ -1,0 +1,73 @@
+/**
+ * `npm run bench [-- --quick]`: generate (or reuse) synthetic dsh stores of 1,000 / 10,000 /
+ * 100,000 sessions, measure the baselines and the real server over stdio on each, and write
+ * bench/RESULTS.md (--quick: 1k and 10k, bench/RESULTS-quick.md).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describeMachine } from './machine';
+import { renderResults } from './report';
+import { REPO_ROOT } from './server/serverProcess';
+import { runSize, type SizeResult } from './sizeRun';
+import { projectTitleReader } from './baselines/projectTitleReader';
+
+interface RunOptions {
+  quick: boolean;
+  sizes: number[];
+  seed: number;
+  profile: boolean;
+  out: string;
+}
+
+function parseArgs(argv: readonly string[]): RunOptions {
+  const quick = argv.includes('--quick');
+  const value = (flag: string): string | undefined => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${flag}=`))?.slice(flag.length + 1);
+  };
+  const sizes = value('--sizes')?.split(',').map(Number) ?? (quick ? [1_000, 10_000] : [1_000, 10_000, 100_000]);
+  if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10)) throw new Error(`bad --sizes ${value('--sizes')}`);
+  const custom = value('--sizes') !== undefined;
+  const out = value('--out') ?? path.join(REPO_ROOT, 'bench', quick || custom ? 'RESULTS-quick.md' : 'RESULTS.md');
+  return { quick, sizes, seed: Number(value('--seed') ?? 1), profile: argv.includes('--profile'), out };
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  const log = (message: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+  const workDir = path.join(os.tmpdir(), 'dsh-bench-work');
+  mkdirSync(workDir, { recursive: true });
+  const machine = describeMachine();
+  const readTitle = projectTitleReader();
+  const results: SizeResult[] = [];
+  for (const sessions of options.sizes) {
+    const profileDir = options.profile ? path.join(workDir, `profile-${sessions}`) : undefined;
+    results.push(
+      await runSize({
+        sessions,
+        seed: options.seed,
+        naiveQueries: sessions >= 100_000 ? 1 : 3,
+        floorRuns: 3,
+        warmup: 20,
+        requests: 200,
+        prepareRuns: 5,
+        readTitle,
+        cpuProfileDir: profileDir,
+        workDir,
+        log,
+      }),
+    );
+    if (profileDir) log(`server CPU profile of the cold run: ${profileDir}`);
+    // Write after every size, so a long full run leaves its figures even if stopped later.
+    const command = `npm run bench${options.quick ? ' -- --quick' : ''}`;
+    writeFileSync(options.out, renderResults(machine, results, { quick: options.quick, seed: options.seed, command, totalMs: performance.now() - started }));
+    log(`wrote ${options.out}; server logs in ${workDir}`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,161 @@
+/** The figures measured over a running server: complete first answer, completion latency, prepare. */
+import type { RunningServer } from './serverProcess';
+import { QUERY_KINDS, type QueryKind } from './queries';
+import { median, percentiles, type Percentiles } from '../stats';
+
+interface WireCandidate {
+  sessionId: string;
+  label: string;
+}
+
+/** How long until the server listed every session with its expected label. */
+export interface CompleteAnswer {
+  /** From spawn to the answer that matched. */
+  ms: number;
+  polls: number;
+  /** Whether the server ever reported work-done progress. */
+  sawProgress: boolean;
+}
+
+/** Why the answer is not complete yet, for the error when the deadline passes. */
+function mismatch(result: readonly WireCandidate[], expected: ReadonlyMap<string, string>): string | undefined {
+  if (result.length !== expected.size) return `${result.length} of ${expected.size} sessions listed`;
+  let wrong = 0;
+  let example = '';
+  for (const candidate of result) {
+    const label = expected.get(candidate.sessionId);
+    if (label !== candidate.label) {
+      if (wrong === 0) example = `${candidate.sessionId}: got ${JSON.stringify(candidate.label)}, want ${JSON.stringify(label)}`;
+      wrong += 1;
+    }
+  }
+  return wrong === 0 ? undefined : `${wrong} labels differ (e.g. ${example})`;
+}
+
+/**
+ * Poll `dshSession.candidates` (empty query, limit above the store size) until it lists every
+ * session with dsh's label and no work-done progress is active. While the server reports
+ * progress we wait for its end instead of polling, so polls do not slow the index down.
+ */
+export async function waitForCompleteAnswer(server: RunningServer, expected: ReadonlyMap<string, string>, deadlineMs: number): Promise<CompleteAnswer> {
+  let polls = 0;
+  let sawProgress = false;
+  let last = 'no answer yet';
+  for (;;) {
+    if (server.activeProgress.size > 0) {
+      sawProgress = true;
+      if (performance.now() - server.spawnedAt > deadlineMs) throw new Error(`indexing progress still active after ${(deadlineMs / 1000).toFixed(0)} s`);
+      await server.nextProgressEnd(5000);
+      continue;
+    }
+    try {
+      const result = (await server.connection.sendRequest('workspace/executeCommand', {
+        command: 'dshSession.candidates',
+        arguments: [{ query: '', limit: expected.size + 1 }],
+      })) as WireCandidate[];
+      polls += 1;
+      const now = performance.now();
+      const problem = mismatch(result, expected);
+      if (problem === undefined && server.activeProgress.size === 0) return { ms: now - server.spawnedAt, polls, sawProgress };
+      last = problem ?? 'indexing still in progress';
+    } catch (error) {
+      polls += 1;
+      last = `error: ${(error as Error).message}`;
+    }
+    const elapsed = performance.now() - server.spawnedAt;
+    if (elapsed > deadlineMs) throw new Error(`no complete answer after ${(elapsed / 1000).toFixed(0)} s: ${last}`);
+    // Poll resolution ~3% of the time so far: fine early, and light on a long index.
+    await server.nextProgressEnd(Math.min(1000, Math.max(20, elapsed * 0.03)));
+  }
+}
+
+/** Warm completion latency of one query kind. */
+export interface LatencyFigure {
+  kind: QueryKind;
+  roundTrip: Percentiles;
+  /** Server-reported time, when the server reports one (`$/logTrace` … took N ms). */
+  server?: Percentiles;
+  /** Mean number of items per answer, and the share of answers marked incomplete. */
+  meanItems: number;
+  incompleteShare: number;
+}
+
+const DOCUMENT_URI = 'file:///dsh-bench/prompt.md';
+
+/**
+ * Round-trip latency of `textDocument/completion` at the end of `@<query>` lines of an open
+ * document: `warmup` unmeasured requests, then `count` measured ones per kind, sequentially.
+ */
+export async function measureCompletion(server: RunningServer, queries: Record<QueryKind, string[]>, warmup: number, count: number): Promise<LatencyFigure[]> {
+  const lines: { kind: QueryKind; query: string }[] = [];
+  for (const kind of QUERY_KINDS) for (const query of queries[kind]) lines.push({ kind, query });
+  await server.connection.sendNotification('textDocument/didOpen', {
+    textDocument: { uri: DOCUMENT_URI, languageId: 'markdown', version: 1, text: lines.map((l) => `@${l.query}`).join('\n') + '\n' },
+  });
+  const complete = async (line: number, query: string): Promise<{ ms: number; items: number; incomplete: boolean }> => {
+    const started = performance.now();
+    const result = (await server.connection.sendRequest('textDocument/completion', {
+      textDocument: { uri: DOCUMENT_URI },
+      position: { line, character: 1 + query.length },
+      context: { triggerKind: query === '' ? 2 : 1, triggerCharacter: query === '' ? '@' : undefined },
+    })) as { items?: unknown[]; isIncomplete?: boolean } | unknown[] | null;
+    const ms = performance.now() - started;
+    const items = Array.isArray(result) ? result.length : (result?.items?.length ?? 0);
+    const incomplete = !Array.isArray(result) && result !== null && result.isIncomplete === true;
+    return { ms, items, incomplete };
+  };
+  const figures: LatencyFigure[] = [];
+  for (const kind of QUERY_KINDS) {
+    const rows = lines.map((l, i) => ({ ...l, line: i })).filter((l) => l.kind === kind);
+    for (let i = 0; i < warmup; i++) await complete(rows[i % rows.length].line, rows[i % rows.length].query);
+    server.takeServerTimes();
+    const roundTrips: number[] = [];
+    const serverTimes: number[] = [];
+    let items = 0;
+    let incomplete = 0;
+    for (let i = 0; i < count; i++) {
+      const row = rows[(warmup + i) % rows.length];
+      const answer = await complete(row.line, row.query);
+      roundTrips.push(answer.ms);
+      const reported = server.takeServerTimes();
+      if (reported.length > 0) serverTimes.push(reported[reported.length - 1]);
+      items += answer.items;
+      if (answer.incomplete) incomplete += 1;
+    }
+    figures.push({
+      kind,
+      roundTrip: percentiles(roundTrips),
+      server: serverTimes.length === count ? percentiles(serverTimes) : undefined,
+      meanItems: items / count,
+      incompleteShare: incomplete / count,
+    });
+  }
+  await server.connection.sendNotification('textDocument/didClose', { textDocument: { uri: DOCUMENT_URI } });
+  return figures;
+}
+
+/** `dshSession.prepare` of some sources: every run's round trip and the median. */
+export interface PrepareFigure {
+  runs: number[];
+  median: number;
+  /** UTF-8 bytes of the prepared context text (a sanity figure: the budget caps it). */
+  contextBytes: number;
+}
+
+/** Round trips of `dshSession.prepare` with these sessions as references, `runs` times. */
+export async function measurePrepare(server: RunningServer, sessionIds: readonly string[], runs: number): Promise<PrepareFigure> {
+  const times: number[] = [];
+  let contextBytes = 0;
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const result = (await server.connection.sendRequest('workspace/executeCommand', {
+      command: 'dshSession.prepare',
+      arguments: [{ content: [{ type: 'text', text: 'Compare these sessions.' }], references: sessionIds.map((sessionId) => ({ sessionId })) }],
+    })) as { additionalContext?: { content: { text: string }[] } };
+    times.push(performance.now() - started);
+    const text = result.additionalContext?.content[0]?.text;
+    if (text === undefined) throw new Error('prepare returned no additionalContext');
+    contextBytes = Buffer.byteLength(text);
+  }
+  return { runs: times, median: median(times), contextBytes };
+}

@@ -1,0 +1,161 @@
+/** Every figure for one store size, in one pass: store, baselines, then the real server twice. */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runFloor, type FloorResult } from './baselines/floor';
+import { measureDecodeParse, type DecodeParseResult } from './baselines/decodeParse';
+import { runNaiveQuery, type TitleReader } from './baselines/naive';
+import { ensureStore, readExpectedLabels, type GeneratedStore } from './generate/store';
+import { measureCompletion, measurePrepare, waitForCompleteAnswer, type CompleteAnswer, type LatencyFigure, type PrepareFigure } from './server/measure';
+import { makeQueries } from './server/queries';
+import { startServer, type RunningServer } from './server/serverProcess';
+import { median } from './stats';
+
+/** Everything measured at one size. */
+export interface SizeResult {
+  sessions: number;
+  store: GeneratedStore & { reused: boolean };
+  floor: FloorResult & { runs: number[]; median: number };
+  naive?: { queries: string[]; runs: number[]; median: number };
+  cold?: CompleteAnswer;
+  restart?: CompleteAnswer;
+  warmup: number;
+  latency?: LatencyFigure[];
+  prepare?: { '1MB': PrepareFigure; '10MB': PrepareFigure };
+  decodeParse?: { '1MB': DecodeParseResult; '10MB': DecodeParseResult };
+  peakRss?: { cold?: number; restart?: number };
+  cacheBytes?: number;
+  ratios: {
+    coldOverFloor?: number;
+    naiveOverWarm?: number;
+    naiveOverWarm1?: number;
+    naiveOverWarm8?: number;
+    warmQueryP50?: number;
+    restartSpeedup?: number;
+    prepare1OverDecode?: number;
+    prepare10OverDecode?: number;
+  };
+  errors: string[];
+  wallMs: number;
+}
+
+/** Knobs of one size's run. */
+export interface SizeRunOptions {
+  sessions: number;
+  seed: number;
+  naiveQueries: number;
+  floorRuns: number;
+  warmup: number;
+  requests: number;
+  prepareRuns: number;
+  readTitle?: TitleReader;
+  cpuProfileDir?: string;
+  workDir: string;
+  log: (message: string) => void;
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? dirBytes(full) : statSync(full).size;
+  }
+  return total;
+}
+
+/** Run every measurement for one size; a failing step is recorded and the others still run. */
+export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
+  const started = performance.now();
+  const { log } = options;
+  const errors: string[] = [];
+  log(`[${options.sessions}] store`);
+  const store = await ensureStore({ sessions: options.sessions, seed: options.seed, log });
+  log(`[${options.sessions}] store ${store.reused ? 'reused' : 'generated'} at ${store.root}`);
+  const expected = readExpectedLabels(store);
+
+  // The first pass warms the page cache so that every later figure reads from memory alike.
+  log(`[${options.sessions}] floor`);
+  runFloor(store.root);
+  const floorRuns = Array.from({ length: options.floorRuns }, () => runFloor(store.root));
+  if (floorRuns[0].transcripts !== options.sessions) errors.push(`floor found ${floorRuns[0].transcripts} transcripts, expected ${options.sessions}`);
+  const floor = { ...floorRuns[0], runs: floorRuns.map((f) => f.ms), median: median(floorRuns.map((f) => f.ms)) };
+
+  const queries = makeQueries(expected, store.cwds, options.seed, 60);
+  const result: SizeResult = { sessions: options.sessions, store, floor, warmup: options.warmup, ratios: {}, errors, wallMs: 0 };
+
+  if (options.readTitle && options.naiveQueries > 0) {
+    const naiveQueries = queries['3-char'].slice(0, options.naiveQueries);
+    const runs: number[] = [];
+    for (const query of naiveQueries) {
+      log(`[${options.sessions}] naive query ${JSON.stringify(query)}`);
+      const naive = await runNaiveQuery(store.root, query, 50, options.readTitle);
+      if (naive.listed !== options.sessions) errors.push(`naive listed ${naive.listed} sessions, expected ${options.sessions}`);
+      runs.push(naive.ms);
+    }
+    result.naive = { queries: naiveQueries, runs, median: median(runs) };
+  } else errors.push('naive baseline not run: the project log decoder (loadSessionLog) was not available');
+
+  const files = (size: '1MB' | '10MB') => store.preparePaths[size].map((p) => ({ path: p, encoding: p.endsWith('.zstd') ? ('zstd' as const) : ('raw' as const) }));
+  result.decodeParse = { '1MB': measureDecodeParse(files('1MB'), options.prepareRuns), '10MB': measureDecodeParse(files('10MB'), options.prepareRuns) };
+
+  // XDG_CACHE_HOME is where the server keeps its persistent cache: fresh for the cold run, kept for the restart.
+  const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-cache-'));
+  const logFile = path.join(options.workDir, `server-${options.sessions}.log`);
+  const deadline = Math.max(120_000, options.sessions * 10);
+  let server: RunningServer | undefined;
+  try {
+    log(`[${options.sessions}] server: cold start`);
+    server = await startServer({ root: store.root, env: { XDG_CACHE_HOME: cacheHome }, logFile, cpuProfileDir: options.cpuProfileDir });
+    result.cold = await waitForCompleteAnswer(server, expected, deadline);
+    log(`[${options.sessions}] cold ${result.cold.ms.toFixed(0)} ms; warm completion`);
+    result.latency = await measureCompletion(server, queries, options.warmup, options.requests);
+    log(`[${options.sessions}] prepare`);
+    result.prepare = {
+      '1MB': await measurePrepare(server, store.prepare['1MB'], options.prepareRuns),
+      '10MB': await measurePrepare(server, store.prepare['10MB'], options.prepareRuns),
+    };
+  } catch (error) {
+    errors.push(`server (cold run): ${(error as Error).message}`);
+  } finally {
+    if (server) {
+      const stopped = await server.stop();
+      result.peakRss = { cold: stopped.peakRssBytes };
+      if (stopped.exitCode !== 0) errors.push(`server (cold run) exited with ${stopped.exitCode}`);
+    }
+  }
+
+  mkdirSync(cacheHome, { recursive: true });
+  result.cacheBytes = dirBytes(cacheHome);
+  if (result.cold && result.cacheBytes === 0) errors.push(`no persistent cache was written under XDG_CACHE_HOME=${cacheHome}`);
+  if (result.cold) {
+    let restarted: RunningServer | undefined;
+    try {
+      log(`[${options.sessions}] server: restart with the cache`);
+      restarted = await startServer({ root: store.root, env: { XDG_CACHE_HOME: cacheHome }, logFile });
+      result.restart = await waitForCompleteAnswer(restarted, expected, deadline);
+    } catch (error) {
+      errors.push(`server (restart): ${(error as Error).message}`);
+    } finally {
+      if (restarted) {
+        const stopped = await restarted.stop();
+        result.peakRss = { ...result.peakRss, restart: stopped.peakRssBytes };
+        if (stopped.exitCode !== 0) errors.push(`server (restart) exited with ${stopped.exitCode}`);
+      }
+    }
+  }
+  rmSync(cacheHome, { recursive: true, force: true });
+
+  const byKind = (kind: string) => result.latency?.find((f) => f.kind === kind)?.roundTrip.p50;
+  result.ratios = {
+    coldOverFloor: result.cold ? result.cold.ms / floor.median : undefined,
+    warmQueryP50: byKind('3-char'),
+    naiveOverWarm: result.naive && byKind('3-char') ? result.naive.median / byKind('3-char')! : undefined,
+    naiveOverWarm1: result.naive && byKind('1-char') ? result.naive.median / byKind('1-char')! : undefined,
+    naiveOverWarm8: result.naive && byKind('8-char') ? result.naive.median / byKind('8-char')! : undefined,
+    restartSpeedup: result.cold && result.restart ? result.cold.ms / result.restart.ms : undefined,
+    prepare1OverDecode: result.prepare ? result.prepare['1MB'].median / result.decodeParse['1MB'].median : undefined,
+    prepare10OverDecode: result.prepare ? result.prepare['10MB'].median / result.decodeParse['10MB'].median : undefined,
+  };
+  result.wallMs = performance.now() - started;
+  return result;
+}

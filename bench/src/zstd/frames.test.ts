@@ -1,0 +1,40 @@
+import { execFileSync } from 'node:child_process';
+import { decompress } from 'fzstd';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FrameCompressor } from '../generate/frameCompressor';
+import { Random } from '../generate/random';
+import { decompressFrames, frameEnds, scanFrames } from './frames';
+
+function text(random: Random, bytes: number): string {
+  let out = '';
+  while (out.length < bytes) out += `{"seq":${out.length},"text":"${random.uuid()} ${'abc '.repeat(random.int(0, 30))}"}\n`;
+  return out;
+}
+
+describe('zstd frames', () => {
+  const compressor = new FrameCompressor();
+  afterAll(() => compressor.dispose());
+
+  it('splits concatenated frames and decodes each with a window bounded by its content, equal to fzstd and the CLI', async () => {
+    const random = new Random(11);
+    // Single-block, multi-block (> 128 KiB) and larger-than-window (> 2 MiB) plaintexts, and an empty one.
+    const parts = [text(random, 100), text(random, 4000), text(random, 300_000), '', text(random, 2_500_000), text(random, 50)].map((t) => Buffer.from(t));
+    const file = Buffer.concat(await compressor.compress(parts));
+    const spans = scanFrames(file);
+    expect(spans).toHaveLength(parts.length);
+    expect(spans.every((s, i) => s.contentBound >= parts[i].length)).toBe(true);
+    const expected = Buffer.concat(parts);
+    expect(Buffer.from(decompressFrames(file)).equals(expected)).toBe(true);
+    expect(Buffer.from(decompress(file)).equals(expected)).toBe(true);
+    expect(execFileSync('zstd', ['-dc'], { input: file, maxBuffer: 1 << 28 }).equals(expected)).toBe(true);
+  });
+
+  it('reports a torn last frame and stops after `limit` frames', async () => {
+    const file = Buffer.concat(await compressor.compress([Buffer.from('{"type":"session"}\n'), Buffer.from('{"a":1}\n{"b":2}\n')]));
+    const ends = frameEnds(file);
+    expect(ends).toHaveLength(2);
+    expect(frameEnds(file, 1)).toEqual([ends[0]]);
+    expect(() => frameEnds(file.subarray(0, file.length - 2))).toThrow(/torn/);
+    expect(() => frameEnds(Buffer.from('not zstd at all'))).toThrow(/magic/);
+  });
+});
