@@ -93,7 +93,13 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     storesWithProgress.add(store);
     const stop = new AbortController();
     endIndexingProgress = () => stop.abort();
-    const progress = await connection.window.createWorkDoneProgress();
+    let progress: Awaited<ReturnType<typeof connection.window.createWorkDoneProgress>>;
+    try {
+      progress = await connection.window.createWorkDoneProgress();
+    } catch (error) {
+      options.log(`no indexing progress: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
     const describe = (): [number | undefined, string] => {
       const { indexed, discovered } = store.status();
       return [discovered > 0 ? Math.min(100, Math.floor((indexed / discovered) * 100)) : undefined, `${indexed}/${discovered} sessions`];
