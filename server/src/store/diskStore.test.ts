@@ -527,7 +527,7 @@ describe('freshness while the store is open', () => {
 
 // ---- the index ------------------------------------------------------------------------------------
 
-/** File access that records every positioned read (and whole-file read) per path. */
+/** File access that records every positioned read per path. */
 function recordingFiles() {
   const reads: Array<{ file: string; position: number; bytes: number }> = [];
   let gate: { opened: Promise<void>; applies: (file: string) => boolean } | undefined;
@@ -609,6 +609,25 @@ describe('the index', () => {
     const reads = recorder.reads.filter((r) => r.file === file);
     expect(reads[0].position).toBe(0);
     expect(reads.reduce((n, r) => n + r.bytes, 0)).toBe(lstatSync(file).size);
+  });
+
+  it('rejects a read of an unchanged damaged transcript with the failure it already knows, without reading it again', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const log = new LogWriter('broken', '/home/alice/proj', 1, { version: 1 });
+    log.turn('a', 'Broken');
+    const file = writeLog(root, log, 'raw');
+    const recorder = recordingFiles();
+    const { store } = open(root, { files: recorder.files });
+    await store.whenIndexed();
+    recorder.reads.length = 0;
+    const first = await readFailure(store.readSurface('broken'));
+    expect(first.reason).toBe('unsupported');
+    expect(recorder.reads).toEqual([]);
+    // Once the bytes change, the read is real again.
+    appendBatch(file, log.rename('x'), 'raw');
+    const second = await readFailure(store.readSurface('broken'));
+    expect(second).toMatchObject({ reason: first.reason, message: first.message });
+    expect(recorder.reads.filter((r) => r.file === file).length).toBeGreaterThan(0);
   });
 
   it('answers with what is indexed so far while the first index is being built', async () => {

@@ -22,7 +22,7 @@ import { readSessionSurface } from './lookup';
 import { PendingScopes } from './pendingScopes';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
-import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
+import { nodeTranscriptFiles, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import { TranscriptIndex, type RefreshOutcome } from './transcriptIndex';
 
 /** Knobs with production defaults; tests shorten or observe them. */
@@ -169,8 +169,12 @@ export class DiskSessionStore implements SessionStoreService {
 
   /** A fresh snapshot of one session's surface, read directly from disk. */
   async readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface> {
-    let root = this.attached?.realRoot;
-    if (root === undefined) root = await fsp.realpath(this.root).catch(() => undefined);
+    const attached = this.attached;
+    if (attached) {
+      const knownFailure = (key: string, identity: FileIdentity) => attached.index.knownFailure(key, identity);
+      return readSessionSurface(attached.realRoot, sessionId, this.tuning.files, signal, knownFailure);
+    }
+    const root = await fsp.realpath(this.root).catch(() => undefined);
     return readSessionSurface(root, sessionId, this.tuning.files, signal);
   }
 

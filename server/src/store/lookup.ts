@@ -4,15 +4,26 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { SessionReadError, type SessionSurface } from '../resolver/sessionStore';
+import { SessionReadError, type SessionEventRecord, type SessionSurface } from '../resolver/sessionStore';
 import { pathBindingProblem } from './binding';
 import { ConcurrencyLimit, throwIfAborted } from './concurrency';
 import { DISCOVERY_REASONS } from './discovery';
 import { encodeSegment, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import { LISTING_REASONS } from './listing';
-import { loadSessionLog } from './log';
-import { ensureZstdSupport, readErrorOf } from './transcriptIndex';
-import { fileIdentity, type TranscriptFiles } from './transcriptFiles';
+import type { SessionHeaderRecord } from './log';
+// Until the decoder exports a streaming load, readSurface drives its reader the way loadSessionLog does.
+import { SessionLogReader } from './log/sessionLogReader';
+import { ensureZstdSupport } from './transcriptIndex';
+import { fileIdentity, type FileIdentity, type OpenTranscript, type TranscriptFiles } from './transcriptFiles';
+
+/**
+ * The load failure already known for a transcript (root-relative key) at exactly this file
+ * identity: the same bytes fail the same way, so they need not be read again.
+ */
+export type KnownFailure = (key: string, identity: FileIdentity) => { reason: SessionReadError['reason']; message: string } | undefined;
+
+/** Read granularity of a full load. */
+const READ_CHUNK_BYTES = 1024 * 1024;
 
 /** Lookups stat project directories in parallel, within this bound. */
 const LOOKUP_CONCURRENCY = 32;
@@ -87,6 +98,7 @@ export async function readSessionSurface(
   sessionId: string,
   files: TranscriptFiles,
   signal?: AbortSignal,
+  knownFailure?: KnownFailure,
 ): Promise<SessionSurface> {
   throwIfAborted(signal);
   if (root === undefined || sessionId === '') throw notFound(sessionId);
@@ -118,29 +130,23 @@ export async function readSessionSurface(
   const file = path.join(sessionPath, TRANSCRIPT_NAMES[encoding]);
   if (encoding === 'zstd') await ensureZstdSupport();
 
-  let bytes: Uint8Array;
+  let loaded: StreamedLoad;
   let identity;
   try {
     const handle = await files.open(file);
     try {
-      identity = fileIdentity(await handle.stat());
-      bytes = await handle.readFile();
+      const stats = await handle.stat();
+      identity = fileIdentity(stats);
+      const known = knownFailure?.([copy.projectDir, dirName, TRANSCRIPT_NAMES[encoding]].join('/'), identity);
+      if (known) throw new SessionReadError(known.reason, known.message);
+      loaded = await streamSessionLog(handle, stats.size, encoding, sessionId, signal);
     } finally {
       await handle.close().catch(() => undefined);
     }
   } catch (error) {
+    if (error instanceof SessionReadError || signal?.aborted) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(sessionId);
     throw new SessionReadError('io', `cannot read ${file}: ${(error as Error).message}`, { cause: error });
-  }
-  throwIfAborted(signal);
-
-  let loaded;
-  try {
-    loaded = await loadSessionLog(bytes, encoding, { expectedId: sessionId });
-  } catch (error) {
-    if (error instanceof SessionReadError) throw error;
-    const { reason, message } = readErrorOf(error);
-    throw new SessionReadError(reason, message, { cause: error });
   }
   const header = { id: loaded.header.id, createdAt: loaded.header.createdAt } as SessionSurface['header'];
   if (loaded.header.cwd !== undefined) header.cwd = loaded.header.cwd;
@@ -151,4 +157,62 @@ export async function readSessionSurface(
   }
   throwIfAborted(signal);
   return { header, capturedThroughSeq: loaded.capturedThroughSeq, events: loaded.surface };
+}
+
+/**
+ * Where a raw log's last complete line ends. What follows is a torn tail that loading drops
+ * (§5.4), so it is never fed (a huge unterminated line would otherwise be buffered up to the
+ * record limit). A file without any `\n` is fed whole: its header's fate is the decoder's call.
+ */
+async function rawCommittedEnd(handle: OpenTranscript, size: number, buffer: Uint8Array): Promise<number> {
+  for (let end = size; end > 0; ) {
+    const start = Math.max(0, end - buffer.length);
+    const { bytesRead } = await handle.read(buffer, 0, end - start, start);
+    if (bytesRead < end - start) return size; // changed under us: let the decoder see it all
+    const newline = buffer.lastIndexOf(0x0a, end - start - 1);
+    if (newline !== -1) return start + newline + 1;
+    end = start;
+  }
+  return size;
+}
+
+/** What `readSurface` keeps of a full load. */
+interface StreamedLoad {
+  header: SessionHeaderRecord;
+  capturedThroughSeq: number | null;
+  surface: SessionEventRecord[];
+}
+
+/**
+ * The full load dsh's `inspect()` performs (as `loadSessionLog` with `keepEvents: false`), fed
+ * from the file in chunks up to its size when opened: a snapshot whose memory is bounded by the
+ * surface and the record limit, never by the log's size.
+ */
+async function streamSessionLog(
+  handle: OpenTranscript,
+  size: number,
+  encoding: TranscriptEncoding,
+  expectedId: string,
+  signal?: AbortSignal,
+): Promise<StreamedLoad> {
+  const reader = new SessionLogReader(encoding, { expectedId, collectEvents: 'surface' });
+  const buffer = new Uint8Array(READ_CHUNK_BYTES); // the reader copies what it keeps
+  const end = encoding === 'raw' ? await rawCommittedEnd(handle, size, buffer) : size;
+  for (let position = 0; position < end; ) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
+    if (bytesRead === 0) break; // shrank while being read: what was read is the snapshot
+    reader.push(buffer.subarray(0, bytesRead));
+    position += bytesRead;
+    throwIfAborted(signal);
+  }
+  const reading = reader.read(true);
+  if (reading.error) throw reading.error;
+  const { outcome, header, events } = reading;
+  if (!outcome || !header || !events) throw new SessionReadError('corrupt', 'corrupt session log: unreadable');
+  const bySeq = new Map([...events, ...outcome.closers].map((event) => [event.seq, event]));
+  return {
+    header,
+    capturedThroughSeq: outcome.capturedThroughSeq,
+    surface: outcome.surfaceSeqs.map((seq) => bySeq.get(seq) as SessionEventRecord),
+  };
 }

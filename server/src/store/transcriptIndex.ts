@@ -108,6 +108,23 @@ function interpret(raw: RawSummary | { error: unknown }): TranscriptSummary {
   return summary;
 }
 
+/** Uncommitted bytes (a torn tail) a live summarizer may hold; beyond this only its saved state is kept. */
+const MAX_LIVE_PENDING_BYTES = 1024 * 1024;
+
+/**
+ * Keeps what the next append needs: nothing after damage (it is re-read from scratch), the
+ * live summarizer normally, or its compact saved state when it holds a large torn tail, so an
+ * idle half-written record never pins memory.
+ */
+function keepForResume(entry: IndexEntry, summarizer: SessionLogSummarizer): void {
+  entry.summarizer = entry.saved = undefined;
+  const summary = entry.summary;
+  if (!summary || summary.bodyError !== undefined) return;
+  if (summary.header === undefined && summary.headerProblem !== HEADER_REASONS.incomplete) return;
+  if (summarizer.consumedBytes - summarizer.resumeOffset <= MAX_LIVE_PENDING_BYTES) entry.summarizer = summarizer;
+  else entry.saved = summarizer.toJSON();
+}
+
 /** The summaries of every known transcript of one root. */
 export class TranscriptIndex {
   private readonly entries = new Map<string, IndexEntry>();
@@ -161,6 +178,15 @@ export class TranscriptIndex {
     const entry = this.entries.get(key);
     if (!entry?.summarizer || entry.summary?.bodyError !== undefined) return entry?.saved;
     return entry.summarizer.toJSON();
+  }
+
+  /** The body-level failure summarized for a transcript at exactly this identity, if any. */
+  knownFailure(key: string, identity: FileIdentity): TranscriptSummary['bodyError'] {
+    const entry = this.entries.get(key);
+    const summary = entry?.summary;
+    // Only for a header that derives its path: then the header's id is the id being looked up.
+    if (!summary?.header || summary.headerProblem !== undefined || !sameIdentity(entry?.identity, identity)) return undefined;
+    return summary.bodyError;
   }
 
   /** Forgets a transcript. */
@@ -256,14 +282,14 @@ export class TranscriptIndex {
       // A restored summarizer continues from its last committed offset, a live one from its last push.
       let position = resumable ? summarizer.consumedBytes : 0;
       let decodeError: unknown;
+      // One buffer per read: the summarizer copies whatever it keeps of a push.
+      const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, Math.max(0, opened.size - position)));
       while (position < opened.size && decodeError === undefined) {
-        const length = Math.min(READ_CHUNK_BYTES, opened.size - position);
-        // A fresh buffer each time: the summarizer may hold on to what it was given.
-        const buffer = new Uint8Array(length);
+        const length = Math.min(buffer.length, opened.size - position);
         const { bytesRead } = await handle.read(buffer, 0, length, position);
         if (bytesRead === 0) break; // the file shrank while being read; the next refresh starts over
         try {
-          summarizer.push(bytesRead === length ? buffer : buffer.subarray(0, bytesRead));
+          summarizer.push(buffer.subarray(0, bytesRead));
         } catch (error) {
           decodeError = error;
         }
@@ -283,7 +309,7 @@ export class TranscriptIndex {
       }
       entry.identity = identity;
       entry.summary = summary;
-      entry.summarizer = summarizer;
+      keepForResume(entry, summarizer);
       return 'changed';
     } catch (error) {
       return this.unreadable(entry, error, current);
