@@ -11,7 +11,10 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SessionReadError, type SessionSurface } from '../../server/src/resolver';
 import { openSessionStore, type SessionStoreService, type StoreProblem } from '../../server/src/store';
 import type { TranscriptEncoding } from '../../server/src/store/layout';
+import { SessionCommands, formatSessionReferenceMention, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
 import { findProgram } from '../support/conformance';
+import { fileUri, responseErrorOf } from '../support/lspClient';
+import { escapedFaults, startMeasuredServer, waitForListing, type MeasuredServer } from './support/serverProcess';
 import { scaled, recordFigure } from './support/scale';
 import {
   TemporaryDirectories,
@@ -29,8 +32,10 @@ const ENCODINGS: TranscriptEncoding[] = zstd.found ? ['raw', 'zstd'] : ['raw'];
 const temporary = new TemporaryDirectories();
 const stores: SessionStoreService[] = [];
 const fifos: string[] = [];
+const servers: MeasuredServer[] = [];
 
 afterEach(() => {
+  for (const server of servers.splice(0)) server.kill();
   for (const store of stores.splice(0)) store.dispose();
   // A reader stuck opening a FIFO is released by opening its other end.
   for (const fifo of fifos.splice(0)) {
@@ -296,5 +301,49 @@ describe('session directories removed while being read', () => {
     await eventually(async () => expect((await store.listSessions()).map((s) => s.id)).toEqual(expected.map((s) => s.id)));
     expect((await store.listSessions()).map((s) => s.title)).toEqual(expected.map((s) => s.turns[0]!.title));
     recordFigure('damaged-store', 'sessions indexed while a third were removed', count);
+  });
+});
+
+describe('the server over a damaged store', () => {
+  it('keeps answering completion and prepare for the good sessions, reports the bad entries, and never faults', async () => {
+    const base = temporary.make('server-damage');
+    const root = path.join(base, 'sessions');
+    for (const spec of GOOD) writeSession(root, spec, 'raw');
+    if (zstd.found) writeSession(root, { id: 'good-z', cwd: '/home/alice/proj', createdAt: 250, turns: [{ prompt: 'z', answer: 'zz', title: 'Good zstd' }] }, 'zstd');
+    const project = path.join(root, '--home-alice-proj--');
+    symlinkSync('.', path.join(root, '--loop--'));
+    symlinkSync('pong', path.join(project, 'ping'));
+    symlinkSync('ping', path.join(project, 'pong'));
+    const outsideFile = writeSession(path.join(base, 'outside'), { id: 'outside-session', cwd: '/home/alice/proj', createdAt: 900, turns: [{ prompt: 'secret' }] }, 'raw');
+    symlinkSync(path.dirname(outsideFile), path.join(project, 'outside-session'));
+    mkdirSync(path.join(project, 'zero'));
+    writeFileSync(path.join(project, 'zero', 'session.jsonl'), '');
+    mkdirSync(path.join(project, 'fifo'));
+    execFileSync('mkfifo', [path.join(project, 'fifo', 'session.jsonl')]);
+    fifos.push(path.join(project, 'fifo', 'session.jsonl'));
+    // Body-level damage: listed under its id, READ_FAILED when referenced.
+    const damaged = writeSession(root, { ...DAMAGED, id: 'damaged-body' }, 'raw');
+    writeFileSync(damaged, Buffer.concat([readFileSync(damaged), Buffer.from('garbage\n{"type":"turn/end","seq":99,"time":1,"data":{"turn":9,"reason":{"kind":"completed"}}}\n')]));
+    const before = treeHash(root);
+
+    const server = await startMeasuredServer(temporary, root);
+    servers.push(server);
+    await waitForListing(server.client, GOOD.length + (zstd.found ? 2 : 1));
+    const doc = fileUri('/home/alice/proj/PROMPT.md');
+    await server.client.openDocument(doc, '@');
+    const list = await server.client.completion(doc, { line: 0, character: 1 });
+    expect(list.items.map((item) => item.label)).toEqual(['damaged-body', 'Good one', ...(zstd.found ? ['Good zstd'] : []), 'Good two']);
+    const text = ['good-1', 'good-2', ...(zstd.found ? ['good-z'] : [])].map((sessionId) => formatSessionReferenceMention({ sessionId })).join(' ');
+    const prepared = await server.client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { text });
+    expect(prepared.additionalContext!.source.references).toHaveLength(zstd.found ? 3 : 2);
+    for (const id of ['damaged-body', 'outside-session', 'zero', 'fifo', 'ping']) {
+      const error = await responseErrorOf(server.client.executeCommand(SessionCommands.prepare, { content: [], references: [{ sessionId: id }] }));
+      expect(error.data).toEqual({ code: 'SESSION_REFERENCE_READ_FAILED' });
+    }
+    // Header-level problems are told to the client's log, not thrown at it.
+    await server.client.waitForMessage('window/logMessage', (params: { message: string }) => params.message.includes('outside-session'));
+    expect(escapedFaults(server.stderr())).toEqual([]);
+    expect(server.running()).toBe(true);
+    expect(treeHash(root)).toBe(before);
   });
 });
