@@ -10,7 +10,7 @@ import { describeMachine } from './machine';
 import { renderResults } from './report';
 import { REPO_ROOT } from './server/serverProcess';
 import { runSize, type SizeResult } from './sizeRun';
-import { projectTitleReader } from './baselines/projectTitleReader';
+import { projectDecoder } from './baselines/projectTitleReader';
 
 interface RunOptions {
   quick: boolean;
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const workDir = path.join(os.tmpdir(), 'dsh-bench-work');
   mkdirSync(workDir, { recursive: true });
   const machine = describeMachine();
-  const readTitle = projectTitleReader();
+  const decoder = await projectDecoder();
   const results: SizeResult[] = [];
   for (const sessions of options.sizes) {
     const profileDir = options.profile ? path.join(workDir, `profile-${sessions}`) : undefined;
@@ -48,12 +48,13 @@ async function main(): Promise<void> {
       await runSize({
         sessions,
         seed: options.seed,
-        naiveQueries: sessions >= 100_000 ? 1 : 3,
-        floorRuns: 3,
+        // benchmarks.md: the median of 3 naive queries at 10,000; quick mode and 100k run one (each costs minutes).
+        naiveQueries: sessions >= 100_000 || (options.quick && sessions >= 10_000) ? 1 : 3,
+        floorRuns: sessions <= 1_000 ? 3 : 1,
         warmup: 20,
         requests: 200,
         prepareRuns: 5,
-        readTitle,
+        decoder,
         cpuProfileDir: profileDir,
         workDir,
         log,

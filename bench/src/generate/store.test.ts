@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relativeLogPath } from '../../../server/src/store/layout';
 import { ensureStore, readExpectedLabels, type GeneratedStore } from './store';
-import { decompressFrame, frameEnds, scanFrames } from '../zstd/frames';
+import { completeFrames, decompressFrame, frameEnds } from '../zstd/frames';
 
 interface Transcript {
   relative: string;
@@ -22,7 +22,7 @@ function walkTranscripts(root: string): Transcript[] {
         const relative = path.join(project, session, name);
         const bytes = readFileSync(path.join(root, relative));
         if (name === 'session.jsonl.zstd') {
-          const parts = scanFrames(bytes).map((span) => Buffer.from(decompressFrame(bytes, span)).toString('utf8'));
+          const parts = completeFrames(bytes).map((frame) => Buffer.from(decompressFrame(bytes, frame)).toString('utf8'));
           found.push({ relative, encoding: 'zstd', parts });
         } else {
           expect(name).toBe('session.jsonl');

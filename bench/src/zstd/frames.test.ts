@@ -3,7 +3,7 @@ import { decompress } from 'fzstd';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FrameCompressor } from '../generate/frameCompressor';
 import { Random } from '../generate/random';
-import { decompressFrames, frameEnds, scanFrames } from './frames';
+import { completeFrames, decompressFrames, frameEnds } from './frames';
 
 function text(random: Random, bytes: number): string {
   let out = '';
@@ -20,9 +20,9 @@ describe('zstd frames', () => {
     // Single-block, multi-block (> 128 KiB) and larger-than-window (> 2 MiB) plaintexts, and an empty one.
     const parts = [text(random, 100), text(random, 4000), text(random, 300_000), '', text(random, 2_500_000), text(random, 50)].map((t) => Buffer.from(t));
     const file = Buffer.concat(await compressor.compress(parts));
-    const spans = scanFrames(file);
-    expect(spans).toHaveLength(parts.length);
-    expect(spans.every((s, i) => s.contentBound >= parts[i].length)).toBe(true);
+    const frames = completeFrames(file);
+    expect(frames).toHaveLength(parts.length);
+    expect(frames.every((f, i) => f.plaintextBound >= parts[i].length && f.contentSize === undefined)).toBe(true);
     const expected = Buffer.concat(parts);
     expect(Buffer.from(decompressFrames(file)).equals(expected)).toBe(true);
     expect(Buffer.from(decompress(file)).equals(expected)).toBe(true);
