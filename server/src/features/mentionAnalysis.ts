@@ -273,11 +273,6 @@ export async function analyzeDocumentMentions(
   });
 }
 
-/** The mention whose text holds `offset` (its end included, so a cursor right after it counts). */
-export function mentionAt(mentions: readonly DocumentMention[], offset: number): DocumentMention | undefined {
-  return mentions.find((mention) => mention.token.start <= offset && offset <= mention.token.end);
-}
-
 /** The read-failure reason a user sees: what follows dsh's "failed to read referenced session: ". */
 export function readFailureReason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
