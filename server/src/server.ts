@@ -12,11 +12,13 @@ import {
   type InitializeResult,
 } from 'vscode-languageserver/node';
 import { EXECUTABLE_COMMANDS, executeSessionCommand } from './features/commands';
-import { provideSessionCompletion } from './features/completion';
+import { EDITOR_COMMANDS, executeEditorCommand } from './features/editorCommands';
+import { provideMentionCompletion } from './features/fileMentions';
 import { previewKindFor, resolveSessionCompletionItem } from './features/sessionPreview';
 import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService } from './store/service';
+import { EDITOR_FEATURE_CAPABILITIES, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
 import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
@@ -61,6 +63,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     document: (uri) => documents.get(uri),
     onStoreOpened: (store) => watchStore(store),
   });
+  // Hover, code actions, document links and pushed diagnostics (issue 5's editor features).
+  const editor: EditorFeatures = registerEditorFeatures(connection, documents, workspace, { log: options.log });
 
   const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
 
@@ -84,6 +88,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     endIndexingProgress = undefined;
     options.log(`sessions root: ${store.root}`);
     store.onProblem((problem) => logStore(`dsh session store: skipped ${problem.path}: ${problem.reason}`));
+    editor.refresh();
     if (initialized) void showIndexingProgress(store);
   }
 
@@ -123,7 +128,9 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
 
   function applySettingsChange(problems: readonly SettingProblem[]): void {
     report(problems);
-    if (initialized) workspace.openStoreForSettings();
+    if (!initialized) return;
+    // A new root refreshes the editor features as it opens; other settings (target, limits) change diagnostics too.
+    if (workspace.openStoreForSettings() === undefined) editor.refresh();
   }
 
   async function pullSection(): Promise<void> {
@@ -152,11 +159,13 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
         completionProvider: {
-          triggerCharacters: ['@'],
+          // `/` continues a file mention inside a folder (clients that do not re-trigger on their own).
+          triggerCharacters: ['@', '/'],
           resolveProvider: true,
           completionItem: { labelDetailsSupport: true },
         },
-        executeCommandProvider: { commands: [...EXECUTABLE_COMMANDS] },
+        executeCommandProvider: { commands: [...EXECUTABLE_COMMANDS, ...EDITOR_COMMANDS] },
+        ...EDITOR_FEATURE_CAPABILITIES,
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: SERVER_NAME, version: options.version },
@@ -205,7 +214,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     answer(token, async (signal) => {
       const document = documents.get(params.textDocument.uri);
       if (document === undefined) return { isIncomplete: false, items: [] };
-      return provideSessionCompletion(document, params.position, workspace, signal);
+      return provideMentionCompletion(document, params.position, workspace, signal);
     }),
   );
 
@@ -216,11 +225,16 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
   );
 
   connection.onExecuteCommand((params, token) =>
-    answer(token, (signal) => executeSessionCommand(params.command, params.arguments, workspace, signal)),
+    answer(token, (signal) =>
+      EDITOR_COMMANDS.includes(params.command)
+        ? executeEditorCommand(params.command, params.arguments, workspace, signal)
+        : executeSessionCommand(params.command, params.arguments, workspace, signal),
+    ),
   );
 
   connection.onShutdown(() => {
     endIndexingProgress?.();
+    editor.dispose();
     workspace.dispose();
   });
 
