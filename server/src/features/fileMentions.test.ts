@@ -114,6 +114,17 @@ describe('file-mention completion', () => {
     expect(labels((await complete('@linked-docs/|')).list.items)).toEqual(['linked-docs/guide.md']);
   });
 
+  it('never offers the document being written', async () => {
+    // The document is prompts/p.md; another file in the same folder is still offered.
+    writeFileSync(path.join(workspaceDir, 'prompts', 'q.md'), 'x');
+    try {
+      expect(labels((await complete('@prompts/|')).list.items)).toEqual(['prompts/q.md']);
+      expect(labels((await complete('@p.|')).list.items)).toEqual([]);
+    } finally {
+      rmSync(path.join(workspaceDir, 'prompts', 'q.md'));
+    }
+  });
+
   it('finds deeper files by name, never below .git or node_modules', async () => {
     expect(labels((await complete('@weath|')).list.items)).toEqual(['src/services/weatherClient.ts']);
     expect(labels((await complete('@conf|')).list.items)).toEqual([]);

@@ -162,6 +162,7 @@ export async function findMentionableFiles(
   query: string,
   limit: number,
   signal?: AbortSignal,
+  excludedPath?: string,
 ): Promise<{ entries: FoundEntry[]; incomplete: boolean }> {
   const directory = directoryPart(query);
   if (directory === undefined) return { entries: [], incomplete: false };
@@ -171,6 +172,8 @@ export async function findMentionableFiles(
   const found = new Map<string, FoundEntry>();
   const add = (relative: string, isDirectory: boolean): void => {
     const entry = { path: relative, directory: isDirectory };
+    // The document being written is never worth mentioning in itself.
+    if (excludedPath !== undefined && path.join(base, relative) === excludedPath) return;
     if (offerable(entry) && !found.has(relative)) found.set(relative, entry);
   };
 
@@ -231,7 +234,7 @@ export async function provideFileMentionCompletion(
   const base = await mentionBase(document, services, signal);
   if (base === undefined) return { isIncomplete: false, items: [] };
   const limit = services.resolver().config.candidateLimit;
-  const { entries, incomplete } = await findMentionableFiles(base, token.query, limit, signal);
+  const { entries, incomplete } = await findMentionableFiles(base, token.query, limit, signal, fileUriToPath(document.uri));
   const range = { start: document.positionAt(token.at + 1), end: document.positionAt(token.end) };
   const typed = text.slice(token.at + 1, offset);
   const items = entries.map((entry, rank): CompletionItem => {
