@@ -167,6 +167,14 @@ function renderSize(r: SizeResult): string[] {
   out.push(`| prepare ÷ decode+parse, 3 × 1 MB | ${ratio(r.ratios.prepare1OverDecode)} |`);
   out.push(`| prepare ÷ decode+parse, 3 × 10 MB | ${ratio(r.ratios.prepare10OverDecode)} |`);
   out.push('');
+  if (r.coldProfile) {
+    out.push(`Server CPU profile of the cold run (\`--profile\`, ${ms(r.coldProfile.totalMs)} profiled, in \`${r.coldProfile.dir}\`), by self time:`);
+    out.push('');
+    out.push('| function | self | share |');
+    out.push('|---|---|---|');
+    for (const spot of r.coldProfile.spots) out.push(`| \`${spot.name}\` | ${ms(spot.selfMs)} | ${(spot.share * 100).toFixed(1)}% |`);
+    out.push('');
+  }
   out.push(`This size took ${(r.wallMs / 1000).toFixed(0)} s in all.`);
   out.push('');
   return out;

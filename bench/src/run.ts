@@ -2,8 +2,12 @@
  * `npm run bench [-- --quick]`: generate (or reuse) synthetic dsh stores of 1,000 / 10,000 /
  * 100,000 sessions, measure the baselines and the real server over stdio on each, and write
  * bench/RESULTS.md (--quick: 1k and 10k, bench/RESULTS-quick.md).
+ *
+ * Other flags, for investigating: --sizes 1000,10000 (writes RESULTS-quick.md), --seed N,
+ * --profile (V8 CPU profile of the cold server, hot spots in the results), --no-naive,
+ * --out FILE.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeMachine } from './machine';
@@ -17,6 +21,7 @@ interface RunOptions {
   sizes: number[];
   seed: number;
   profile: boolean;
+  naive: boolean;
   out: string;
 }
 
@@ -30,7 +35,7 @@ function parseArgs(argv: readonly string[]): RunOptions {
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10)) throw new Error(`bad --sizes ${value('--sizes')}`);
   const custom = value('--sizes') !== undefined;
   const out = value('--out') ?? path.join(REPO_ROOT, 'bench', quick || custom ? 'RESULTS-quick.md' : 'RESULTS.md');
-  return { quick, sizes, seed: Number(value('--seed') ?? 1), profile: argv.includes('--profile'), out };
+  return { quick, sizes, seed: Number(value('--seed') ?? 1), profile: argv.includes('--profile'), naive: !argv.includes('--no-naive'), out };
 }
 
 async function main(): Promise<void> {
@@ -44,12 +49,13 @@ async function main(): Promise<void> {
   const results: SizeResult[] = [];
   for (const sessions of options.sizes) {
     const profileDir = options.profile ? path.join(workDir, `profile-${sessions}`) : undefined;
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
     results.push(
       await runSize({
         sessions,
         seed: options.seed,
         // benchmarks.md: the median of 3 naive queries at 10,000; quick mode and 100k run one (each costs minutes).
-        naiveQueries: sessions >= 100_000 || (options.quick && sessions >= 10_000) ? 1 : 3,
+        naiveQueries: !options.naive ? 0 : sessions >= 100_000 || (options.quick && sessions >= 10_000) ? 1 : 3,
         floorRuns: sessions <= 1_000 ? 3 : 1,
         warmup: 20,
         requests: 200,

@@ -9,6 +9,7 @@ import { ensureStore, readExpectedLabels, type GeneratedStore } from './generate
 import { measureCompletion, measurePrepare, waitForCompleteAnswer, type CompleteAnswer, type LatencyFigure, type PrepareFigure } from './server/measure';
 import { makeQueries } from './server/queries';
 import { startServer, type RunningServer } from './server/serverProcess';
+import { hotSpots, type HotSpot } from './profile';
 import { median } from './stats';
 
 /** Everything measured at one size. */
@@ -25,6 +26,8 @@ export interface SizeResult {
   decodeParse?: { '1MB': DecodeParseResult; '10MB': DecodeParseResult };
   peakRss?: { cold?: number; restart?: number };
   cacheBytes?: number;
+  /** Hot spots of the cold run's server CPU profile (with --profile). */
+  coldProfile?: { totalMs: number; spots: HotSpot[]; dir: string };
   ratios: {
     coldOverFloor?: number;
     naiveOverWarm?: number;
@@ -125,6 +128,10 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
     }
   }
 
+  if (options.cpuProfileDir) {
+    const spots = hotSpots(options.cpuProfileDir);
+    if (spots) result.coldProfile = { ...spots, dir: options.cpuProfileDir };
+  }
   mkdirSync(cacheHome, { recursive: true });
   result.cacheBytes = dirBytes(cacheHome);
   if (result.cold && result.cacheBytes === 0) errors.push(`no persistent cache was written under XDG_CACHE_HOME=${cacheHome}`);
