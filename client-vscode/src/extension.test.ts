@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { SESSION_STATUS_NOTIFICATION, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { ResponseError } from 'vscode-jsonrpc';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
@@ -125,7 +125,7 @@ describe('status bar item', () => {
     await activate(context() as never);
     const [item] = recorded.statusItems;
     expect(item!.visible).toBe(false);
-    client().notify('dshSession/status', { root: '/home/u/.dsh/sessions', indexed: 7, indexing: false });
+    client().notify(SESSION_STATUS_NOTIFICATION, { root: '/home/u/.dsh/sessions', indexed: 7, indexing: false, discovered: 7 });
     expect(item).toMatchObject({ visible: true, text: '$(history) dsh: 7 sessions' });
     expect(item!.tooltip).toContain('/home/u/.dsh/sessions');
   });
@@ -133,9 +133,9 @@ describe('status bar item', () => {
   it('ignores a malformed status and hides when the server stops', async () => {
     await activate(context() as never);
     const [item] = recorded.statusItems;
-    client().notify('dshSession/status', { indexed: 'many' });
+    client().notify(SESSION_STATUS_NOTIFICATION, { indexed: 'many' });
     expect(item!.visible).toBe(false);
-    client().notify('dshSession/status', { root: null, indexed: 0, indexing: true });
+    client().notify(SESSION_STATUS_NOTIFICATION, { root: null, indexed: 0, indexing: true, discovered: 0 });
     expect(item!.visible).toBe(true);
     await client().stop();
     expect(item!.visible).toBe(false);

@@ -1,4 +1,4 @@
-import { SETTINGS_SECTION } from '@dsh-session-ls/shared';
+import { SESSION_STATUS_NOTIFICATION, SETTINGS_SECTION } from '@dsh-session-ls/shared';
 import * as vscode from 'vscode';
 import { LanguageClient, State } from 'vscode-languageclient/node';
 import { DOCUMENT_SELECTOR, languageClientOptions } from './clientOptions';
@@ -19,7 +19,7 @@ import { describeServerError, isCancellation } from './serverErrors';
 import { pickSession } from './sessionPicker';
 import { serverOptions } from './serverLaunch';
 import { SessionServer } from './sessionServer';
-import { SESSION_STATUS_NOTIFICATION, isSessionStoreStatus, statusPresentation } from './statusText';
+import { isSessionStoreStatus, statusPresentation } from './statusText';
 
 let client: LanguageClient | undefined;
 
@@ -104,7 +104,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(ExtensionCommands.insertReference, reporting(() => insertReference(server))),
     vscode.commands.registerCommand(ExtensionCommands.previewPrepared, reporting(() => previewPrepared(previews))),
     vscode.commands.registerCommand(ExtensionCommands.openReferencedSession, reporting(() => openReferencedSession(transcripts))),
-    // The server may never send a status (it is a proposed notification): then the item stays hidden.
+    // Hidden until the server reports its store (an older server never does).
     languageClient.onNotification(SESSION_STATUS_NOTIFICATION, (params: unknown) => {
       if (!isSessionStoreStatus(params)) return;
       const { text, tooltip } = statusPresentation(params);

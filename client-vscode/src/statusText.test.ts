@@ -3,23 +3,23 @@ import { isSessionStoreStatus, statusPresentation } from './statusText';
 
 describe('statusPresentation', () => {
   it('shows how many sessions are indexed, with the store in the tooltip', () => {
-    expect(statusPresentation({ root: '/home/u/.dsh/sessions', indexed: 12, indexing: false })).toEqual({
+    expect(statusPresentation({ root: '/home/u/.dsh/sessions', indexed: 12, indexing: false, discovered: 12 })).toEqual({
       text: '$(history) dsh: 12 sessions',
       tooltip: 'dsh sessions store: /home/u/.dsh/sessions\n12 sessions indexed',
     });
   });
 
   it('says one session, not one sessions', () => {
-    expect(statusPresentation({ root: '/s', indexed: 1, indexing: false }).text).toBe('$(history) dsh: 1 session');
+    expect(statusPresentation({ root: '/s', indexed: 1, indexing: false, discovered: 1 }).text).toBe('$(history) dsh: 1 session');
   });
 
-  it('spins while indexing and counts what is indexed so far', () => {
-    const shown = statusPresentation({ root: '/s', indexed: 0, indexing: true });
+  it('spins while indexing and counts what is indexed so far, before any session is found', () => {
+    const shown = statusPresentation({ root: '/s', indexed: 0, indexing: true, discovered: 0 });
     expect(shown.text).toBe('$(sync~spin) dsh: indexing… 0 sessions');
     expect(shown.tooltip).toBe('dsh sessions store: /s\n0 sessions indexed so far');
   });
 
-  it('shows progress against the sessions found so far, when the server reports them', () => {
+  it('shows progress against the sessions found so far', () => {
     const shown = statusPresentation({ root: '/s', indexed: 5, indexing: true, discovered: 12 });
     expect(shown.text).toBe('$(sync~spin) dsh: indexing… 5/12 sessions');
     expect(shown.tooltip).toBe('dsh sessions store: /s\n5/12 sessions indexed so far');
@@ -27,26 +27,26 @@ describe('statusPresentation', () => {
   });
 
   it('names the absence of a root', () => {
-    expect(statusPresentation({ root: null, indexed: 0, indexing: false }).tooltip).toContain('(no sessions root)');
+    expect(statusPresentation({ root: null, indexed: 0, indexing: false, discovered: 0 }).tooltip).toContain('(no sessions root)');
   });
 });
 
 describe('isSessionStoreStatus', () => {
   it('accepts the documented shape', () => {
-    expect(isSessionStoreStatus({ root: '/s', indexed: 3, indexing: true })).toBe(true);
-    expect(isSessionStoreStatus({ root: null, indexed: 0, indexing: false })).toBe(true);
-    expect(isSessionStoreStatus({ root: '/s', indexed: 1, indexing: true, discovered: 4 })).toBe(true);
+    expect(isSessionStoreStatus({ root: '/s', indexed: 3, indexing: true, discovered: 7 })).toBe(true);
+    expect(isSessionStoreStatus({ root: null, indexed: 0, indexing: false, discovered: 0 })).toBe(true);
   });
 
   it.each([
     ['nothing', undefined],
     ['a string', 'ready'],
-    ['a missing count', { root: '/s', indexing: false }],
-    ['a negative count', { root: '/s', indexed: -1, indexing: false }],
-    ['a fractional count', { root: '/s', indexed: 1.5, indexing: false }],
-    ['a numeric root', { root: 3, indexed: 1, indexing: false }],
-    ['a string flag', { root: '/s', indexed: 1, indexing: 'no' }],
+    ['a missing count', { root: '/s', indexing: false, discovered: 1 }],
+    ['a negative count', { root: '/s', indexed: -1, indexing: false, discovered: 1 }],
+    ['a fractional count', { root: '/s', indexed: 1.5, indexing: false, discovered: 1 }],
+    ['a numeric root', { root: 3, indexed: 1, indexing: false, discovered: 1 }],
+    ['a string flag', { root: '/s', indexed: 1, indexing: 'no', discovered: 1 }],
     ['a bad discovered count', { root: '/s', indexed: 1, indexing: true, discovered: 'some' }],
+    ['a missing discovered count', { root: '/s', indexed: 1, indexing: true }],
   ])('rejects %s', (_name, value) => {
     expect(isSessionStoreStatus(value)).toBe(false);
   });

@@ -1,17 +1,4 @@
-/** The `dshSession/status` notification the server sends when its view of the store changes (proposed contract). */
-export interface SessionStoreStatus {
-  /** The sessions root in use, or null when none could be determined. */
-  root: string | null;
-  /** How many sessions are indexed so far. */
-  indexed: number;
-  /** True while the store is still being (re)indexed. */
-  indexing: boolean;
-  /** How many sessions were found so far (indexed or not), when the server knows. */
-  discovered?: number;
-}
-
-/** The status notification's method name. */
-export const SESSION_STATUS_NOTIFICATION = 'dshSession/status';
+import type { SessionStoreStatus } from '@dsh-session-ls/shared';
 
 /** What the status bar item shows. */
 export interface StatusPresentation {
@@ -31,7 +18,7 @@ export function isSessionStoreStatus(value: unknown): value is SessionStoreStatu
     (status.root === null || typeof status.root === 'string') &&
     isCount(status.indexed) &&
     typeof status.indexing === 'boolean' &&
-    (status.discovered === undefined || isCount(status.discovered))
+    isCount(status.discovered)
   );
 }
 
@@ -39,9 +26,8 @@ export function isSessionStoreStatus(value: unknown): value is SessionStoreStatu
 export function statusPresentation(status: SessionStoreStatus): StatusPresentation {
   const sessions = (n: number) => `${n} session${n === 1 ? '' : 's'}`;
   const count = sessions(status.indexed);
-  // While indexing, "5/12 sessions" when the server says how many it found.
-  const progress =
-    status.discovered !== undefined && status.discovered >= status.indexed ? `${status.indexed}/${sessions(status.discovered)}` : count;
+  // While indexing, "5/12 sessions" once the server has found some (before that, "0/0" says nothing).
+  const progress = status.discovered > 0 && status.discovered >= status.indexed ? `${status.indexed}/${sessions(status.discovered)}` : count;
   const text = status.indexing ? `$(sync~spin) dsh: indexing… ${progress}` : `$(history) dsh: ${count}`;
   const store = status.root ?? '(no sessions root)';
   const state = status.indexing ? `${progress} indexed so far` : `${count} indexed`;

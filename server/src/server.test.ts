@@ -5,7 +5,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionCommands } from '@dsh-session-ls/shared';
+import { SESSION_STATUS_NOTIFICATION, SessionCommands, type SessionStoreStatus } from '@dsh-session-ls/shared';
 import { StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
 import { FULL_CLIENT_CAPABILITIES, LspTestClient, pollUntil } from '../../test/support/lspClient';
 import { SessionLogBuilder, type InMemorySession } from './resolver';
@@ -139,5 +139,36 @@ describe('the store', () => {
     await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
     await client.request('shutdown');
     expect(stores[0]!.disposed).toBe(true);
+  });
+});
+
+describe('dshSession/status', () => {
+  const statuses = (client: LspTestClient) => client.messages(SESSION_STATUS_NOTIFICATION).map((message) => message.params as SessionStoreStatus);
+  const statusArrives = (client: LspTestClient, expected: SessionStoreStatus) =>
+    client.waitForMessage(SESSION_STATUS_NOTIFICATION, (params) => JSON.stringify(params) === JSON.stringify(expected));
+
+  it('reports a store opened during initialize once initialized, then as its indexing advances', async () => {
+    const { client, stores } = harness({ indexing: true });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    await statusArrives(client, { root: '/store', indexed: 0, indexing: true, discovered: 3 });
+    stores[0]!.setStatus({ indexed: 2 });
+    await statusArrives(client, { root: '/store', indexed: 2, indexing: true, discovered: 3 });
+    stores[0]!.setStatus({ indexed: 3, indexing: false });
+    await statusArrives(client, { root: '/store', indexed: 3, indexing: false, discovered: 3 });
+    expect(statuses(client).map((status) => status.indexed)).toEqual([0, 2, 3]);
+  });
+
+  it('reports the new root when it changes, and nothing more from the store it replaced', async () => {
+    const { client, stores } = harness();
+    client.settings = { sessionsRoot: '/first' };
+    await client.initialize();
+    await statusArrives(client, { root: '/first', indexed: 3, indexing: false, discovered: 3 });
+    await client.changeConfiguration({ dshSessions: { sessionsRoot: '/second' } });
+    await statusArrives(client, { root: '/second', indexed: 3, indexing: false, discovered: 3 });
+    // The replaced store's listeners are still there (an in-memory store keeps them): the server must have let go.
+    stores[0]!.setStatus({ indexed: 1 });
+    stores[1]!.setStatus({ indexed: 2, discovered: 4 });
+    await statusArrives(client, { root: '/second', indexed: 2, indexing: false, discovered: 4 });
+    expect(statuses(client).filter((status) => status.root === '/first')).toEqual([{ root: '/first', indexed: 3, indexing: false, discovered: 3 }]);
   });
 });

@@ -1,4 +1,4 @@
-import { SETTINGS_SECTION } from '@dsh-session-ls/shared';
+import { SESSION_STATUS_NOTIFICATION, SETTINGS_SECTION, type SessionStoreStatus } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   DidChangeConfigurationNotification,
@@ -17,7 +17,7 @@ import { provideMentionCompletion } from './features/fileMentions';
 import { previewKindFor, resolveSessionCompletionItem } from './features/sessionPreview';
 import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
-import type { SessionStoreService } from './store/service';
+import type { SessionStoreService, Subscription } from './store/service';
 import { EDITOR_FEATURE_CAPABILITIES, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
 import { answerRequest } from './wiring/requestAnswer';
 
@@ -54,6 +54,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
   const unreportedProblems: SettingProblem[] = [];
   let endIndexingProgress: (() => void) | undefined;
   const storesWithProgress = new WeakSet<SessionStoreService>();
+  let statusSubscription: Subscription | undefined;
+  let reportedStore: SessionStoreService | undefined;
 
   const workspace = new SessionWorkspace({
     openStore: options.openStore,
@@ -88,8 +90,27 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     endIndexingProgress = undefined;
     options.log(`sessions root: ${store.root}`);
     store.onProblem((problem) => logStore(`dsh session store: skipped ${problem.path}: ${problem.reason}`));
+    // The store throttles onStatus; a replaced store must not report over its successor.
+    statusSubscription?.dispose();
+    statusSubscription = store.onStatus(() => sendStatus(store));
     editor.refresh();
-    if (initialized) void showIndexingProgress(store);
+    if (initialized) {
+      sendStatus(store);
+      void showIndexingProgress(store);
+    }
+  }
+
+  /** `dshSession/status` for the current store; nothing before `initialized` (a store may open during `initialize`). */
+  function sendStatus(store: SessionStoreService): void {
+    if (!initialized || store !== workspace.currentStore()) return;
+    const { indexed, indexing, discovered } = store.status();
+    const status: SessionStoreStatus = { root: store.root, indexed, indexing, discovered };
+    reportedStore = store;
+    try {
+      connection.sendNotification(SESSION_STATUS_NOTIFICATION, status).catch(() => undefined);
+    } catch {
+      // The connection is closing: nobody is left to tell.
+    }
   }
 
   /** Work-done progress while a store is first indexed (a no-op for clients without progress support). */
@@ -198,7 +219,11 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     await Promise.race([pullSection(), timeout]);
     workspace.openStoreForSettings();
     const store = workspace.currentStore();
-    if (store !== undefined) void showIndexingProgress(store);
+    if (store !== undefined) {
+      // A store opened during `initialize` (its root fixed by initializationOptions) is reported now.
+      if (reportedStore !== store) sendStatus(store);
+      void showIndexingProgress(store);
+    }
   }
 
   connection.onDidChangeConfiguration((params) => {
@@ -234,6 +259,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
 
   connection.onShutdown(() => {
     endIndexingProgress?.();
+    statusSubscription?.dispose();
     editor.dispose();
     workspace.dispose();
   });
