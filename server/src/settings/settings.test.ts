@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SettingsState, absoluteSessionsRoot, describeSettingProblem, expandHome, type SettingsSources } from './settings';
+import { SettingsState, absoluteSessionsRoot, describeSettingProblem, type SettingsSources } from './settings';
 
 const DEFAULT_ROOT = '/default/sessions';
 
@@ -100,14 +100,6 @@ describe('SettingsState invalid values', () => {
 });
 
 describe('root paths', () => {
-  it('expands a leading ~, ~/ or ~\\ only', () => {
-    expect(expandHome('~', '/h')).toBe('/h');
-    expect(expandHome('~/x', '/h')).toBe('/h/x');
-    expect(expandHome('~\\x', '/h')).toBe('/h/x');
-    expect(expandHome('~user/x', '/h')).toBe('~user/x');
-    expect(expandHome('/a/~/b', '/h')).toBe('/a/~/b');
-  });
-
   it('makes a root absolute against the given folder', () => {
     expect(absoluteSessionsRoot('s', '/base')).toBe('/base/s');
     expect(absoluteSessionsRoot('/abs', '/base')).toBe('/abs');

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import {
   DEFAULT_SESSION_REFERENCE_CONFIG,
@@ -8,6 +7,7 @@ import {
   resolveSessionReferenceConfig,
   type SessionReferenceConfig,
 } from '@dsh-session-ls/shared';
+import { expandHome } from '../store/defaultRoot';
 
 /** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
 export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS] as const;
@@ -68,13 +68,6 @@ const ORIGIN_NAMES = { section: SETTINGS_SECTION, initializationOptions: 'initia
 
 function invalidConfig(message: string): SessionReferenceError {
   return new SessionReferenceError('SESSION_REFERENCE_INVALID_CONFIG', message);
-}
-
-/** Expand a leading `~`, `~/` or `~\` to the home directory, as dsh does for its home path. */
-export function expandHome(value: string, homeDir: string = os.homedir()): string {
-  if (value === '~') return homeDir;
-  if (value.startsWith('~/') || value.startsWith('~\\')) return path.join(homeDir, value.slice(2));
-  return value;
 }
 
 /** A sessions root made absolute: `~` expanded, a relative path resolved against `baseDir`. */

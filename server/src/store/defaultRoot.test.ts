@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultSessionsRoot } from './defaultRoot';
+import { defaultSessionsRoot, expandHome } from './defaultRoot';
 
 const home = path.resolve('/home/alice');
 
@@ -22,5 +22,15 @@ describe('defaultSessionsRoot', () => {
     expect(defaultSessionsRoot({ DSH_HOME: '~/x' }, home)).toBe(path.join(home, 'x', 'sessions'));
     expect(defaultSessionsRoot({ DSH_HOME: '~\\x' }, home)).toBe(path.join(home, 'x', 'sessions'));
     expect(defaultSessionsRoot({ DSH_HOME: '~bob/x' }, home)).toBe(path.resolve('~bob/x/sessions'));
+  });
+});
+
+describe('expandHome', () => {
+  it('expands a leading ~, ~/ or ~\\ only', () => {
+    expect(expandHome('~', '/h')).toBe('/h');
+    expect(expandHome('~/x', '/h')).toBe(path.join('/h', 'x'));
+    expect(expandHome('~\\x', '/h')).toBe(path.join('/h', 'x'));
+    expect(expandHome('~user/x', '/h')).toBe('~user/x');
+    expect(expandHome('/a/~/b', '/h')).toBe('/a/~/b');
   });
 });

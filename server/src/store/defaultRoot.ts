@@ -2,8 +2,8 @@
 import os from 'node:os';
 import path from 'node:path';
 
-/** Expands a leading `~`, `~/` or `~\` to the OS home directory, as dsh's home paths do. */
-function expandHome(value: string, home: string): string {
+/** Expands a leading `~`, `~/` or `~\` to the home directory (default: the OS one), as dsh's home paths do; nothing else. */
+export function expandHome(value: string, home: string = os.homedir()): string {
   if (value === '~') return home;
   if (value.startsWith('~/') || value.startsWith('~\\')) return path.join(home, value.slice(2));
   return value;
