@@ -6,6 +6,7 @@ import {
   type StoredSessionHeader,
   type StoredSessionSummary,
 } from './sessionStore';
+import { compareStoreOrder } from './storeOrder';
 
 /** One session of an in-memory store: its header and its decoded log events (titles and surface events included). */
 export interface InMemorySession {
@@ -191,7 +192,6 @@ export class InMemorySessionStore implements SessionStore {
       const title = this.titleFailures.has(header.id) ? undefined : foldSessionTitle(events ?? []);
       return Object.freeze({ ...header, ...(title === undefined ? {} : { title }) });
     });
-    // The store's order: newest first, ties by exactly `a.id.localeCompare(b.id)`.
-    return summaries.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
+    return summaries.sort(compareStoreOrder);
   }
 }

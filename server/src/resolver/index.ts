@@ -1,5 +1,6 @@
 /** The session-reference resolver: candidate discovery, projection, byte budget and prompt, over a `SessionStore`. */
 export * from './sessionStore';
+export * from './storeOrder';
 export * from './resolver';
 export * from './candidates';
 export * from './references';

@@ -1,6 +1,5 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { buildListing, compareStoreOrder, LISTING_REASONS } from './listing';
+import { buildListing, LISTING_REASONS } from './listing';
 import type { TranscriptEncoding } from './layout';
 import type { IndexedTranscript, TranscriptSummary } from './transcriptIndex';
 
@@ -31,15 +30,6 @@ describe('buildListing', () => {
     ]);
     expect(listing.sessions.map((s) => s.id)).toEqual(['new', 'a', 'b', 'B', 'old']);
     expect(listing.problems).toEqual([]);
-  });
-
-  it('breaks createdAt ties exactly as a.id.localeCompare(b.id) does', () => {
-    fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary' }), (a, b) => {
-        expect(Math.sign(compareStoreOrder({ id: a, createdAt: 1 }, { id: b, createdAt: 1 }))).toBe(Math.sign(a.localeCompare(b)));
-      }),
-      { numRuns: 2000 },
-    );
   });
 
   it('carries the title, and omits cwd and title keys when absent', () => {

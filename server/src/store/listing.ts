@@ -3,6 +3,7 @@
  * for header-level damage that only shows across entries (both encodings, ambiguous ids).
  */
 import type { StoredSessionSummary } from '../resolver/sessionStore';
+import { compareStoreOrder } from '../resolver/storeOrder';
 import type { DiscoveryProblem } from './discovery';
 import type { IndexedTranscript } from './transcriptIndex';
 
@@ -16,14 +17,6 @@ export const LISTING_REASONS = {
 export interface Listing {
   sessions: readonly StoredSessionSummary[];
   problems: DiscoveryProblem[];
-}
-
-// `localeCompare` without arguments is specified as a default-locale Intl.Collator; one cached collator is the same order, faster.
-const idCollator = new Intl.Collator();
-
-/** Store order: newest `createdAt` first, then `a.id.localeCompare(b.id)` (dsh's `listSessions`). */
-export function compareStoreOrder(a: StoredSessionSummary, b: StoredSessionSummary): number {
-  return b.createdAt - a.createdAt || idCollator.compare(a.id, b.id);
 }
 
 function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
