@@ -1,10 +1,10 @@
 import {
   displaySafeLabel,
   displaySafeText,
+  formatAge,
   formatSessionReferenceMention,
   type SessionReferenceMentionCandidate,
 } from '@dsh-session-ls/shared';
-import { formatAge } from './age';
 
 // VS Code renders `$(name)` in quick-pick text as an icon; a backslash keeps it literal.
 const THEME_ICON = /(\\)?\$\([A-Za-z0-9-]+(?:~[A-Za-z0-9-]*)?\)/g;

@@ -6,3 +6,4 @@ export * from './mention';
 export * from './tagSafeJson';
 export * from './commands';
 export * from './displaySafe';
+export * from './age';

@@ -4,13 +4,13 @@ import { pathToFileURL } from 'node:url';
 import {
   displaySafeLabel,
   displaySafeText,
+  formatAge,
   formatSessionReferenceMention,
   isPositiveSafeInteger,
   isSessionReferenceError,
   type PreparedReferencedMessage,
   type SessionReferenceMentionCandidate,
 } from '@dsh-session-ls/shared';
-import { formatAge } from '../features/age';
 import { listCandidatesCommand, prepareCommand } from '../features/commands';
 import { SessionWorkspace } from '../settings/sessionWorkspace';
 import { absoluteSessionsRoot } from '../settings/settings';

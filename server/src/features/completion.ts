@@ -1,6 +1,7 @@
 import {
   displaySafeLabel,
   displaySafeText,
+  formatAge,
   formatSessionReferenceMention,
   type SessionReferenceCandidate,
 } from '@dsh-session-ls/shared';
@@ -12,7 +13,6 @@ import {
   type CompletionList,
   type Position,
 } from 'vscode-languageserver/node';
-import { formatAge } from './age';
 import { findSessionCompletionToken } from './completionToken';
 import type { SessionServices } from './services';
 

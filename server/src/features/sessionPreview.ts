@@ -1,7 +1,6 @@
-import { displaySafeText, isSessionReferenceError } from '@dsh-session-ls/shared';
+import { displaySafeText, formatAge, isSessionReferenceError } from '@dsh-session-ls/shared';
 import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
 import { projectSessionSurface, raceWithSignal, throwIfCancelled, type SessionSurface } from '../resolver';
-import { formatAge } from './age';
 import { isSessionCompletionData, type SessionCompletionData } from './completion';
 import type { SessionServices } from './services';
 
