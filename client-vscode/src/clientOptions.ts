@@ -1,5 +1,5 @@
-import { SESSION_REFERENCE_CONFIG_KEYS, SETTINGS_SECTION } from '@dsh-session-ls/shared';
-import type { DocumentSelector, LanguageClientOptions } from 'vscode-languageclient/node';
+import { SESSION_REFERENCE_CONFIG_KEYS, SETTINGS_SECTION, SessionCommands } from '@dsh-session-ls/shared';
+import type { DocumentSelector, ExecuteCommandMiddleware, LanguageClientOptions } from 'vscode-languageclient/node';
 
 /** The language the extension contributes for `*.prompt` files. */
 export const PROMPT_LANGUAGE_ID = 'dsh-prompt';
@@ -39,11 +39,50 @@ export function initializationOptionsFrom(settings: SettingsReader): Partial<Rec
   return options;
 }
 
-/** The language client's options: what to serve, the initial settings, and the section kept in sync. */
-export function languageClientOptions(settings: SettingsReader): LanguageClientOptions {
+/**
+ * The source document of a `dshSession.preview` call that names only one (`{ textDocument: { uri } }`,
+ * or that object as a JSON string, as the server accepts it); undefined for any other argument.
+ */
+export function previewSourceOf(args: readonly unknown[]): string | undefined {
+  if (args.length !== 1) return undefined;
+  let argument = args[0];
+  if (typeof argument === 'string') {
+    try {
+      argument = JSON.parse(argument);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof argument !== 'object' || argument === null || Array.isArray(argument)) return undefined;
+  // A call with a target or a text asks for something the preview document (keyed by its source) does not show.
+  if (Object.keys(argument).some((key) => key !== 'textDocument')) return undefined;
+  const uri: unknown = (argument as { textDocument?: { uri?: unknown } }).textDocument?.uri;
+  return typeof uri === 'string' ? uri : undefined;
+}
+
+/** Opens the read-only preview document of a source document (given by URI). */
+export type PreviewOpener = (sourceUri: string) => Promise<void>;
+
+/**
+ * `workspace/executeCommand` middleware: VS Code drops a command's result, so the Markdown of the
+ * server's `dshSession.preview` (run from its "Preview what the model will see" code action) would
+ * vanish; it opens the preview document instead. Every other command goes to the server as usual.
+ */
+export function previewCommandMiddleware(openPreview: PreviewOpener): ExecuteCommandMiddleware {
+  return {
+    executeCommand: (command, args, next) => {
+      const source = command === SessionCommands.preview ? previewSourceOf(args) : undefined;
+      return source === undefined ? next(command, args) : openPreview(source);
+    },
+  };
+}
+
+/** The language client's options: what to serve, the initial settings, the section kept in sync, and the preview middleware. */
+export function languageClientOptions(settings: SettingsReader, openPreview: PreviewOpener): LanguageClientOptions {
   return {
     documentSelector: DOCUMENT_SELECTOR,
     initializationOptions: initializationOptionsFrom(settings),
     synchronize: { configurationSection: SETTINGS_SECTION },
+    middleware: previewCommandMiddleware(openPreview),
   };
 }

@@ -218,6 +218,70 @@ describe('Preview what the model will see', () => {
     expect(recorded.shownDocuments).toEqual([]);
   });
 
+  /** Run a server command the way the language client does for a code action: through the middleware. */
+  function runServerCommand(command: string, args: unknown[], next: (command: string, args: unknown[]) => unknown): Promise<unknown> {
+    const middleware = client().clientOptions.middleware;
+    return Promise.resolve(middleware.executeCommand(command, args, next));
+  }
+
+  it('opens the result of the server code action dshSession.preview in the same read-only preview document', async () => {
+    serverAnswers({ 'dshSession.preview': () => '# Direct message\n\nsee @Alpha\n' });
+    await activate(context() as never);
+    const next = vi.fn();
+    await runServerCommand('dshSession.preview', [{ textDocument: { uri: 'file:///w/task.prompt.md' } }], next);
+    // The Markdown is fetched once, for the preview document; VS Code would drop what `next` returns.
+    expect(next).not.toHaveBeenCalled();
+    expect(executedCommands()).toEqual([{ command: 'dshSession.preview', argument: { textDocument: { uri: 'file:///w/task.prompt.md' } } }]);
+    const [shown] = recorded.shownDocuments;
+    expect(shown!.uri.scheme).toBe('dsh-preview');
+    expect(shown!.uri.query).toBe('file:///w/task.prompt.md');
+    expect(shown!.getText()).toBe('# Direct message\n\nsee @Alpha\n');
+
+    // The editor command opens the very same document for that file.
+    openEditor('file:///w/task.prompt.md', 'markdown', 'see @[Alpha](dsh-session:x)|');
+    await runCommand('dshSessions.previewPrepared');
+    expect(recorded.shownDocuments[1]!.uri.toString()).toBe(shown!.uri.toString());
+  });
+
+  it('accepts the preview argument as a JSON string, as the server does', async () => {
+    serverAnswers({ 'dshSession.preview': () => '# Preview\n' });
+    await activate(context() as never);
+    const next = vi.fn();
+    await runServerCommand('dshSession.preview', [JSON.stringify({ textDocument: { uri: 'file:///w/a.md' } })], next);
+    expect(next).not.toHaveBeenCalled();
+    expect(recorded.shownDocuments.map((document) => document.getText())).toEqual(['# Preview\n']);
+  });
+
+  it('shows a code action preview failure with its code', async () => {
+    LanguageClient.answer = async () => {
+      throw new ResponseError(-32602, 'at most 3 sessions can be referenced', { code: 'SESSION_REFERENCE_TOO_MANY' });
+    };
+    await activate(context() as never);
+    await runServerCommand('dshSession.preview', [{ textDocument: { uri: 'file:///w/a.md' } }], vi.fn());
+    expect(recorded.errors).toEqual(['SESSION_REFERENCE_TOO_MANY: at most 3 sessions can be referenced']);
+    expect(recorded.shownDocuments).toEqual([]);
+  });
+
+  it('passes other commands, and previews the document view cannot show, to the server unchanged', async () => {
+    await activate(context() as never);
+    const calls: Array<[string, unknown[]]> = [];
+    const next = (command: string, args: unknown[]) => {
+      calls.push([command, args]);
+      return `answer of ${command}`;
+    };
+    const withTarget = [{ textDocument: { uri: 'file:///w/a.md' }, target: { sessionId: 's1' } }];
+    expect(await runServerCommand('dshSession.preview', withTarget, next)).toBe('answer of dshSession.preview');
+    expect(await runServerCommand('dshSession.preview', [{ text: 'see @x' }], next)).toBe('answer of dshSession.preview');
+    expect(await runServerCommand('dshSession.transcript', [{ sessionId: 's1' }], next)).toBe('answer of dshSession.transcript');
+    expect(calls).toEqual([
+      ['dshSession.preview', withTarget],
+      ['dshSession.preview', [{ text: 'see @x' }]],
+      ['dshSession.transcript', [{ sessionId: 's1' }]],
+    ]);
+    expect(recorded.shownDocuments).toEqual([]);
+    expect(client().requests).toEqual([]);
+  });
+
   it('declines a document the server does not serve, without asking it', async () => {
     await activate(context() as never);
     openEditor('file:///w/a.ts', 'typescript', 'x|');

@@ -48,14 +48,19 @@ async function insertReference(server: SessionServer): Promise<void> {
   });
 }
 
+/** Show the preview document of a source document (one per source, whoever asks for it). */
+async function showPreviewOf(previews: MarkdownDocuments, sourceUri: string): Promise<void> {
+  const name = vscode.Uri.parse(sourceUri).path.split('/').pop() || sourceUri;
+  await previews.show(vscode.Uri.from(previewDocumentUri(sourceUri, name)));
+}
+
 async function previewPrepared(previews: MarkdownDocuments): Promise<void> {
   const document = vscode.window.activeTextEditor?.document;
   if (!document || vscode.languages.match(DOCUMENT_SELECTOR, document) === 0) {
     void vscode.window.showInformationMessage('Open a Markdown, plain text or prompt file to preview what the model will see.');
     return;
   }
-  const name = document.uri.path.split('/').pop() || document.uri.toString();
-  await previews.show(vscode.Uri.from(previewDocumentUri(document.uri.toString(), name)));
+  await showPreviewOf(previews, document.uri.toString());
 }
 
 async function openReferencedSession(transcripts: MarkdownDocuments): Promise<void> {
@@ -76,11 +81,13 @@ function reporting(body: () => Promise<void>): () => Promise<void> {
 
 /** Start the bundled server and register the commands, content providers and status item. */
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  // The server's own "Preview what the model will see" code action lands in the same preview document.
+  const openPreview = (sourceUri: string): Promise<void> => showPreviewOf(previews, sourceUri).catch(showError);
   const languageClient = new LanguageClient(
     'dshSessions',
     'dsh sessions',
     serverOptions(context.asAbsolutePath('dist/server.js')),
-    languageClientOptions(vscode.workspace.getConfiguration(SETTINGS_SECTION)),
+    languageClientOptions(vscode.workspace.getConfiguration(SETTINGS_SECTION), openPreview),
   );
   client = languageClient;
   const server = new SessionServer(languageClient);
