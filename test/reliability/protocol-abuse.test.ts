@@ -8,14 +8,14 @@
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
-import type { CompletionList } from 'vscode-languageserver-protocol';
+import type { CompletionList, Diagnostic } from 'vscode-languageserver-protocol';
 import {
   JsonRpcErrorCodes,
   SessionCommands,
   formatSessionReferenceMention,
   type PreparedReferencedMessage,
 } from '@dsh-session-ls/shared';
-import { fileUri } from '../support/lspClient';
+import { fileUri, pollUntil } from '../support/lspClient';
 import { recordFigure, scaled } from './support/scale';
 import { escapedFaults, startMeasuredServer, waitForListing, type MeasuredServer } from './support/serverProcess';
 import { TemporaryDirectories, treeHash, writeSession, type SessionSpec } from './support/stores';
@@ -256,7 +256,7 @@ function bigDocument(bytes: number): string {
 }
 
 describe('large documents', () => {
-  it('a 10 MB document: opened, edited, completed and prepared, with memory bounded', async () => {
+  it('a 10 MB document: opened, edited, completed, prepared, hovered, linked and checked, with memory bounded', async () => {
     const s = await server();
     const baselineKb = s.rssKb();
     const size = 10 * 1024 * 1024;
@@ -271,6 +271,12 @@ describe('large documents', () => {
     const prepared = await answerOf(s, 'workspace/executeCommand', { command: SessionCommands.prepare, arguments: [{ textDocument: { uri: DOC } }] });
     expect(prepared.ok).toBe(true);
     expect((prepared as { value: PreparedReferencedMessage }).value.additionalContext).toBeUndefined();
+    expect(await answerOf(s, 'textDocument/hover', { textDocument: { uri: DOC }, position: { line: Math.floor(lines / 2), character: 17 } })).toMatchObject({ ok: true });
+    expect(await answerOf(s, 'textDocument/documentLink', { textDocument: { uri: DOC } })).toMatchObject({ ok: true, value: [] });
+    expect(await answerOf(s, 'textDocument/codeAction', { textDocument: { uri: DOC }, range: { start: { line: 0, character: 0 }, end: { line: lines, character: 0 } }, context: { diagnostics: [] } })).toMatchObject({ ok: true });
+    // Its `dsh-session:%%%` fragments are plain text to dsh, so it publishes no error for them.
+    const published = await pollUntil(() => s.client.messages('textDocument/publishDiagnostics').find((m) => (m.params as { uri: string }).uri === DOC), 60_000, 'diagnostics of the 10 MB document');
+    expect((published.params as { diagnostics: Diagnostic[] }).diagnostics.filter((d) => d.severity === 1)).toEqual([]);
     await expectServing(s);
     const growthKb = s.peakRssKb() - baselineKb;
     recordFigure('protocol-abuse', '10 MB document: peak RSS growth KiB', growthKb);
@@ -280,7 +286,7 @@ describe('large documents', () => {
     expect(escapedFaults(s.stderr())).toEqual([]);
   });
 
-  it('a document with 10,000 mentions: parse and prepare answer; prepare says TOO_MANY as dsh would', async () => {
+  it('a document with 10,000 mentions: parse, prepare, links, hover and diagnostics answer; TOO_MANY as dsh would say', async () => {
     const s = await server();
     const count = 10_000;
     const ids = ['alpha', 'beta', 'gamma', 'missing'];
@@ -296,6 +302,16 @@ describe('large documents', () => {
     await s.client.changeDocument(DOC, [{ range: { start: { line: lastLine, character: 0 }, end: { line: lastLine, character: 0 } }, text: '@gam ' }]);
     const list = await s.client.completion(DOC, { line: lastLine, character: 4 });
     expect(list.items.map((item) => item.label)).toEqual(['gamma']);
+    const links = await answerOf(s, 'textDocument/documentLink', { textDocument: { uri: DOC } });
+    expect(links.ok && Array.isArray(links.value) && links.value.length).toBe(count);
+    const hover = await answerOf(s, 'textDocument/hover', { textDocument: { uri: DOC }, position: { line: 500, character: 3 } });
+    expect(hover.ok && hover.value !== null).toBe(true);
+    const diagnostics = await pollUntil(() => {
+      const published = s.client.messages('textDocument/publishDiagnostics').filter((m) => (m.params as { uri: string }).uri === DOC);
+      const latest = published.at(-1)?.params as { diagnostics: Diagnostic[] } | undefined;
+      return latest !== undefined && latest.diagnostics.length > 0 ? latest.diagnostics : undefined;
+    }, 60_000, 'diagnostics of 10,000 mentions');
+    expect(diagnostics.some((d) => d.code === 'SESSION_REFERENCE_TOO_MANY')).toBe(true);
     // The same mentions, one session only: dedupe makes it one reference, and it prepares.
     const one = Array.from({ length: count }, () => formatSessionReferenceMention({ sessionId: 'alpha' })).join(' ');
     const single = await answerOf(s, 'workspace/executeCommand', { command: SessionCommands.prepare, arguments: [{ text: one }] });
