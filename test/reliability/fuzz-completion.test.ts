@@ -11,7 +11,8 @@ import type { TextEdit } from 'vscode-languageserver/node';
 import { parseSessionReferenceText, scanSessionMentions } from '@dsh-session-ls/shared';
 import { provideSessionCompletion, type SessionCompletionData } from '../../server/src/features/completion';
 import { testWorkspace } from '../../server/src/features/testWorkspace';
-import { SessionLogBuilder, type InMemorySession } from '../../server/src/resolver';
+import type { InMemorySession } from '../../server/src/resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
 import { UNSAFE_DISPLAY_CHARACTERS, grammarText, hostileText, sessionIdArb } from './support/arbitraries';
 import { FUZZ_RUNS, recordFigure } from './support/scale';
 

@@ -13,15 +13,14 @@ import {
   type SessionReferenceTarget,
 } from '@dsh-session-ls/shared';
 import {
-  InMemorySessionStore,
   REFERENCED_SESSIONS_PROMPT_PREFIX,
   REFERENCED_SESSIONS_PROMPT_SUFFIX,
-  SessionLogBuilder,
   SessionReadError,
   createSessionReferenceResolver,
-  type InMemorySession,
   type SessionSurface,
 } from '../../server/src/resolver';
+import { InMemorySessionStore, type InMemorySession } from '../../server/src/resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
 import { hostileText, sessionIdArb, utf16String } from './support/arbitraries';
 import { asyncOutcomeOf, outcomeOf } from './support/outcome';
 import { FUZZ_RUNS, recordFigure } from './support/scale';

@@ -21,13 +21,9 @@ import { executeEditorCommand } from '../../server/src/features/editorCommands';
 import { provideMentionHover } from '../../server/src/features/hover';
 import { testWorkspace } from '../../server/src/features/testWorkspace';
 import type { SessionLog } from '../../server/src/features/transcript';
-import {
-  REFERENCED_SESSIONS_PROMPT_PREFIX,
-  REFERENCED_SESSIONS_PROMPT_SUFFIX,
-  SessionLogBuilder,
-  SessionReadError,
-  type InMemorySession,
-} from '../../server/src/resolver';
+import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX, SessionReadError } from '../../server/src/resolver';
+import type { InMemorySession } from '../../server/src/resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
 import { openSessionStore, type SessionStoreService } from '../../server/src/store';
 import { encodeSegment, projectDirName, relativeLogPath } from '../../server/src/store/layout';
 import { fileUri, responseErrorOf } from '../support/lspClient';
@@ -196,6 +192,41 @@ describe('what the UI shows of a session is display-safe and inert', () => {
     const list = await provideSessionCompletion(document, { line: 0, character: 1 }, workspace);
     expect(list.items.map((item) => item.label)).toEqual(['\\u0007\\u009b\\u200f', '\\u202e\\u2066', '\\u0000']);
     list.items.forEach(expectSafeItem);
+  });
+
+  it('hovers, transcripts, model previews and diagnostics of hostile sessions, through the server', async () => {
+    const server = await hostileServer();
+    const doc = fileUri('/home/alice/proj/HOSTILE.md');
+    const text = HOSTILE_SESSIONS.map((spec) => formatSessionReferenceMention({ sessionId: spec.id, label: HOSTILE })).join('\n');
+    await server.client.openDocument(doc, text);
+    for (let line = 0; line < HOSTILE_SESSIONS.length; line++) {
+      const hover = await server.client.request<{ contents: MarkupContent } | null>('textDocument/hover', { textDocument: { uri: doc }, position: { line, character: 3 } });
+      expect(hover).not.toBeNull();
+      expectInert(hover!.contents.value);
+    }
+    for (const spec of HOSTILE_SESSIONS) {
+      expectInert(await server.client.executeCommand<string>(SessionCommands.transcript, { sessionId: spec.id }));
+    }
+    expectInert(await server.client.executeCommand<string>(SessionCommands.preview, { textDocument: { uri: doc } }));
+    // Diagnostics name sessions too (e.g. a label that is not the title): their messages are plain text, but still display-safe.
+    const diagnostics = await server.client.waitForMessage('textDocument/publishDiagnostics', (params: { uri: string }) => params.uri === doc);
+    for (const diagnostic of (diagnostics.params as { diagnostics: Array<{ message: string }> }).diagnostics) {
+      expect(diagnostic.message).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    }
+    // Code actions rewrite mentions with session titles: what they insert is display-safe as well.
+    const actions = await server.client.request<Array<{ title: string; edit?: { changes?: Record<string, Array<{ newText: string }>> } }>>('textDocument/codeAction', {
+      textDocument: { uri: doc },
+      range: { start: { line: 0, character: 0 }, end: { line: HOSTILE_SESSIONS.length, character: 0 } },
+      context: { diagnostics: (diagnostics.params as { diagnostics: unknown[] }).diagnostics },
+    });
+    for (const action of actions) {
+      expect(action.title).not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
+      for (const edit of Object.values(action.edit?.changes ?? {}).flat()) expect(edit.newText).not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
+    }
+    for (const id of NASTY_IDS) {
+      const error = await responseErrorOf(server.client.executeCommand(SessionCommands.transcript, { sessionId: id }));
+      expect(error.data).toEqual({ code: 'SESSION_REFERENCE_READ_FAILED' });
+    }
   });
 
   it('completion labels for any hostile title, cwd and id (feature level, fuzzed)', async () => {
