@@ -5,9 +5,10 @@
  * zstd needs `await initZstdSupport()` once per process; every read is synchronous afterwards.
  *
  * Where things live (store doc sections in brackets):
- * - `load.ts` full load and header-only read; `summarizer.ts` the index's incremental view;
+ * - `load.ts` full load (one-shot or streamed) and header-only read; `summarizer.ts` the
+ *   index's incremental view;
  * - `sessionLogReader.ts` bytes → lines for both encodings, torn tails, state save/restore (§5.3, §5.4);
- * - `zstdFrames.ts` frame splitting (§5.2); `zstdDecoder.ts` node:zlib or fzstd + XXH64 (§5.6);
+ * - `zstdFrames.ts` frame splitting (§5.2); `zstdDecoder.ts` node:zlib or fzstd + XXH64, in pieces (§5.6);
  * - `lines.ts` byte-level line splitting and the 64 MiB record limit;
  * - `recordScanner.ts` dsh's keep/cut/corrupt rules per line; `rows.ts` packed rows (§4);
  * - `logFold.ts` the per-event stages in dsh's order; `header.ts` (§2); `legacy.ts` (§3.7);
@@ -16,7 +17,14 @@
  * - `testLogs.ts` test support (transcript builders, the §8 demos).
  */
 export { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
-export { loadSessionLog, readSessionHeader, type LoadSessionLogOptions, type LoadedSessionLog } from './load';
+export {
+  createSessionLogLoader,
+  loadSessionLog,
+  readSessionHeader,
+  type LoadSessionLogOptions,
+  type LoadedSessionLog,
+  type SessionLogLoader,
+} from './load';
 export { MAX_RECORD_BYTES } from './lines';
 export type { TranscriptEncoding } from './sessionLogReader';
 export {
@@ -26,4 +34,4 @@ export {
   type SessionLogSummarizerOptions,
 } from './summarizer';
 export type { SurfaceCounts } from './surfaceFold';
-export { availableZstdDecoders, initZstdSupport, type ZstdFrameDecoder } from './zstdDecoder';
+export { availableZstdDecoders, initZstdSupport, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';

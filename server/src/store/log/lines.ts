@@ -48,8 +48,12 @@ export class LineSplitter {
     return copy;
   }
 
-  /** Feeds bytes that follow everything fed so far; `onLine` gets each completed line in order. */
-  push(chunk: Uint8Array, onLine: LineHandler): void {
+  /**
+   * Feeds bytes that follow everything fed so far; `onLine` gets each completed line in order.
+   * The part of `chunk` an unterminated line needs is copied, unless `adopt` says the chunk is
+   * the splitter's to keep (a decoder's fresh output: copying it would only make garbage).
+   */
+  push(chunk: Uint8Array, onLine: LineHandler, adopt = false): void {
     let lineStart = 0;
     for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, lineStart)) {
       const tail = chunk.subarray(lineStart, newline);
@@ -63,7 +67,9 @@ export class LineSplitter {
     if (lineStart < chunk.length) {
       const rest = chunk.length - lineStart;
       // Past the limit the line can only be reported as too large, so its bytes need not be kept.
-      if (this.fragmentLength + rest <= this.maxLineBytes) this.fragments.push(chunk.slice(lineStart));
+      if (this.fragmentLength + rest <= this.maxLineBytes) {
+        this.fragments.push(adopt ? chunk.subarray(lineStart) : chunk.slice(lineStart));
+      }
       else this.fragments = [];
       this.fragmentLength += rest;
     }
@@ -78,5 +84,44 @@ export class LineSplitter {
     }
     if (extra) out.set(extra, offset);
     return out;
+  }
+}
+
+/** The bytes pushed to a {@link SingleLineCollector}, when they form exactly one `\n`-terminated line. */
+export interface CollectedLine {
+  /** The line as text (without `\n`); undefined when it is longer than the limit. */
+  text?: string;
+  /** The line's length in bytes. */
+  length: number;
+}
+
+/**
+ * Collects bytes that must form exactly one `\n`-terminated line (a zstd header frame's
+ * plaintext), pushed in any pieces; a line past the limit is only counted.
+ */
+export class SingleLineCollector {
+  private readonly lines: LineSplitter;
+  private line: CollectedLine | undefined;
+  private more = false;
+
+  constructor(maxLineBytes: number = MAX_RECORD_BYTES) {
+    this.lines = new LineSplitter(maxLineBytes);
+  }
+
+  /** Feeds the next piece of a decoder's output (fresh, so it is kept rather than copied). */
+  readonly push = (piece: Uint8Array): void => {
+    if (this.more) return;
+    const onLine: LineHandler = (line, length) => {
+      if (this.line !== undefined) this.more = true;
+      else this.line = line === undefined ? { length } : { text: utf8Text(line), length };
+    };
+    this.lines.push(piece, onLine, true);
+    // Bytes after the line already decide the answer: they are not kept.
+    if (this.line !== undefined && this.lines.pendingBytes > 0) this.more = true;
+  };
+
+  /** The line, or undefined when the bytes were empty, unterminated or more than one line. */
+  result(): CollectedLine | undefined {
+    return this.more || this.lines.pendingBytes > 0 ? undefined : this.line;
   }
 }

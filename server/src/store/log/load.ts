@@ -1,11 +1,11 @@
 /**
- * Whole-file reads: just the header (for listing), or the full load dsh's `inspect()` /
- * `readSurface` performs.
+ * Reads of a whole file: just the header (for listing), or the full load dsh's `inspect()` /
+ * `readSurface` performs, in one piece or streamed.
  */
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
-import { MAX_RECORD_BYTES, utf8Text } from './lines';
-import { SessionLogReader, type TranscriptEncoding } from './sessionLogReader';
+import { MAX_RECORD_BYTES, SingleLineCollector, utf8Text } from './lines';
+import { SessionLogReader, type LogReading, type TranscriptEncoding } from './sessionLogReader';
 import type { SurfaceCounts } from './surfaceFold';
 import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type ZstdFrameDecoder } from './zstdDecoder';
 import { scanZstdFrame } from './zstdFrames';
@@ -37,21 +37,42 @@ export interface LoadSessionLogOptions {
   keepEvents?: boolean;
 }
 
+/** A full load fed in pieces (see {@link createSessionLogLoader}). */
+export interface SessionLogLoader {
+  /** Feeds the bytes that follow everything pushed so far; copies what it keeps, so the caller may reuse `bytes`. */
+  push(bytes: Uint8Array): void;
+  /** The log as {@link loadSessionLog} reads the bytes pushed; throws its SessionReadError. Call once, after the last push. */
+  finish(): LoadedSessionLog;
+}
+
 /**
- * Full load as inspect() does: events (rows expanded, legacy upgraded, in-memory closers appended),
- * surface fold, title, capturedThroughSeq. Throws SessionReadError with reason 'corrupt' |
- * 'unsupported' (version≠0, unknown non-ignorable type) | 'too-large' (a single record > 64 MiB).
- * Synchronous; for 'zstd', `await initZstdSupport()` once beforehand.
+ * The streaming form of {@link loadSessionLog}: push a file's bytes in any pieces (a large file
+ * never needs to be in memory whole), then `finish()`. Memory is bounded by the record limit and,
+ * for zstd, the compressed size of one frame; with `keepEvents: false` also by the surface.
+ * For 'zstd', `await initZstdSupport()` once beforehand.
  */
-export function loadSessionLog(
-  bytes: Uint8Array,
-  encoding: TranscriptEncoding,
-  options: LoadSessionLogOptions = {},
-): LoadedSessionLog {
+export function createSessionLogLoader(encoding: TranscriptEncoding, options: LoadSessionLogOptions = {}): SessionLogLoader {
   const keepEvents = options.keepEvents ?? true;
   const reader = new SessionLogReader(encoding, { ...options, collectEvents: keepEvents ? 'all' : 'surface' });
-  reader.push(bytes);
-  const reading = reader.read(true);
+  let finished = false;
+  const open = (): void => {
+    if (finished) throw new Error('session log loader already finished');
+  };
+  return {
+    push(bytes) {
+      open();
+      reader.push(bytes);
+    },
+    finish() {
+      open();
+      finished = true;
+      return loadedLog(reader.read(), keepEvents);
+    },
+  };
+}
+
+/** A finished reading as the loaded log, or its failure thrown. */
+function loadedLog(reading: LogReading, keepEvents: boolean): LoadedSessionLog {
   if (reading.error) throw reading.error;
   const outcome = reading.outcome;
   const header = reading.header;
@@ -67,6 +88,22 @@ export function loadSessionLog(
   };
   if (outcome.title !== undefined) loaded.title = outcome.title;
   return loaded;
+}
+
+/**
+ * Full load as inspect() does: events (rows expanded, legacy upgraded, in-memory closers appended),
+ * surface fold, title, capturedThroughSeq. Throws SessionReadError with reason 'corrupt' |
+ * 'unsupported' (version≠0, unknown non-ignorable type) | 'too-large' (a single record > 64 MiB).
+ * Synchronous; for 'zstd', `await initZstdSupport()` once beforehand.
+ */
+export function loadSessionLog(
+  bytes: Uint8Array,
+  encoding: TranscriptEncoding,
+  options: LoadSessionLogOptions = {},
+): LoadedSessionLog {
+  const loader = createSessionLogLoader(encoding, options);
+  loader.push(bytes);
+  return loader.finish();
 }
 
 function corruptHeader(message: string): SessionReadError {
@@ -104,15 +141,14 @@ export function readSessionHeader(
     throw tooLarge();
   }
   const decoder = options.zstdDecoder ?? defaultZstdDecoder();
-  let plaintext: Uint8Array;
+  const collector = new SingleLineCollector(maxRecordBytes);
   try {
-    plaintext = decoder.decodeFrame(prefix.subarray(0, frame.end), frame);
+    decoder.decodeFrame(prefix.subarray(0, frame.end), frame, collector.push);
   } catch (error) {
     throw corruptHeader(`header frame failed validation (${(error as Error).message})`);
   }
-  if (plaintext.length === 0 || plaintext.indexOf(0x0a) !== plaintext.length - 1) {
-    throw corruptHeader('first frame is not exactly one header line');
-  }
-  if (plaintext.length - 1 > maxRecordBytes) throw tooLarge();
-  return { header: parseSessionHeaderLine(utf8Text(plaintext.subarray(0, -1))), headerBytes: frame.end };
+  const line = collector.result();
+  if (line === undefined) throw corruptHeader('first frame is not exactly one header line');
+  if (line.text === undefined) throw tooLarge();
+  return { header: parseSessionHeaderLine(line.text), headerBytes: frame.end };
 }

@@ -2,15 +2,17 @@
  * Reads one transcript's bytes, pushed in any pieces, into what dsh's read-only `inspect()` sees.
  * Committed bytes (raw: complete lines; zstd: complete frames) are folded once; the torn tail
  * (raw: a final line without `\n`; zstd: the whole blocks of a torn last frame) is read on demand
- * without being committed, so later bytes continue from the committed position.
+ * without being committed, so later bytes continue from the committed position. A zstd frame's
+ * plaintext streams into the line scanner piece by piece, so memory is bounded by the record
+ * limit, never by a frame's or a record's size.
  */
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { parseHeaderLineForLoad, type SessionHeaderRecord } from './header';
-import { LineSplitter, MAX_RECORD_BYTES, utf8Text } from './lines';
+import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type CollectedLine } from './lines';
 import { LogFold, emptyFoldState, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
 import { RecordScanner, type ScanState } from './recordScanner';
-import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type ZstdFrameDecoder } from './zstdDecoder';
-import { scanZstdFrame, type TornZstdFrame, type ZstdFrame } from './zstdFrames';
+import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';
+import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
 
 /** A transcript's physical encoding. */
 export type TranscriptEncoding = 'raw' | 'zstd';
@@ -105,6 +107,31 @@ const frameTooLarge = (what: string): FoldFailure => ({
   reason: 'too-large',
   message: `record too large: ${what} may decode past ${MAX_FRAME_PLAINTEXT_BYTES} bytes`,
 });
+
+/** Decoded pieces are fresh (see {@link PlaintextSink}): the line splitter keeps them rather than copies. */
+const ADOPT_DECODED = true;
+
+/**
+ * Runs a decoding into `sink`; returns why the decoding failed, if it did. An exception of the
+ * sink itself is ours, not the file's: it is rethrown (the caller's catch reports it).
+ */
+function decodeInto(decode: (sink: PlaintextSink) => void, sink: PlaintextSink): string | undefined {
+  let sinkError: { error: unknown } | undefined;
+  try {
+    decode((piece) => {
+      if (sinkError) return;
+      try {
+        sink(piece);
+      } catch (error) {
+        sinkError = { error };
+      }
+    });
+  } catch (error) {
+    if (!sinkError) return error instanceof Error ? error.message : String(error);
+  }
+  if (sinkError) throw sinkError.error;
+  return undefined;
+}
 
 /** One transcript being read; see the module comment. */
 export class SessionLogReader {
@@ -210,14 +237,14 @@ export class SessionLogReader {
     this.scanner = new RecordScanner(this.fold, this.maxRecordBytes, scanState);
   }
 
-  /** Takes the header line (bytes without `\n`): listing validity, then dsh's load-time header refusal. */
-  private acceptHeader(line: Uint8Array | undefined, length: number): void {
+  /** Takes the header line (text without `\n`; undefined past the limit): listing validity, then dsh's load-time header refusal. */
+  private acceptHeader(line: string | undefined, length: number): void {
     if (line === undefined) {
       const message = `record too large: header has ${length} bytes (limit ${this.maxRecordBytes})`;
       this.headerFailure = { reason: 'too-large', message };
       return;
     }
-    const { header, loadError } = parseHeaderLineForLoad(utf8Text(line));
+    const { header, loadError } = parseHeaderLineForLoad(line);
     this.header = header;
     if (loadError) this.headerFailure = { reason: loadError.reason, message: loadError.message };
     else this.startFold(header as SessionHeaderRecord);
@@ -226,22 +253,9 @@ export class SessionLogReader {
   private pushRaw(bytes: Uint8Array): void {
     this.lines.push(bytes, (line, length) => {
       if (this.scanner) this.scanner.line(line, length);
-      else if (!this.settled) this.acceptHeader(line, length);
+      else if (!this.settled) this.acceptHeader(line && utf8Text(line), length);
     });
     this.committedBytes = this.consumedBytes - this.lines.pendingBytes;
-  }
-
-  /** Decodes a complete frame, or gives the failure that makes the log unreadable. */
-  private decodeFrame(frame: Uint8Array, info: ZstdFrame): Uint8Array | FoldFailure {
-    if ((info.contentSize ?? 0) > MAX_FRAME_PLAINTEXT_BYTES || info.plaintextBound > MAX_FRAME_PLAINTEXT_BYTES) {
-      return frameTooLarge(`zstd frame at byte ${info.start}`);
-    }
-    try {
-      return (this.decoder as ZstdFrameDecoder).decodeFrame(frame, info);
-    } catch (error) {
-      const why = (error as Error).message;
-      return corrupt(`corrupt Zstandard session log: frame at byte ${info.start} failed validation (${why})`);
-    }
   }
 
   private pushZstd(bytes: Uint8Array): void {
@@ -255,61 +269,63 @@ export class SessionLogReader {
         return;
       }
       if ('torn' in scan) return;
-      const info = { ...scan.frame, start: this.committedBytes };
       // Once the answer is settled, later frames are only walked, never decoded.
-      const plaintext = this.settled ? undefined : this.decodeFrame(view.subarray(0, scan.frame.end), info);
+      if (!this.settled) this.foldFrame(view.subarray(0, scan.frame.end), { ...scan.frame, start: this.committedBytes });
       this.pending.consume(scan.frame.end);
       this.committedBytes += scan.frame.end;
       this.zstdFrames++;
-      if (plaintext === undefined) continue;
-      if (!(plaintext instanceof Uint8Array)) {
-        if (this.zstdFrames === 1) this.headerFailure = plaintext;
-        else (this.scanner as RecordScanner).state.fatal = plaintext;
-      } else if (this.zstdFrames === 1) {
-        this.acceptHeaderFrame(plaintext);
-      } else {
-        this.lines.push(plaintext, (this.scanner as RecordScanner).line);
-      }
-    }
-  }
-
-  private acceptHeaderFrame(plaintext: Uint8Array): void {
-    const newline = plaintext.indexOf(0x0a);
-    if (plaintext.length === 0 || newline !== plaintext.length - 1) {
-      this.headerFailure = corrupt('corrupt Zstandard session log: first frame is not exactly one header line');
-      return;
-    }
-    const length = plaintext.length - 1;
-    this.acceptHeader(length > this.maxRecordBytes ? undefined : plaintext.subarray(0, length), length);
-  }
-
-  /** The whole blocks of the torn last frame, decoded (empty when none, or when decoding fails, as dsh does). */
-  private tornPlaintext(torn: TornZstdFrame, view: Uint8Array): Uint8Array | FoldFailure {
-    if (torn.headerEnd === undefined || torn.blocksEnd === undefined || torn.blocksEnd === torn.headerEnd) return EMPTY;
-    if (torn.plaintextBound > MAX_FRAME_PLAINTEXT_BYTES) {
-      return frameTooLarge(`torn zstd frame at byte ${this.committedBytes}`);
-    }
-    try {
-      return (this.decoder as ZstdFrameDecoder).decodeBlocks(view.subarray(0, torn.blocksEnd));
-    } catch {
-      return EMPTY;
     }
   }
 
   /**
-   * The log as it reads now. With `final`, the torn tail is folded into this reader itself
-   * (cheaper; the reader must not be pushed to afterwards); otherwise into a copy.
+   * Decodes a complete frame into the header (the first frame) or the event lines. A frame that
+   * fails validation is corrupt whatever its plaintext said before the failure showed, so after
+   * a scanning failure the rest of the frame is still decoded (not scanned) to verify it.
    */
-  read(final = false): LogReading {
+  private foldFrame(frame: Uint8Array, info: ZstdFrame): void {
+    const scanner = this.zstdFrames === 0 ? undefined : (this.scanner as RecordScanner);
+    const fail = (failure: FoldFailure) => {
+      if (scanner) scanner.state.fatal = failure;
+      else this.headerFailure = failure;
+    };
+    if ((info.contentSize ?? 0) > MAX_FRAME_PLAINTEXT_BYTES || info.plaintextBound > MAX_FRAME_PLAINTEXT_BYTES) {
+      fail(frameTooLarge(`zstd frame at byte ${info.start}`));
+      return;
+    }
+    const header = scanner ? undefined : new SingleLineCollector(this.maxRecordBytes);
+    const sink: PlaintextSink = scanner
+      ? (piece) => {
+          if (scanner.state.fatal === undefined) this.lines.push(piece, scanner.line, ADOPT_DECODED);
+        }
+      : (header as SingleLineCollector).push;
+    const decoder = this.decoder as ZstdFrameDecoder;
+    const why = decodeInto((into) => decoder.decodeFrame(frame, info, into), sink);
+    if (why !== undefined) {
+      fail(corrupt(`corrupt Zstandard session log: frame at byte ${info.start} failed validation (${why})`));
+    } else if (header) {
+      this.acceptHeaderFrame(header.result());
+    }
+  }
+
+  private acceptHeaderFrame(line: CollectedLine | undefined): void {
+    if (line === undefined) {
+      this.headerFailure = corrupt('corrupt Zstandard session log: first frame is not exactly one header line');
+      return;
+    }
+    this.acceptHeader(line.text, line.length);
+  }
+
+  /** The log as it reads now (the torn tail is read into a copy: pushing may go on afterwards). */
+  read(): LogReading {
     try {
-      return this.readNow(final);
+      return this.readNow();
     } catch (error) {
       const failure = corrupt(`corrupt session log: unreadable (${(error as Error).message})`);
       return { header: this.header, headerIncomplete: false, error: toError(failure) };
     }
   }
 
-  private readNow(final: boolean): LogReading {
+  private readNow(): LogReading {
     const header = this.header;
     if (this.structureFailure) return { header, headerIncomplete: false, error: toError(this.structureFailure) };
     if (this.headerFailure) return { header, headerIncomplete: false, error: toError(this.headerFailure) };
@@ -323,28 +339,37 @@ export class SessionLogReader {
     const failed = (failure: FoldFailure): LogReading => ({ header, headerIncomplete: false, error: toError(failure) });
     if (this.scanner.state.fatal) return failed(this.scanner.state.fatal);
 
+    if (this.encoding === 'zstd' && (!this.scanner.clean || this.lines.pendingBytes > 0)) {
+      return failed(corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record'));
+    }
     let fold = this.fold;
     let sink = this.sink;
-    if (this.encoding === 'zstd' && this.pending.length > 0) {
-      if (!this.scanner.clean || this.lines.pendingBytes > 0) {
-        return failed(corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record'));
+    const scan = this.encoding === 'zstd' && this.pending.length > 0 ? scanZstdFrame(this.pending.view(), 0) : undefined;
+    // pushZstd consumed every complete frame and stopped at corruption, so only a torn frame is left.
+    const torn = scan && 'torn' in scan ? scan.torn : undefined;
+    if (torn?.headerEnd !== undefined && torn.blocksEnd !== undefined && torn.blocksEnd > torn.headerEnd) {
+      if (torn.plaintextBound > MAX_FRAME_PLAINTEXT_BYTES) {
+        return failed(frameTooLarge(`torn zstd frame at byte ${this.committedBytes}`));
       }
-      const view = this.pending.view();
-      const scan = scanZstdFrame(view, 0);
-      // pushZstd consumed every complete frame and stopped at corruption, so only a torn frame is left.
-      const plaintext = 'torn' in scan ? this.tornPlaintext(scan.torn, view) : EMPTY;
-      if (!(plaintext instanceof Uint8Array)) return failed(plaintext);
-      let scanner = this.scanner;
-      if (!final) {
-        sink = this.sink ? [...this.sink] : undefined;
-        fold = this.fold.fork(sink);
-        scanner = this.scanner.fork(fold);
+      // Its whole blocks are read into a copy: if they fail to decode, the frame holds nothing (as dsh's flush-mode read).
+      const tornSink = this.sink ? [...this.sink] : undefined;
+      const tornFold = this.fold.fork(tornSink);
+      const scanner = this.scanner.fork(tornFold);
+      // A line left open at the end of the torn frame's blocks is dropped with the copy.
+      const lines = this.lines.fork();
+      const prefix = this.pending.view().subarray(0, torn.blocksEnd);
+      const decoder = this.decoder as ZstdFrameDecoder;
+      const why = decodeInto(
+        (into) => decoder.decodeBlocks(prefix, torn, into),
+        (piece) => {
+          if (scanner.state.fatal === undefined) lines.push(piece, scanner.line, ADOPT_DECODED);
+        },
+      );
+      if (why === undefined) {
+        if (scanner.state.fatal) return failed(scanner.state.fatal);
+        fold = tornFold;
+        sink = tornSink;
       }
-      // A line left open at the end of the torn frame's blocks is dropped.
-      this.lines.fork().push(plaintext, scanner.line);
-      if (scanner.state.fatal) return failed(scanner.state.fatal);
-    } else if (this.encoding === 'zstd' && (!this.scanner.clean || this.lines.pendingBytes > 0)) {
-      return failed(corrupt('corrupt Zstandard session log: complete frame contains a torn JSONL record'));
     }
     const expectedId = this.options.expectedId;
     if (expectedId !== undefined && header?.id !== expectedId) {

@@ -207,8 +207,8 @@ describe('SessionLogSummarizer continues from the committed position', () => {
     const [decoder] = availableZstdDecoders();
     const counting: ZstdFrameDecoder = {
       name: decoder.name,
-      decodeFrame: vi.fn((frame, info) => decoder.decodeFrame(frame, info)),
-      decodeBlocks: vi.fn((prefix) => decoder.decodeBlocks(prefix)),
+      decodeFrame: vi.fn((frame, info, sink) => decoder.decodeFrame(frame, info, sink)),
+      decodeBlocks: vi.fn((prefix, info, sink) => decoder.decodeBlocks(prefix, info, sink)),
     };
     const bytes = zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1, 13), DEMO_2.slice(13)]);
     const summarizer = new SessionLogSummarizer('zstd', { zstdDecoder: counting });

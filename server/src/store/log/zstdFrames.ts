@@ -16,6 +16,8 @@ export interface ZstdFrame {
   checksum: boolean;
   /** The declared content size, when the header has one. */
   contentSize?: number;
+  /** The window a decoder must keep (a single-segment frame's content size). */
+  windowSize: number;
   /** An upper bound of the frame's plaintext size, from its block headers. */
   plaintextBound: number;
 }
@@ -27,6 +29,8 @@ export interface TornZstdFrame {
   headerEnd?: number;
   /** End of the last complete block (equals `headerEnd` when none is complete). */
   blocksEnd?: number;
+  /** The window a decoder must keep, once the header is complete. */
+  windowSize?: number;
   /** An upper bound of the plaintext of the complete blocks. */
   plaintextBound: number;
 }
@@ -43,6 +47,12 @@ function readContentSize(bytes: Uint8Array, offset: number, size: number): numbe
   for (let i = size - 1; i >= 0; i--) value = value * 256 + bytes[offset + i];
   // A 2-byte field stores the size minus 256.
   return size === 2 ? value + 256 : value;
+}
+
+/** The window size a window descriptor byte declares (RFC 8878 §3.1.1.1.2). */
+function windowSizeOf(descriptor: number): number {
+  const base = 2 ** (10 + (descriptor >>> 3));
+  return base + (base / 8) * (descriptor & 0x07);
 }
 
 /**
@@ -71,11 +81,12 @@ export function scanZstdFrame(bytes: Uint8Array, start: number, fileOffset = sta
   const headerEnd = offset;
   const contentSize =
     contentSizeBytes === 0 ? undefined : readContentSize(bytes, offset - contentSizeBytes, contentSizeBytes);
+  const windowSize = singleSegment ? (contentSize as number) : windowSizeOf(bytes[start + 5]);
 
   let plaintextBound = 0;
   for (;;) {
     const blocksEnd = offset;
-    if (length - offset < 3) return torn({ headerEnd, blocksEnd, plaintextBound });
+    if (length - offset < 3) return torn({ headerEnd, blocksEnd, windowSize, plaintextBound });
     const blockHeader = bytes[offset] | (bytes[offset + 1] << 8) | (bytes[offset + 2] << 16);
     offset += 3;
     const lastBlock = (blockHeader & 1) !== 0;
@@ -83,15 +94,15 @@ export function scanZstdFrame(bytes: Uint8Array, start: number, fileOffset = sta
     const blockSize = blockHeader >>> 3;
     if (blockType === 3) return { corrupt: `reserved zstd block type at byte ${at(offset - 3)}` };
     const payloadBytes = blockType === 1 ? 1 : blockSize;
-    if (length - offset < payloadBytes) return torn({ headerEnd, blocksEnd, plaintextBound });
+    if (length - offset < payloadBytes) return torn({ headerEnd, blocksEnd, windowSize, plaintextBound });
     offset += payloadBytes;
     // Raw and RLE blocks regenerate `blockSize` bytes; a compressed one at most the block maximum.
     plaintextBound += blockType === 2 ? MAX_BLOCK_PLAINTEXT : blockSize;
     if (lastBlock) break;
   }
   if (checksum) {
-    if (length - offset < 4) return torn({ headerEnd, blocksEnd: offset, plaintextBound });
+    if (length - offset < 4) return torn({ headerEnd, blocksEnd: offset, windowSize, plaintextBound });
     offset += 4;
   }
-  return { frame: { start, end: offset, checksum, contentSize, plaintextBound } };
+  return { frame: { start, end: offset, checksum, contentSize, windowSize, plaintextBound } };
 }
