@@ -10,9 +10,7 @@ import { ConcurrencyLimit, throwIfAborted } from './concurrency';
 import { DISCOVERY_REASONS } from './discovery';
 import { encodeSegment, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import { LISTING_REASONS } from './listing';
-import type { SessionHeaderRecord } from './log';
-// Until the decoder exports a streaming load, readSurface drives its reader the way loadSessionLog does.
-import { SessionLogReader } from './log/sessionLogReader';
+import { createSessionLogLoader, type SessionHeaderRecord } from './log';
 import { ensureZstdSupport } from './transcriptIndex';
 import { fileIdentity, type FileIdentity, type OpenTranscript, type TranscriptFiles } from './transcriptFiles';
 
@@ -184,8 +182,8 @@ interface StreamedLoad {
 }
 
 /**
- * The full load dsh's `inspect()` performs (as `loadSessionLog` with `keepEvents: false`), fed
- * from the file in chunks up to its size when opened: a snapshot whose memory is bounded by the
+ * The full load dsh's `inspect()` performs (`loadSessionLog` with `keepEvents: false`), fed from
+ * the file in chunks up to its size when opened: a snapshot whose memory is bounded by the
  * surface and the record limit, never by the log's size.
  */
 async function streamSessionLog(
@@ -195,24 +193,16 @@ async function streamSessionLog(
   expectedId: string,
   signal?: AbortSignal,
 ): Promise<StreamedLoad> {
-  const reader = new SessionLogReader(encoding, { expectedId, collectEvents: 'surface' });
-  const buffer = new Uint8Array(READ_CHUNK_BYTES); // the reader copies what it keeps
+  const loader = createSessionLogLoader(encoding, { expectedId, keepEvents: false });
+  const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, size)); // the loader copies what it keeps
   const end = encoding === 'raw' ? await rawCommittedEnd(handle, size, buffer) : size;
   for (let position = 0; position < end; ) {
     const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
     if (bytesRead === 0) break; // shrank while being read: what was read is the snapshot
-    reader.push(buffer.subarray(0, bytesRead));
+    loader.push(buffer.subarray(0, bytesRead));
     position += bytesRead;
     throwIfAborted(signal);
   }
-  const reading = reader.read(true);
-  if (reading.error) throw reading.error;
-  const { outcome, header, events } = reading;
-  if (!outcome || !header || !events) throw new SessionReadError('corrupt', 'corrupt session log: unreadable');
-  const bySeq = new Map([...events, ...outcome.closers].map((event) => [event.seq, event]));
-  return {
-    header,
-    capturedThroughSeq: outcome.capturedThroughSeq,
-    surface: outcome.surfaceSeqs.map((seq) => bySeq.get(seq) as SessionEventRecord),
-  };
+  const { header, capturedThroughSeq, surface } = loader.finish();
+  return { header, capturedThroughSeq, surface };
 }
