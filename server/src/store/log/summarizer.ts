@@ -100,7 +100,11 @@ export class SessionLogSummarizer {
     return this.reader.committed;
   }
 
-  /** Feeds the bytes appended to the file since the last push. */
+  /**
+   * Feeds the bytes appended to the file since the last push. What it keeps of them (a torn
+   * tail, an incomplete zstd frame) is copied, so the caller may reuse `bytes` once this returns
+   * (the index reads every file into one buffer).
+   */
   push(bytes: Uint8Array): void {
     this.reader.push(bytes);
   }
