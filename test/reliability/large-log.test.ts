@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SessionCommands, formatSessionReferenceMention, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
 import { MAX_RECORD_BYTES } from '../../server/src/store/log';
+import { findProgram } from '../support/conformance';
 import { REPO_ROOT, fileUri, responseErrorOf } from '../support/lspClient';
 import { escapedFaults, startMeasuredServer, waitForListing, type MeasuredServer } from './support/serverProcess';
 import { recordFigure, scaled } from './support/scale';
@@ -91,6 +92,8 @@ function probe(root: string): Promise<ProbeReport> {
 const cases = [
   { encoding: 'raw', terminated: true, expectHuge: { ok: false, reason: 'too-large' } },
   { encoding: 'raw', terminated: false, expectHuge: { ok: true, events: 0, capturedThroughSeq: null } },
+  // zstd: a 7 KB frame that decodes to the whole line (a decompression bomb unless frames are streamed).
+  ...(findProgram('zstd').found ? [{ encoding: 'zstd', terminated: true, expectHuge: { ok: false, reason: 'too-large' } }] : []),
 ] as const;
 
 describe(`a single-line log of ${HUGE_BYTES / 1024 / 1024} MiB`, () => {
