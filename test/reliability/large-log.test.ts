@@ -125,6 +125,14 @@ describe(`a single-line log of ${HUGE_BYTES / 1024 / 1024} MiB`, () => {
     const huge = await responseErrorOf(server.client.executeCommand(SessionCommands.prepare, { text: formatSessionReferenceMention({ sessionId: 'huge' }) }));
     expect(huge.data).toEqual({ code: 'SESSION_REFERENCE_READ_FAILED' });
     expect(huge.message).toContain('record too large');
+    // The transcript, a hover and the diagnostics of a mention read the huge session too.
+    const transcript = await responseErrorOf(server.client.executeCommand(SessionCommands.transcript, { sessionId: 'huge' }));
+    expect(transcript.data).toEqual({ code: 'SESSION_REFERENCE_READ_FAILED' });
+    const mentionDoc = fileUri('/home/alice/proj/MENTION.md');
+    await server.client.openDocument(mentionDoc, formatSessionReferenceMention({ sessionId: 'huge' }));
+    const hover = await server.client.request<{ contents: { value: string } } | null>('textDocument/hover', { textDocument: { uri: mentionDoc }, position: { line: 0, character: 2 } });
+    expect(hover?.contents.value).toContain('cannot be read');
+    await server.client.waitForMessage('textDocument/publishDiagnostics', (params: { uri: string; diagnostics: unknown[] }) => params.uri === mentionDoc && params.diagnostics.length > 0);
     const growthKb = server.peakRssKb() - baselineKb;
     recordFigure('large-log', `server over a ${HUGE_BYTES} B line: peak RSS growth KiB`, growthKb);
     expect(growthKb * 1024).toBeLessThan(MEMORY_BOUND_BYTES);
