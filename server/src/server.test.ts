@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SESSION_STATUS_NOTIFICATION, SessionCommands, type SessionStoreStatus } from '@dsh-session-ls/shared';
 import { StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
 import { FULL_CLIENT_CAPABILITIES, LspTestClient, pollUntil } from '../../test/support/lspClient';
-import { SessionLogBuilder, type InMemorySession } from './resolver';
+import type { InMemorySession } from './resolver/inMemorySessionStore';
+import { SessionLogBuilder } from './resolver/sessionLogBuilder';
 import { startSessionLanguageServer } from './server';
 import { InMemoryStoreService } from './settings/inMemoryStoreService';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import { SessionLogBuilder, type InMemorySession } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 import { InMemoryStoreService } from '../settings/inMemoryStoreService';
 import { runCli } from './cli';
 import { parseInvocation } from './commandLine';

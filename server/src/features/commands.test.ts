@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { JsonRpcErrorCodes, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { ResponseError } from 'vscode-languageserver/node';
-import { SessionLogBuilder, type InMemorySession } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 import { executeSessionCommand } from './commands';
 import { openDocument, testWorkspace } from './testWorkspace';
 

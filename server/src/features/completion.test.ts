@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention, type SessionReferenceCandidate } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
-import { SessionLogBuilder, type InMemorySession } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 import { provideSessionCompletion } from './completion';
 import { openDocument, testWorkspace } from './testWorkspace';
 

@@ -8,7 +8,8 @@ import {
   isSessionReferenceError,
 } from '@dsh-session-ls/shared';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
-import { SessionReadError, type InMemorySession } from '../resolver';
+import { SessionReadError } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
 import { executeSessionCommand } from './commands';
 import { DSH_ERROR_ORDER, computeDiagnostics, predictedPrepareError } from './diagnostics';
 import { conversationSession } from './mentionFixtures';

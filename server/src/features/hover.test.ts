@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import type { MarkupContent } from 'vscode-languageserver/node';
-import { SessionLogBuilder, type InMemorySession } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 import { provideMentionHover } from './hover';
 import { conversationSession } from './mentionFixtures';
 import { openDocument, testWorkspace } from './testWorkspace';

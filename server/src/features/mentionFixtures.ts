@@ -1,5 +1,6 @@
 /** Sessions and documents shared by the editor-feature tests (not part of the server). */
-import { SessionLogBuilder, type InMemorySession } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 
 /** A session with `exchanges` prompt/answer pairs of about `size` characters each, and maybe a title. */
 export function conversationSession(

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import { REFERENCED_SESSIONS_PROMPT_PREFIX, SessionLogBuilder, type InMemorySession } from '../resolver';
+import { REFERENCED_SESSIONS_PROMPT_PREFIX } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 import { executeSessionCommand } from './commands';
 import { executeEditorCommand } from './editorCommands';
 import { conversationSession } from './mentionFixtures';

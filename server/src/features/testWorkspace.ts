@@ -1,5 +1,5 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { InMemorySession } from '../resolver';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
 import { InMemoryStoreService } from '../settings/inMemoryStoreService';
 import { SessionWorkspace } from '../settings/sessionWorkspace';
 

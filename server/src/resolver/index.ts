@@ -8,5 +8,3 @@ export * from './projection';
 export * from './budget';
 export * from './prompt';
 export * from './cancellation';
-export * from './inMemorySessionStore';
-export * from './sessionLogBuilder';
