@@ -10,6 +10,7 @@ import { readZipEntries, type ZipEntry } from './testing/zipArchive';
 
 const extensionRoot = path.join(__dirname, '..');
 const manifest = JSON.parse(readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
+const serverVersion: string = JSON.parse(readFileSync(path.join(extensionRoot, '..', 'server', 'package.json'), 'utf8')).version;
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'dsh-vsix-'));
 let entries: ZipEntry[] = [];
 
@@ -88,6 +89,8 @@ describe('the packaged .vsix', () => {
       });
       capabilities = result.capabilities;
       expect(capabilities.completionProvider.triggerCharacters).toContain('@');
+      // The server's own version, not the extension manifest's that sits next to the bundle.
+      expect(result.serverInfo).toEqual({ name: 'dsh-session-ls', version: serverVersion });
       server.send({ jsonrpc: '2.0', method: 'initialized', params: {} });
     });
 
@@ -101,6 +104,10 @@ describe('the packaged .vsix', () => {
         arguments: [{ sessionId: 's-1', label: 'A [b]' }],
       });
       expect(result).toBe(formatSessionReferenceMention({ sessionId: 's-1', label: 'A [b]' }));
+    });
+
+    it('prints the server version with --version', () => {
+      expect(execFileSync(process.execPath, [path.join(scratch, 'server.js'), '--version'], { encoding: 'utf8' })).toBe(`${serverVersion}\n`);
     });
 
     it('shuts down when asked', async () => {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createConnection } from 'vscode-languageserver/node';
@@ -7,15 +6,7 @@ import { HELP_TEXT, UsageError, parseInvocation, type Invocation } from './cli/c
 import { startSessionLanguageServer } from './server';
 import { absoluteSessionsRoot } from './settings/settings';
 import { defaultSessionsRoot, openSessionStore } from './store';
-
-/** The server package's version. */
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
+import { SERVER_VERSION } from './version';
 
 // Never stdout: in stdio mode it carries the protocol.
 function logToStderr(message: string): void {
@@ -53,7 +44,7 @@ function startServer(invocation: Extract<Invocation, { kind: 'server' }>): void 
     env: process.env,
     commandLine: invocation.sessionsRoot === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.sessionsRoot) },
     log: logToStderr,
-    version: packageVersion(),
+    version: SERVER_VERSION,
   });
 }
 
@@ -73,7 +64,7 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       process.stdout.write(HELP_TEXT + '\n');
       return;
     case 'version':
-      process.stdout.write(packageVersion() + '\n');
+      process.stdout.write(SERVER_VERSION + '\n');
       return;
     case 'server':
       startServer(invocation);
