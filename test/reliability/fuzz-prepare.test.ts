@@ -108,7 +108,16 @@ interface World {
   ids: string[];
 }
 
-function world(sessions: fc.Value<typeof sessionsArb>): World {
+/** One generated session. */
+interface GeneratedSession {
+  id: string;
+  cwd?: string;
+  createdAt: number;
+  ops: LogOp[];
+  failRead: boolean;
+}
+
+function world(sessions: readonly GeneratedSession[]): World {
   const store = new InMemorySessionStore(
     sessions.map(
       (session): InMemorySession => ({

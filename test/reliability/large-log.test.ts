@@ -53,16 +53,17 @@ async function hugeStore(encoding: 'raw' | 'zstd', terminated: boolean): Promise
   try {
     if (encoding === 'raw') {
       writeSync(fd, HEADER);
-      await emitHugeLog((bytes) => void writeSync(fd, bytes), terminated);
+      await emitHugeLog((bytes) => void writeSync(fd, typeof bytes === 'string' ? Buffer.from(bytes) : bytes), terminated);
     } else {
       for (const part of ['header', 'line'] as const) {
         const compressor = spawn('zstd', ['-q', '--check', '-c'], { stdio: ['pipe', fd, 'inherit'] });
+        const input = compressor.stdin!;
         const write = async (bytes: Buffer | string) => {
-          if (!compressor.stdin.write(bytes)) await once(compressor.stdin, 'drain');
+          if (!input.write(bytes)) await once(input, 'drain');
         };
         if (part === 'header') await write(HEADER);
         else await emitHugeLog(write, terminated);
-        compressor.stdin.end();
+        input.end();
         const [code] = await once(compressor, 'exit');
         expect(code).toBe(0);
       }
@@ -89,12 +90,18 @@ function probe(root: string): Promise<ProbeReport> {
   });
 }
 
-const cases = [
+interface HugeCase {
+  encoding: 'raw' | 'zstd';
+  terminated: boolean;
+  expectHuge: Record<string, unknown>;
+}
+
+const cases: HugeCase[] = [
   { encoding: 'raw', terminated: true, expectHuge: { ok: false, reason: 'too-large' } },
   { encoding: 'raw', terminated: false, expectHuge: { ok: true, events: 0, capturedThroughSeq: null } },
   // zstd: a 7 KB frame that decodes to the whole line (a decompression bomb unless frames are streamed).
-  ...(findProgram('zstd').found ? [{ encoding: 'zstd', terminated: true, expectHuge: { ok: false, reason: 'too-large' } }] : []),
-] as const;
+  ...(findProgram('zstd').found ? [{ encoding: 'zstd' as const, terminated: true, expectHuge: { ok: false, reason: 'too-large' } }] : []),
+];
 
 describe(`a single-line log of ${HUGE_BYTES / 1024 / 1024} MiB`, () => {
   it.each(cases)('$encoding, line terminated: $terminated — listed, refused or cut as dsh does, memory bounded by the record limit', async ({ encoding, terminated, expectHuge }) => {
