@@ -7,8 +7,10 @@ import { findConformanceDir, findProgram, fixtureStore } from '../../../../test/
 import {
   SessionLogSummarizer,
   availableZstdDecoders,
+  createSessionLogLoader,
   initZstdSupport,
   loadSessionLog,
+  type LoadedSessionLog,
   type LogSummary,
   type ZstdFrameDecoder,
 } from './index';
@@ -97,6 +99,11 @@ function baseTranscripts(): Transcript[] {
       bases.push({ name, encoding: 'zstd', bytes: zstdTranscript(parts) });
     }
   }
+  if (zstdCli.found) {
+    // One frame of ~1.5 MiB: more than one decoded piece, so node:zlib hands it to the streaming path too.
+    const titles = Array.from({ length: 30 }, (_, i) => ev.title(17 + i, `${i} ${'lorem ipsum dolor '.repeat(2900 + i)}`));
+    bases.push({ name: 'big-frame', encoding: 'zstd', bytes: zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1), titles]) });
+  }
   if (conformance.dir) {
     for (const [encoding, file] of [['raw', 'session.jsonl'], ['zstd', 'session.jsonl.zstd']] as const) {
       const store = fixtureStore(conformance.dir, encoding);
@@ -184,6 +191,64 @@ describe('SessionLogSummarizer gives what loadSessionLog gives', () => {
     expect(summary.header).toMatchObject({ id: 'v1', version: 1 });
     expect(summary.error?.reason).toBe('unsupported');
     expect(summary.title).toBeUndefined();
+  });
+});
+
+type Loaded = { log: LoadedSessionLog } | { error: { name: string; reason: string; message: string } };
+
+/** A load's answer, its failure as plain data. */
+function loadedOrError(load: () => LoadedSessionLog): Loaded {
+  try {
+    return { log: load() };
+  } catch (error) {
+    expect(error).toBeInstanceOf(SessionReadError);
+    const { name, reason, message } = error as SessionReadError;
+    return { error: { name, reason, message } };
+  }
+}
+
+describe('createSessionLogLoader gives what loadSessionLog gives', () => {
+  it('property: any file (damaged or not), cut anywhere, pushed in any pieces from one reused buffer', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...bases),
+        damageArbitrary,
+        fc.nat(),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        fc.constantFrom(...availableZstdDecoders()),
+        fc.boolean(),
+        (base, damage, cutSeed, splitSeeds, decoder, keepEvents) => {
+          const file = damaged(base.bytes, damage);
+          const bytes = file.subarray(0, cutSeed % (file.length + 1));
+          // Repeated cuts make empty pieces, which must change nothing.
+          const splits = splitSeeds.map((seed) => seed % (bytes.length + 1)).sort((a, b) => a - b);
+          const options = { zstdDecoder: decoder, keepEvents };
+          const streamed = loadedOrError(() => {
+            const loader = createSessionLogLoader(base.encoding, options);
+            const buffer = new Uint8Array(bytes.length);
+            let from = 0;
+            for (const at of [...splits, bytes.length]) {
+              buffer.set(bytes.subarray(from, at));
+              loader.push(buffer.subarray(0, at - from));
+              // The caller may reuse its buffer at once: the loader copied what it keeps.
+              buffer.fill(0x0a);
+              from = at;
+            }
+            return loader.finish();
+          });
+          expect(streamed).toEqual(loadedOrError(() => loadSessionLog(bytes, base.encoding, options)));
+        },
+      ),
+      { numRuns: Number(process.env.LOG_PROPERTY_RUNS ?? 400) },
+    );
+  });
+
+  it('finishes once: pushing or finishing again is a programming error', () => {
+    const loader = createSessionLogLoader('raw');
+    loader.push(rawTranscript(DEMO_1));
+    expect(loader.finish().title).toBe(loadSessionLog(rawTranscript(DEMO_1), 'raw').title);
+    expect(() => loader.push(new Uint8Array(1))).toThrow(/already finished/);
+    expect(() => loader.finish()).toThrow(/already finished/);
   });
 });
 

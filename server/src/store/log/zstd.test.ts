@@ -3,7 +3,10 @@ import { SessionReadError } from '../../resolver/sessionStore';
 import { findProgram } from '../../../../test/support/conformance';
 import { availableZstdDecoders, initZstdSupport, loadSessionLog, type LoadedSessionLog, type PlaintextSink, type ZstdFrameDecoder } from './index';
 import { scanZstdFrame } from './zstdFrames';
-import { DEMO_2, concatBytes, rawTranscript, zstdFrame, zstdFrameOf, zstdTranscript } from './testLogs';
+import xxhash from 'xxhash-wasm';
+import { MAX_RECORD_BYTES } from './lines';
+import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdFrameOf, zstdTranscript } from './testLogs';
+import { MAX_PLAINTEXT_PIECE_BYTES } from './zstdDecoder';
 
 const zstdCli = findProgram('zstd');
 await initZstdSupport();
@@ -30,6 +33,8 @@ function blockEnds(frame: Uint8Array): number[] {
   }
 }
 
+const text = (value: string) => new TextEncoder().encode(value);
+
 type Attempt = { log: LoadedSessionLog } | { error: SessionReadError };
 
 /** What a decoding hands its sink, joined, as hex. */
@@ -40,9 +45,9 @@ function decoded(decode: (sink: PlaintextSink) => void): string {
 }
 
 /** Loads, requiring that any failure is a SessionReadError. */
-function attempt(bytes: Uint8Array, decoder: ZstdFrameDecoder): Attempt {
+function attempt(bytes: Uint8Array, decoder: ZstdFrameDecoder, options: { maxRecordBytes?: number } = {}): Attempt {
   try {
-    return { log: loadSessionLog(bytes, 'zstd', { zstdDecoder: decoder }) };
+    return { log: loadSessionLog(bytes, 'zstd', { ...options, zstdDecoder: decoder }) };
   } catch (error) {
     expect(error).toBeInstanceOf(SessionReadError);
     return { error: error as SessionReadError };
@@ -170,9 +175,12 @@ describe.skipIf(!zstdCli.found)('zstd torn last frame: keep the records of the w
         expectCorrupt(reservedType, decoder, /reserved zstd block type/);
       });
 
-      it('a header frame holding more than one line is corrupt', () => {
-        const bytes = concatBytes([zstdFrame(DEMO_2.slice(0, 2)), zstdFrame(DEMO_2.slice(2))]);
-        expectCorrupt(bytes, decoder, /first frame is not exactly one header line/);
+      it('a header frame holding more than one line, or an unterminated one, is corrupt', () => {
+        const rest = zstdFrame(DEMO_2.slice(2));
+        expectCorrupt(concatBytes([zstdFrame(DEMO_2.slice(0, 2)), rest]), decoder, /first frame is not exactly one header line/);
+        for (const plaintext of [`${DEMO_2[0]}\n{`, DEMO_2[0], '']) {
+          expectCorrupt(concatBytes([zstdFrameOf(text(plaintext)), rest]), decoder, /first frame is not exactly one header line/);
+        }
       });
 
       it('no complete frame at all is "empty or header-less"', () => {
@@ -231,3 +239,142 @@ describe.skipIf(!native || !zstdCli.found)(
     });
   },
 );
+
+type HandBlock = { raw: Uint8Array } | { rle: number; size: number };
+
+/** Splits `size` bytes of `byte` into RLE blocks of at most 128 KiB (zstd's block maximum). */
+function rleBlocks(byte: number, size: number): HandBlock[] {
+  const blocks: HandBlock[] = [];
+  for (let left = size; left > 0; left -= 128 * 1024) blocks.push({ rle: byte, size: Math.min(left, 128 * 1024) });
+  return blocks;
+}
+
+/**
+ * A zstd frame written by hand (RFC 8878) from raw and RLE blocks, so its window, declared content
+ * size and checksum are whatever the test says: window descriptor byte (default 1 MiB), an 8-byte
+ * content size when given, and a correct XXH64 checksum.
+ */
+async function handFrame(blocks: HandBlock[], options: { windowDescriptor?: number; contentSize?: number } = {}): Promise<Uint8Array> {
+  const hasher = (await xxhash()).create64(0n);
+  const parts: Uint8Array[] = [];
+  const descriptor = (options.contentSize === undefined ? 0 : 0xc0) | 0x04;
+  const header = Buffer.alloc(options.contentSize === undefined ? 6 : 14);
+  header.writeUInt32LE(0xfd2fb528, 0);
+  header[4] = descriptor;
+  header[5] = options.windowDescriptor ?? 0x50;
+  if (options.contentSize !== undefined) header.writeBigUInt64LE(BigInt(options.contentSize), 6);
+  parts.push(header);
+  blocks.forEach((block, i) => {
+    const size = 'raw' in block ? block.raw.length : block.size;
+    const head = (size << 3) | (('raw' in block ? 0 : 1) << 1) | (i === blocks.length - 1 ? 1 : 0);
+    parts.push(new Uint8Array([head & 0xff, (head >> 8) & 0xff, (head >> 16) & 0xff]));
+    if ('raw' in block) {
+      parts.push(block.raw);
+      hasher.update(block.raw);
+    } else {
+      parts.push(new Uint8Array([block.rle]));
+      hasher.update(new Uint8Array(block.size).fill(block.rle));
+    }
+  });
+  const checksum = Buffer.alloc(4);
+  checksum.writeUInt32LE(Number(hasher.digest() & 0xffffffffn));
+  parts.push(checksum);
+  return concatBytes(parts);
+}
+
+/** A decoder that records the pieces it hands over. */
+function watched(decoder: ZstdFrameDecoder): { decoder: ZstdFrameDecoder; frames: number; largestPiece: number; decoded: number } {
+  const watch = {
+    frames: 0,
+    largestPiece: 0,
+    decoded: 0,
+    decoder: {
+      name: decoder.name,
+      decodeFrame(frame, info, sink) {
+        watch.frames++;
+        decoder.decodeFrame(frame, info, (piece) => {
+          watch.largestPiece = Math.max(watch.largestPiece, piece.length);
+          watch.decoded += piece.length;
+          sink(piece);
+        });
+      },
+      decodeBlocks: (prefix, info, sink) => decoder.decodeBlocks(prefix, info, sink),
+    } satisfies ZstdFrameDecoder,
+  };
+  return watch;
+}
+
+/** A header frame and an event frame of one huge `session/title` line: `size` bytes of title, `\n`-terminated or not. */
+async function hugeTitleLog(size: number, terminated = true): Promise<{ bytes: Uint8Array; lineBytes: number }> {
+  const [open, close] = ev.title(0, '\u0000').split('\\u0000');
+  const tail = close + (terminated ? '\n' : '');
+  const frame = await handFrame([{ raw: text(open) }, ...rleBlocks(0x78, size), { raw: text(tail) }]);
+  const header = await handFrame([{ raw: text(`${headerLine('huge')}\n`) }]);
+  return { bytes: concatBytes([header, frame]), lineBytes: open.length + size + close.length };
+}
+
+for (const decoder of decoders) {
+  describe(`records and frames past the limits, with ${decoder.name}`, () => {
+    it('a record over 64 MiB inside one frame is too-large; the frame reaches the scanner in bounded pieces, to its end', async () => {
+      const { bytes, lineBytes } = await hugeTitleLog(MAX_RECORD_BYTES + 1024);
+      const watch = watched(decoder);
+      const result = attempt(bytes, watch.decoder);
+      expect('error' in result && { reason: result.error.reason, message: result.error.message }).toEqual({
+        reason: 'too-large',
+        message: `record too large: event line 1 has ${lineBytes} bytes (limit ${MAX_RECORD_BYTES})`,
+      });
+      expect(watch.largestPiece).toBeLessThanOrEqual(MAX_PLAINTEXT_PIECE_BYTES);
+      // The whole frame is decoded (its checksum verified), though the scanner stopped keeping bytes at the limit.
+      expect(watch.decoded).toBe(text(`${headerLine('huge')}\n`).length + lineBytes + 1);
+    });
+
+    it('the same frame with a wrong checksum is corrupt: a failing frame wins over what its plaintext said', async () => {
+      const { bytes } = await hugeTitleLog(MAX_RECORD_BYTES + 1024);
+      bytes[bytes.length - 1] ^= 0x01;
+      expectCorrupt(bytes, decoder, /frame at byte \d+ failed validation/);
+    });
+
+    it('a record over the limit across two frames, or terminated in the torn last frame, is too-large', async () => {
+      const maxRecordBytes = 1000;
+      const header = await handFrame([{ raw: text(`${headerLine('split')}\n`) }]);
+      const [open, close] = ev.title(0, '\u0000').split('\\u0000');
+      const first = await handFrame([{ raw: text(open) }, ...rleBlocks(0x78, 600)]);
+      const second = await handFrame([...rleBlocks(0x78, 600), { raw: text(`${close}\n`) }]);
+      const load = (bytes: Uint8Array) => attempt(bytes, decoder, { maxRecordBytes });
+      const reasonOf = (result: Attempt) => ('error' in result ? result.error.reason : 'loaded');
+      expect(reasonOf(load(concatBytes([header, first, second])))).toBe('too-large');
+      const whole = await handFrame([{ raw: text(open) }, ...rleBlocks(0x78, 1200), { raw: text(`${close}\n`) }]);
+      // Cut inside its checksum: every block is whole, so the line is read, and refused.
+      expect(reasonOf(load(concatBytes([header, whole]).subarray(0, header.length + whole.length - 2)))).toBe('too-large');
+      const unterminated = await handFrame([{ raw: text(open) }, ...rleBlocks(0x78, 1200)]);
+      const dropped = load(concatBytes([header, unterminated]).subarray(0, header.length + unterminated.length - 2));
+      expect('log' in dropped && dropped.log.events).toEqual([]);
+    });
+
+    it('a frame that may decode past the frame-size guard is too-large without being decoded', async () => {
+      const header = await handFrame([{ raw: text(`${headerLine('guard')}\n`) }]);
+      const frame = await handFrame(rleBlocks(0x0a, 16), { contentSize: 2 ** 31 });
+      const watch = watched(decoder);
+      const result = attempt(concatBytes([header, frame]), watch.decoder);
+      expect('error' in result && result.error.reason).toBe('too-large');
+      expect('error' in result && result.error.message).toMatch(/may decode past/);
+      expect(watch.frames).toBe(1);
+    });
+
+    it('a window past libzstd’s limit is corrupt in a complete frame, and a torn frame with one holds nothing', async () => {
+      const header = await handFrame([{ raw: text(`${headerLine('window')}\n`) }]);
+      const body = [{ raw: text(`${ev.title(0, 'kept')}\n`) }];
+      // Window descriptor 0x89: 2^(10+17) plus an eighth of it, past libzstd's default limit of 2^27 + 1.
+      const wide = await handFrame(body, { windowDescriptor: 0x89 });
+      expectCorrupt(concatBytes([header, wide]), decoder, /failed validation/);
+      const tornWide = attempt(concatBytes([header, wide]).subarray(0, header.length + wide.length - 2), decoder);
+      expect('log' in tornWide && tornWide.log.events).toEqual([]);
+      // At exactly 2^27 the same frame decodes, whole or torn.
+      const limit = await handFrame(body, { windowDescriptor: 0x88 });
+      const torn = attempt(concatBytes([header, limit]).subarray(0, header.length + limit.length - 2), decoder);
+      expect('log' in torn && torn.log.title).toBe('kept');
+      const whole = attempt(concatBytes([header, limit]), decoder);
+      expect('log' in whole && whole.log.title).toBe('kept');
+    });
+  });
+}
