@@ -8,16 +8,17 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import {
+  AbstractMessageWriter,
   CancellationTokenSource,
   IPCMessageReader,
   IPCMessageWriter,
   ResponseError,
   StreamMessageReader,
-  StreamMessageWriter,
   createClientPipeTransport,
   createClientSocketTransport,
   createMessageConnection,
   generateRandomPipeName,
+  type Message,
   type MessageConnection,
   type MessageReader,
   type MessageWriter,
@@ -105,6 +106,54 @@ export async function responseErrorOf(promise: Promise<unknown>): Promise<Receiv
   }
 }
 
+/**
+ * Writes each JSON-RPC message as one framed buffer, in call order, and can put several messages in
+ * ONE write, so the server reads them together (vscode-jsonrpc's own stream writer writes a header and
+ * a body per message, each after the previous write completed).
+ */
+class FramedMessageWriter extends AbstractMessageWriter {
+  private held: Buffer[] | undefined;
+
+  constructor(private readonly output: Writable) {
+    super();
+    output.on('error', (error) => this.fireError(error));
+    output.on('close', () => this.fireClose());
+  }
+
+  write(message: Message): Promise<void> {
+    const body = Buffer.from(JSON.stringify(message), 'utf8');
+    const frame = Buffer.concat([Buffer.from(`Content-Length: ${body.byteLength}\r\n\r\n`, 'ascii'), body]);
+    if (this.held !== undefined) {
+      this.held.push(frame);
+      return Promise.resolve();
+    }
+    return this.send(frame);
+  }
+
+  /** Run `writeMessages`, which writes messages synchronously, and send all it wrote in one write; resolves with how many. */
+  async inOneWrite(writeMessages: () => void): Promise<number> {
+    const held: Buffer[] = [];
+    this.held = held;
+    try {
+      writeMessages();
+    } finally {
+      this.held = undefined;
+    }
+    await this.send(Buffer.concat(held));
+    return held.length;
+  }
+
+  end(): void {
+    this.output.end();
+  }
+
+  private send(bytes: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.output.write(bytes, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+}
+
 /** A headless LSP client. */
 export class LspTestClient {
   /** Notifications and requests the server sent, in arrival order. */
@@ -119,6 +168,8 @@ export class LspTestClient {
   private constructor(
     readonly connection: MessageConnection,
     private readonly input: Writable,
+    /** The message writer, when this client frames messages itself (stream transports). */
+    private readonly writer?: FramedMessageWriter,
     private readonly process?: ChildProcess,
     /** Resolves with the exit code once the server process ended. */
     readonly exited: Promise<number | null> = new Promise(() => {}),
@@ -152,8 +203,9 @@ export class LspTestClient {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-    const client = new LspTestClient(connection, child.stdin, child, exited);
+    const writer = new FramedMessageWriter(child.stdin);
+    const connection = createMessageConnection(new StreamMessageReader(child.stdout), writer);
+    const client = new LspTestClient(connection, child.stdin, writer, child, exited);
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => (client.stderrText += chunk));
     // A server that died must fail the test, not hang it.
@@ -190,7 +242,7 @@ export class LspTestClient {
       [reader, writer] = await socket.onConnected();
     }
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const client = new LspTestClient(createMessageConnection(reader, writer), child.stdin!, child, exited);
+    const client = new LspTestClient(createMessageConnection(reader, writer), child.stdin!, undefined, child, exited);
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => (client.stderrText += chunk));
     child.stdin!.on('error', () => {});
@@ -199,8 +251,9 @@ export class LspTestClient {
 
   /** Talk to a server over a pair of streams (an in-process server). */
   static overStreams(fromServer: Readable, toServer: Writable): LspTestClient {
-    const connection = createMessageConnection(new StreamMessageReader(fromServer), new StreamMessageWriter(toServer));
-    return new LspTestClient(connection, toServer);
+    const writer = new FramedMessageWriter(toServer);
+    const connection = createMessageConnection(new StreamMessageReader(fromServer), writer);
+    return new LspTestClient(connection, toServer, writer);
   }
 
   /** What the server wrote to stderr so far (its log). */
@@ -273,17 +326,23 @@ export class LspTestClient {
   }
 
   /**
-   * Send a request and its `$/cancelRequest` in one write, so the server sees the cancellation before
-   * it starts the work; resolves with what the server answered (normally a RequestCancelled error).
+   * Send a request and its `$/cancelRequest` in ONE write (stream transports), so the server reads both
+   * before it starts the work, whatever the timing; resolves with what the server answered (normally a
+   * RequestCancelled error).
    */
   async requestCancelledAtOnce<T = unknown>(method: string, params: unknown): Promise<T> {
+    if (this.writer === undefined) throw new Error('requestCancelledAtOnce needs a stream transport (stdio or in-process streams)');
     const source = new CancellationTokenSource();
-    this.input.cork();
-    const answer = this.connection.sendRequest<T>(method, params, source.token);
-    source.cancel();
-    // The writer queues both messages within a few ticks; uncork after they are all buffered.
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    this.input.uncork();
+    let answer!: Promise<T>;
+    // vscode-jsonrpc hands the request, and on cancel() the cancellation, to the writer synchronously.
+    const written = await this.writer.inOneWrite(() => {
+      answer = this.connection.sendRequest<T>(method, params, source.token);
+      source.cancel();
+    });
+    if (written !== 2) {
+      answer.catch(() => undefined);
+      throw new Error(`expected the request and its cancellation in one write, wrote ${written} messages`);
+    }
     return answer;
   }
 
