@@ -69,8 +69,9 @@ export class LineSplitter {
       // Past the limit the line can only be reported as too large, so its bytes need not be kept.
       if (this.fragmentLength + rest <= this.maxLineBytes) {
         this.fragments.push(adopt ? chunk.subarray(lineStart) : chunk.slice(lineStart));
+      } else {
+        this.fragments = [];
       }
-      else this.fragments = [];
       this.fragmentLength += rest;
     }
   }

@@ -119,17 +119,17 @@ function decodeInto(decode: (sink: PlaintextSink) => void, sink: PlaintextSink):
   let sinkError: { error: unknown } | undefined;
   try {
     decode((piece) => {
-      if (sinkError) return;
       try {
         sink(piece);
       } catch (error) {
         sinkError = { error };
+        throw error; // stops the decoding
       }
     });
   } catch (error) {
-    if (!sinkError) return error instanceof Error ? error.message : String(error);
+    if (sinkError) throw sinkError.error;
+    return error instanceof Error ? error.message : String(error);
   }
-  if (sinkError) throw sinkError.error;
   return undefined;
 }
 
