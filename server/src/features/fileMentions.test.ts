@@ -152,6 +152,14 @@ describe('file-mention completion', () => {
     }
   });
 
+  it('answers a path holding a NUL with nothing (no file can have one), typed or in the document’s folder', async () => {
+    for (const query of ['@src\u0000x/|', '@"src/\u0000 x/|', '@src/a\u0000.md|', '@\u0000|']) {
+      expect((await complete(query)).list.items).toEqual([]);
+    }
+    const nulFolder = pathToFileURL(path.join(workspaceDir, 'a\u0000b', 'p.md')).href;
+    expect((await complete('@|', { uri: nulFolder, folders: [] })).list.items).toEqual([]);
+  });
+
   it('is relative to the document’s folder when no workspace folder holds it', async () => {
     const { list } = await complete('@|', { documentPath: path.join(workspaceDir, 'src', 'note.md'), folders: ['/somewhere/else'] });
     expect(labels(list.items)).toEqual(['services/', 'main.ts']);

@@ -120,6 +120,8 @@ interface FoundEntry {
 function walk(pattern: string, options: fg.Options, limit: number, signal?: AbortSignal): Promise<{ entries: fg.Entry[]; cut: boolean }> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) return reject(cancelledError(signal));
+    // No file system path holds a NUL; fast-glob would throw on one outside its stream, which then never ends.
+    if (options.cwd?.includes('\0') === true) return resolve({ entries: [], cut: false });
     const entries: fg.Entry[] = [];
     const stream = fg.stream(pattern, { ...options, objectMode: true, onlyFiles: false, suppressErrors: true }) as NodeJS.ReadableStream & {
       destroy(): void;
