@@ -1,20 +1,25 @@
 /**
  * Fuzzing completion positions (issue 8, area 1): random documents full of `@`, mention fragments,
  * CRLF and surrogates; random (also out-of-range) positions; sessions with hostile titles and ids.
- * Through the server's completion feature, nothing throws; items appear exactly at an `@` token,
- * in the resolver's order, display-safe, and each accepted item inserts a mention of its session.
+ * Through the server's completion feature (files, then sessions), nothing throws; session items
+ * appear exactly at an `@` token, in the resolver's order, display-safe, and each accepted item
+ * inserts a mention of its session; file items come first and are display-safe too.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { TextEdit } from 'vscode-languageserver/node';
 import { parseSessionReferenceText, scanSessionMentions } from '@dsh-session-ls/shared';
-import { provideSessionCompletion, type SessionCompletionData } from '../../server/src/features/completion';
+import { isSessionCompletionData, type SessionCompletionData } from '../../server/src/features/completion';
+import { provideMentionCompletion } from '../../server/src/features/fileMentions';
 import { testWorkspace } from '../../server/src/features/testWorkspace';
 import type { InMemorySession } from '../../server/src/resolver/inMemorySessionStore';
 import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
 import { UNSAFE_DISPLAY_CHARACTERS, grammarText, hostileText, sessionIdArb } from './support/arbitraries';
 import { FUZZ_RUNS, recordFigure } from './support/scale';
+import { TemporaryDirectories } from './support/stores';
 
 const RUNS = Math.max(50, Math.floor(FUZZ_RUNS / 2));
 recordFigure('fuzz-completion', 'runs', RUNS);
@@ -48,7 +53,7 @@ const documentArb = fc
   })
   .map((parts) => parts.join(''));
 
-function sessionsOf(generated: fc.Value<typeof sessionsArb>): InMemorySession[] {
+function sessionsOf(generated: ReadonlyArray<{ id: string; title?: string; cwd?: string; createdAt: number }>): InMemorySession[] {
   return generated.map((s) => {
     const log = new SessionLogBuilder();
     log.user('hello');
@@ -56,6 +61,18 @@ function sessionsOf(generated: fc.Value<typeof sessionsArb>): InMemorySession[] 
     return { header: { id: s.id, ...(s.cwd === undefined ? {} : { cwd: s.cwd }), createdAt: s.createdAt }, events: log.events() };
   });
 }
+
+const temporary = new TemporaryDirectories();
+/** A workspace folder with ordinary and hostile file names, for the file half of completion. */
+let folder: string;
+beforeAll(() => {
+  folder = temporary.make('completion-folder');
+  for (const name of ['notes.md', 'src/app.ts', 'my file.md', 'a\u202eb.md', '[x](command:y).md', 'dsh-session:IiI.md', '@at.md', 'x\u0007y.md']) {
+    mkdirSync(path.dirname(path.join(folder, name)), { recursive: true });
+    writeFileSync(path.join(folder, name), 'x');
+  }
+});
+afterAll(() => temporary.removeAll());
 
 describe('completion at random positions in random documents', () => {
   it('never throws, answers only at an @ token, in the resolver’s order, with safe labels and edits that insert the mention', async () => {
@@ -68,28 +85,41 @@ describe('completion at random positions in random documents', () => {
         fc.record({ at: fc.nat(), delta: fc.nat({ max: 6 }) }),
       ),
       candidateLimit: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 5 })),
-      folders: fc.constantFrom([], ['/w'], ['/else']),
+      folders: fc.constantFrom('none', 'files', 'missing'),
     });
     let atToken = 0;
+    let fileAnswers = 0;
     let answered = 0;
     await fc.assert(
       fc.asyncProperty(scenario, async ({ sessions, text, cursor, candidateLimit, folders }) => {
-        const uri = 'file:///w/PROMPT.md';
+        const uri = `file://${folder}/PROMPT.md`;
         const document = TextDocument.create(uri, 'markdown', 1, text);
         const section = candidateLimit === undefined ? undefined : { candidateLimit };
-        const { workspace } = testWorkspace(sessionsOf(sessions), { documents: [document], folders, section });
+        const roots = folders === 'none' ? [] : folders === 'files' ? [folder] : ['/nowhere'];
+        const { workspace } = testWorkspace(sessionsOf(sessions), { documents: [document], folders: roots, section });
         const ats: number[] = [];
         for (let i = text.indexOf('@'); i !== -1; i = text.indexOf('@', i + 1)) ats.push(i);
         const position =
           'line' in cursor
             ? cursor
             : document.positionAt(ats.length === 0 ? cursor.delta : ats[cursor.at % ats.length]! + 1 + cursor.delta);
-        const list = await provideSessionCompletion(document, position, workspace);
+        const list = await provideMentionCompletion(document, position, workspace);
+        const firstSession = list.items.findIndex((item) => isSessionCompletionData(item.data));
+        const files = firstSession === -1 ? list.items : list.items.slice(0, firstSession);
+        const items = firstSession === -1 ? [] : list.items.slice(firstSession);
+        // Files first, then sessions; a file item shows nothing unsafe either.
+        expect(items.every((item) => isSessionCompletionData(item.data))).toBe(true);
+        for (const file of files) {
+          expect(file.sortText!.startsWith('a')).toBe(true);
+          expect(file.label).not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
+          expect((file.textEdit as TextEdit | undefined)?.newText ?? '').not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
+        }
+        if (files.length > 0) fileAnswers++;
 
         const offset = document.offsetAt(position);
         const token = offset >= 1 ? tokenAt(text, offset) : undefined;
         if (token === undefined) {
-          expect(list.items).toEqual([]);
+          expect(items).toEqual([]);
           return;
         }
         atToken++;
@@ -97,14 +127,15 @@ describe('completion at random positions in random documents', () => {
         const limit = resolver.config.candidateLimit;
         const target = await workspace.resolveTarget(undefined, uri);
         const candidates = await resolver.listCandidates(target, token.query, limit + 1);
-        expect(list.items.map((item) => (item.data as SessionCompletionData).sessionId)).toEqual(
+        expect(items.map((item) => (item.data as SessionCompletionData).sessionId)).toEqual(
           candidates.slice(0, limit).map((candidate) => candidate.sessionId),
         );
-        expect(list.isIncomplete).toBe(candidates.length > limit);
-        if (list.items.length > 0) answered++;
+        if (candidates.length > limit) expect(list.isIncomplete).toBe(true);
+        if (files.length === 0) expect(list.isIncomplete).toBe(candidates.length > limit);
+        if (items.length > 0) answered++;
 
         const range = { start: document.positionAt(token.at + 1), end: document.positionAt(token.end) };
-        list.items.forEach((item, rank) => {
+        items.forEach((item, rank) => {
           expect(item.label).not.toBe('');
           expect(item.label).not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
           expect(item.detail ?? '').not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
@@ -126,6 +157,7 @@ describe('completion at random positions in random documents', () => {
       { numRuns: RUNS },
     );
     recordFigure('fuzz-completion', 'runs at an @ token', atToken);
-    recordFigure('fuzz-completion', 'runs with items', answered);
+    recordFigure('fuzz-completion', 'runs with session items', answered);
+    recordFigure('fuzz-completion', 'runs with file items', fileAnswers);
   });
 });

@@ -5,6 +5,7 @@
  * cancellations. Every request is answered (a result or the contract's error), nothing escapes a
  * handler, the server keeps serving, its memory stays bounded and the store is never written.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
@@ -318,6 +319,26 @@ describe('large documents', () => {
     expect(single.ok).toBe(true);
     expect((single as { value: PreparedReferencedMessage }).value.additionalContext!.source.references.map((r) => r.sessionId)).toEqual(['alpha']);
     recordFigure('protocol-abuse', 'mentions in one document', count);
+    await expectServing(s);
+    expect(escapedFaults(s.stderr())).toEqual([]);
+  });
+});
+
+describe('paths no file system can hold', () => {
+  it('a file mention whose path holds a NUL is answered, and nothing escapes a handler', async () => {
+    const folder = temporary.make('nul-workspace');
+    mkdirSync(path.join(folder, 'src'));
+    writeFileSync(path.join(folder, 'src', 'a.md'), 'x');
+    const s = await startMeasuredServer(temporary, root, { folder });
+    servers.push(s);
+    await waitForListing(s.client, SESSIONS.length);
+    const doc = fileUri(path.join(folder, 'PROMPT.md'));
+    for (const token of ['@src\u0000x/', '@\u0000', '@"src/\u0000 x/', '@src/a\u0000.md']) {
+      await s.client.openDocument(doc, token);
+      const answer = await answerOf(s, 'textDocument/completion', { textDocument: { uri: doc }, position: { line: 0, character: token.length } });
+      expect(answer).toMatchObject({ ok: true });
+      await s.client.closeDocument(doc);
+    }
     await expectServing(s);
     expect(escapedFaults(s.stderr())).toEqual([]);
   });
