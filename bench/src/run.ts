@@ -5,7 +5,7 @@
  *
  * Other flags, for investigating: --sizes 1000,10000 (writes RESULTS-quick.md), --seed N,
  * --profile (V8 CPU profile of the cold server, hot spots in the results), --no-naive,
- * --out FILE.
+ * --server-bin PATH (measure another build, e.g. a candidate fix), --out FILE.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,6 +22,7 @@ interface RunOptions {
   seed: number;
   profile: boolean;
   naive: boolean;
+  serverBin?: string;
   out: string;
 }
 
@@ -35,7 +36,7 @@ function parseArgs(argv: readonly string[]): RunOptions {
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10)) throw new Error(`bad --sizes ${value('--sizes')}`);
   const custom = value('--sizes') !== undefined;
   const out = value('--out') ?? path.join(REPO_ROOT, 'bench', quick || custom ? 'RESULTS-quick.md' : 'RESULTS.md');
-  return { quick, sizes, seed: Number(value('--seed') ?? 1), profile: argv.includes('--profile'), naive: !argv.includes('--no-naive'), out };
+  return { quick, sizes, seed: Number(value('--seed') ?? 1), profile: argv.includes('--profile'), naive: !argv.includes('--no-naive'), serverBin: value('--server-bin'), out };
 }
 
 async function main(): Promise<void> {
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
         prepareRuns: 5,
         decoder,
         cpuProfileDir: profileDir,
+        serverBin: options.serverBin,
         workDir,
         log,
       }),

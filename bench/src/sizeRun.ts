@@ -53,6 +53,7 @@ export interface SizeRunOptions {
   prepareRuns: number;
   decoder?: NaiveDecoder;
   cpuProfileDir?: string;
+  serverBin?: string;
   workDir: string;
   log: (message: string) => void;
 }
@@ -109,7 +110,7 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
   let server: RunningServer | undefined;
   try {
     log(`[${options.sessions}] server: cold start`);
-    server = await startServer({ root: store.root, env: { XDG_CACHE_HOME: cacheHome }, logFile, cpuProfileDir: options.cpuProfileDir });
+    server = await startServer({ root: store.root, serverBin: options.serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile, cpuProfileDir: options.cpuProfileDir });
     result.cold = await waitForCompleteAnswer(server, expected, deadline);
     log(`[${options.sessions}] cold ${result.cold.ms.toFixed(0)} ms; warm completion`);
     result.latency = await measureCompletion(server, queries, options.warmup, options.requests);
@@ -139,7 +140,7 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
     let restarted: RunningServer | undefined;
     try {
       log(`[${options.sessions}] server: restart with the cache`);
-      restarted = await startServer({ root: store.root, env: { XDG_CACHE_HOME: cacheHome }, logFile });
+      restarted = await startServer({ root: store.root, serverBin: options.serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile });
       result.restart = await waitForCompleteAnswer(restarted, expected, deadline);
     } catch (error) {
       errors.push(`server (restart): ${(error as Error).message}`);

@@ -15,6 +15,8 @@ export const SERVER_BIN = path.join(REPO_ROOT, 'server', 'bin', 'dsh-session-ls.
 /** How to start one server process. */
 export interface ServerLaunch {
   root: string;
+  /** Another build's bin (to compare a candidate change); default {@link SERVER_BIN}. */
+  serverBin?: string;
   /** Arguments that point the server at a persistent cache directory (see `cacheArgs`). */
   extraArgs?: string[];
   /** Extra environment (e.g. a fresh XDG_CACHE_HOME so no default cache leaks into a cold start). */
@@ -60,12 +62,13 @@ export async function startServer(launch: ServerLaunch): Promise<RunningServer> 
   const nodeArgs = launch.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${launch.cpuProfileDir}`] : [];
   const log = createWriteStream(launch.logFile, { flags: 'a' });
   const spawnedAt = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, SERVER_BIN, '--stdio', '--sessions-root', launch.root, ...(launch.extraArgs ?? [])], {
+  const bin = launch.serverBin ?? SERVER_BIN;
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, bin, '--stdio', '--sessions-root', launch.root, ...(launch.extraArgs ?? [])], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...launch.env },
   });
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start ${SERVER_BIN}`);
+  if (pid === undefined) throw new Error(`could not start ${bin}`);
   child.stderr!.pipe(log);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
