@@ -18,7 +18,7 @@ import { testWorkspace } from '../../server/src/features/testWorkspace';
 import type { InMemorySession } from '../../server/src/resolver/inMemorySessionStore';
 import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
 import { UNSAFE_DISPLAY_CHARACTERS, grammarText, hostileText, sessionIdArb } from './support/arbitraries';
-import { FUZZ_RUNS, recordFigure } from './support/scale';
+import { FUZZ_RUNS, recordFigure, scaled } from './support/scale';
 import { TemporaryDirectories } from './support/stores';
 
 const RUNS = Math.max(50, Math.floor(FUZZ_RUNS / 2));
@@ -75,7 +75,7 @@ beforeAll(() => {
 afterAll(() => temporary.removeAll());
 
 describe('completion at random positions in random documents', () => {
-  it('never throws, answers only at an @ token, in the resolver’s order, with safe labels and edits that insert the mention', async () => {
+  it('never throws, answers only at an @ token, in the resolver’s order, with safe labels and edits that insert the mention', { timeout: scaled(60_000, 600_000) }, async () => {
     const scenario = fc.record({
       sessions: sessionsArb,
       text: documentArb,

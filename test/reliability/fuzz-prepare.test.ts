@@ -23,7 +23,7 @@ import { InMemorySessionStore, type InMemorySession } from '../../server/src/res
 import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
 import { hostileText, sessionIdArb, utf16String } from './support/arbitraries';
 import { asyncOutcomeOf, outcomeOf } from './support/outcome';
-import { FUZZ_RUNS, recordFigure } from './support/scale';
+import { FUZZ_RUNS, recordFigure, scaled } from './support/scale';
 
 const RUNS = Math.max(50, Math.floor(FUZZ_RUNS / 2));
 recordFigure('fuzz-prepare', 'runs per property', RUNS);
@@ -248,7 +248,7 @@ const DATA_KEYS = ['sessionId', 'label', 'cwd', 'capturedThroughSeq', 'conversat
 const RECORD_KEYS = ['sessionId', 'label', 'capturedThroughSeq', 'compacted', 'originalMessages', 'retainedMessages', 'omittedMessages', 'omittedBytes', 'truncated', 'inputIndex'];
 
 describe('prepare under fuzzing', () => {
-  it('raises exactly the code dsh’s order of checks gives, and every success is an in-budget snapshot', async () => {
+  it('raises exactly the code dsh’s order of checks gives, and every success is an in-budget snapshot', { timeout: scaled(60_000, 600_000) }, async () => {
     const outcomes = new Map<string, number>();
     const scenario = sessionsArb.chain((sessions) => {
       const ids = sessions.map((s) => s.id);
@@ -353,7 +353,7 @@ describe('prepare under fuzzing', () => {
     recordFigure('fuzz-prepare', 'outcomes', JSON.stringify(Object.fromEntries(outcomes)));
   });
 
-  it('candidate listing: any query, limit and target either lists valid rows or is INVALID_REFERENCE', async () => {
+  it('candidate listing: any query, limit and target either lists valid rows or is INVALID_REFERENCE', { timeout: scaled(60_000, 600_000) }, async () => {
     const scenario = sessionsArb.chain((sessions) =>
       fc.record({
         sessions: fc.constant(sessions),
