@@ -227,6 +227,15 @@ describe('byte-level damage: every read is a consistent prefix or a SessionReadE
     }
     expect(failures).toBeGreaterThan(0);
     recordFigure('damaged-store', `${encoding} flipped bytes read`, flips);
+    if (encoding === 'zstd') {
+      // The last frame's content checksum itself: a complete frame whose checksum is wrong is corruption.
+      for (let back = 1; back <= 4; back++) {
+        const damaged = Buffer.from(bytes);
+        damaged[damaged.length - back] = damaged[damaged.length - back]! ^ 0x5a;
+        writeFileSync(file, damaged);
+        expect(await readOrError(store, 'damaged')).toMatchObject({ reason: 'corrupt' });
+      }
+    }
     // Garbage after the log: random bytes, then a fake frame (valid magic, garbage body).
     for (const tail of [Buffer.from('\u0000\u00ff garbage'), Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x04, 0x00, 0xff, 0xff, 0xff, 0x01, 0x02])]) {
       writeFileSync(file, Buffer.concat([bytes, tail]));
