@@ -7,11 +7,17 @@
  * verifies, every frame whose plaintext is small enough to be one piece; its synchronous API has no
  * bounded streaming, so a larger frame goes the fzstd way. Both refuse a window libzstd refuses.
  *
+ * fzstd's streaming decoder allocates the frame's whole declared window (dsh declares 2 MiB) and
+ * shifts it after every block, which for dsh's many ~1 KB frames costs far more than decoding. So a
+ * frame with a checksum and a modest plaintext bound is first decoded in one call straight into one
+ * buffer of its bound (see {@link decodeFrameAtOnce}); whenever that cannot be verified, the frame
+ * goes the streaming way, which alone decides a frame's fate.
+ *
  * xxhash-wasm initialises asynchronously: loaders `await initZstdSupport()` once, after which all
  * decoding is synchronous.
  */
 import * as zlib from 'node:zlib';
-import { Decompress } from 'fzstd';
+import { Decompress, decompress } from 'fzstd';
 import type { TornZstdFrame, ZstdFrame } from './zstdFrames';
 
 /** A frame whose plaintext could exceed this is refused as too large rather than decoded. */
@@ -41,8 +47,18 @@ export interface ZstdFrameDecoder {
   decodeBlocks(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): void;
 }
 
+/**
+ * A frame whose plaintext bound is at most this is decoded in one call into one buffer of that
+ * bound (memory: this much per frame being decoded), a larger one block by block.
+ */
+export const MAX_ONE_CALL_FRAME_BYTES = 8 * 1024 * 1024;
+
+/** One-call decodings of frames up to this bound share one buffer rather than allocate their own. */
+const SHARED_OUTPUT_BYTES = 1024 * 1024;
+
 interface Xxh64 {
   create64(seed?: bigint): { update(input: Uint8Array): unknown; digest(): bigint };
+  h64Raw(input: Uint8Array, seed?: bigint): bigint;
 }
 
 interface NodeZstd {
@@ -102,9 +118,107 @@ function streamFzstd(input: Uint8Array, complete: boolean, sink: PlaintextSink, 
   return total;
 }
 
+/**
+ * The buffer fzstd's one-call `decompress(frame, out)` writes into. fzstd copies a raw block with
+ * `out.set(block, at)`, so the empty raw block {@link withEndMarker} appends reports where the
+ * plaintext ends (`plaintextEnd`), which fzstd does not return. fzstd also compares the buffer it is
+ * given with `== 1`, which would turn a plain array into one huge string; this one converts to NaN.
+ * Its views are plain Uint8Arrays, so fzstd's inner loops see the arrays they always see.
+ */
+class OneCallOutput extends Uint8Array {
+  static get [Symbol.species](): Uint8ArrayConstructor {
+    return Uint8Array;
+  }
+
+  /** End of the last raw-block copy; -1 until one happens. */
+  plaintextEnd = -1;
+
+  override set(source: ArrayLike<number>, offset = 0): void {
+    super.set(source, offset);
+    this.plaintextEnd = offset + source.length;
+  }
+
+  [Symbol.toPrimitive](): number {
+    return Number.NaN;
+  }
+}
+
+let sharedOutput: OneCallOutput | undefined;
+/** How much of the shared buffer the last decoding may have written. */
+let sharedOutputDirty = 0;
+
+/** A zeroed buffer of at least `bound` bytes, as a fresh one would be (a decoding writes nothing past its bound). */
+function oneCallOutput(bound: number): { out: OneCallOutput; shared: boolean } {
+  if (bound > SHARED_OUTPUT_BYTES) return { out: new OneCallOutput(bound), shared: false };
+  sharedOutput ??= new OneCallOutput(SHARED_OUTPUT_BYTES);
+  sharedOutput.fill(0, 0, sharedOutputDirty);
+  sharedOutputDirty = bound;
+  sharedOutput.plaintextEnd = -1;
+  return { out: sharedOutput, shared: true };
+}
+
+/**
+ * The frame with its last block no longer last and an empty raw block appended as the last one
+ * (before the checksum): it decodes to the same plaintext, and fzstd's copy of that empty block
+ * marks the plaintext's end.
+ */
+function withEndMarker(frame: Uint8Array, info: ZstdFrame): Uint8Array {
+  const blocksEnd = frame.length - 4;
+  const marked = new Uint8Array(frame.length + 3);
+  marked.set(frame.subarray(0, blocksEnd));
+  marked[info.lastBlockOffset] &= 0xfe; // Last_Block cleared
+  marked[blocksEnd] = 0x01; // Last_Block set, Block_Type raw, Block_Size 0
+  marked.set(frame.subarray(blocksEnd), blocksEnd + 3);
+  return marked;
+}
+
+/**
+ * One complete frame decoded in one fzstd call into a buffer of its plaintext bound: no window is
+ * allocated or shifted. Returns the plaintext (fresh) only when it is the frame's own: the frame
+ * has a checksum, which matches; the content size, when declared, matches; and the plaintext fits
+ * the window, so no back-reference could have reached what the streaming decoder's window no
+ * longer holds. Anything else (an exception included) returns undefined, and the frame is
+ * decoded the streaming way, whose answer is the frame's answer.
+ */
+function decodeFrameAtOnce(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame): Uint8Array | undefined {
+  if (!info.checksum || info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES) return undefined;
+  const { out, shared } = oneCallOutput(info.plaintextBound);
+  try {
+    if (decompress(withEndMarker(frame, info), out) !== out) return undefined;
+  } catch {
+    return undefined;
+  }
+  const length = out.plaintextEnd;
+  if (length < 0 || length > info.plaintextBound || length > info.windowSize) return undefined;
+  if (info.contentSize !== undefined && length !== info.contentSize) return undefined;
+  const plaintext = out.subarray(0, length);
+  if (Number(hasher.h64Raw(plaintext) & 0xffffffffn) !== readUint32LE(frame, frame.length - 4)) return undefined;
+  return shared ? plaintext.slice() : plaintext;
+}
+
+/** Hands a decoded plaintext (fresh) to `sink` in pieces of at most {@link MAX_PLAINTEXT_PIECE_BYTES}. */
+function handOverInPieces(plaintext: Uint8Array, sink: PlaintextSink): void {
+  for (let at = 0; at < plaintext.length; at += MAX_PLAINTEXT_PIECE_BYTES) {
+    sink(plaintext.subarray(at, at + MAX_PLAINTEXT_PIECE_BYTES));
+  }
+}
+
+/**
+ * A complete frame's plaintext decoded in one call (see {@link decodeFrameAtOnce}), or undefined
+ * when that does not apply or cannot be verified. Requires {@link initZstdSupport}.
+ */
+export function decodeZstdFrameInOneCall(frame: Uint8Array, info: ZstdFrame): Uint8Array | undefined {
+  return decodeFrameAtOnce(initializedHasher(), frame, info);
+}
+
 /** fzstd on one complete frame, with the content size and checksum checks fzstd leaves out. */
-function decodeFrameWithFzstd(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame, sink: PlaintextSink): void {
+function decodeFrameWithFzstd(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame, sink: PlaintextSink, oneCall = true): void {
   refuseLargeWindow(info.windowSize);
+  const plaintext = oneCall ? decodeFrameAtOnce(hasher, frame, info) : undefined;
+  if (plaintext !== undefined) {
+    handOverInPieces(plaintext, sink);
+    return;
+  }
   const hash = info.checksum ? hasher.create64(0n) : undefined;
   const total = streamFzstd(frame, true, sink, hash && ((piece) => hash.update(piece)));
   if (info.contentSize !== undefined && total !== info.contentSize) {
@@ -143,12 +257,16 @@ export function nodeZlibZstdDecoder(): ZstdFrameDecoder | undefined {
   };
 }
 
-/** The pure-JS decoder with our own checksum verification (requires {@link initZstdSupport}). */
-export function fzstdDecoder(): ZstdFrameDecoder {
+/**
+ * The pure-JS decoder with our own checksum verification (requires {@link initZstdSupport});
+ * `oneCall: false` streams every frame (tests compare the two ways).
+ */
+export function fzstdDecoder(options: { oneCall?: boolean } = {}): ZstdFrameDecoder {
   const hasher = initializedHasher();
+  const oneCall = options.oneCall ?? true;
   return {
     name: 'fzstd',
-    decodeFrame: (frame, info, sink) => decodeFrameWithFzstd(hasher, frame, info, sink),
+    decodeFrame: (frame, info, sink) => decodeFrameWithFzstd(hasher, frame, info, sink, oneCall),
     decodeBlocks: decodeBlocksWithFzstd,
   };
 }

@@ -20,6 +20,8 @@ export interface ZstdFrame {
   windowSize: number;
   /** An upper bound of the frame's plaintext size, from its block headers. */
   plaintextBound: number;
+  /** Where the last block's 3-byte header starts, counted from the frame's start. */
+  lastBlockOffset: number;
 }
 
 /** A frame cut short by the end of the bytes. */
@@ -84,8 +86,10 @@ export function scanZstdFrame(bytes: Uint8Array, start: number, fileOffset = sta
   const windowSize = singleSegment ? (contentSize as number) : windowSizeOf(bytes[start + 5]);
 
   let plaintextBound = 0;
+  let blockStart: number;
   for (;;) {
     const blocksEnd = offset;
+    blockStart = offset;
     if (length - offset < 3) return torn({ headerEnd, blocksEnd, windowSize, plaintextBound });
     const blockHeader = bytes[offset] | (bytes[offset + 1] << 8) | (bytes[offset + 2] << 16);
     offset += 3;
@@ -104,5 +108,6 @@ export function scanZstdFrame(bytes: Uint8Array, start: number, fileOffset = sta
     if (length - offset < 4) return torn({ headerEnd, blocksEnd: offset, windowSize, plaintextBound });
     offset += 4;
   }
-  return { frame: { start, end: offset, checksum, contentSize, windowSize, plaintextBound } };
+  const lastBlockOffset = blockStart - start;
+  return { frame: { start, end: offset, checksum, contentSize, windowSize, plaintextBound, lastBlockOffset } };
 }
