@@ -15,6 +15,7 @@ import { renderResults } from './report';
 import { REPO_ROOT } from './server/serverProcess';
 import { runSize, type SizeResult } from './sizeRun';
 import { projectDecoder } from './baselines/projectTitleReader';
+import { initFrameDecoding } from './zstd/frames';
 
 interface RunOptions {
   quick: boolean;
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   const workDir = path.join(os.tmpdir(), 'dsh-bench-work');
   mkdirSync(workDir, { recursive: true });
   const machine = describeMachine();
+  await initFrameDecoding();
   const decoder = await projectDecoder();
   const results: SizeResult[] = [];
   for (const sessions of options.sizes) {

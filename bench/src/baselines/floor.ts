@@ -1,6 +1,7 @@
 /**
  * The floor: list the transcripts and read every byte of each once, zstd-decompressing the
- * zstd ones, with no parsing (benchmarks.md). No index can build faster than this.
+ * zstd ones with the project's own frame decoder (checksums verified), with no line splitting
+ * or parsing (benchmarks.md). An index that labels every session cannot build faster.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relativeLogPath } from '../../../server/src/store/layout';
 import { ensureStore, readExpectedLabels, type GeneratedStore } from './store';
-import { completeFrames, decompressFrame, frameEnds } from '../zstd/frames';
+import { completeFrames, decompressFrames, frameEnds, initFrameDecoding } from '../zstd/frames';
 
 interface Transcript {
   relative: string;
@@ -22,7 +22,7 @@ function walkTranscripts(root: string): Transcript[] {
         const relative = path.join(project, session, name);
         const bytes = readFileSync(path.join(root, relative));
         if (name === 'session.jsonl.zstd') {
-          const parts = completeFrames(bytes).map((frame) => Buffer.from(decompressFrame(bytes, frame)).toString('utf8'));
+          const parts = completeFrames(bytes).map((frame) => Buffer.from(decompressFrames(bytes.subarray(frame.start, frame.end))).toString('utf8'));
           found.push({ relative, encoding: 'zstd', parts });
         } else {
           expect(name).toBe('session.jsonl');
@@ -55,6 +55,7 @@ describe('generated store', () => {
   let transcripts: Transcript[];
 
   beforeAll(async () => {
+    await initFrameDecoding();
     base = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-test-'));
     store = await ensureStore({ sessions: 60, seed: 7, prepareLogs: false, baseDir: base });
     transcripts = walkTranscripts(store.root);
