@@ -25,8 +25,11 @@ afterAll(() => temporary.removeAll());
 
 /** The log's one huge line: 200 MB by default, 1 GB under DSH_LONG. */
 const HUGE_BYTES = scaled(200, 1000) * 1024 * 1024;
-/** Peak RSS growth allowed: twice the record limit, whatever the log's size. */
-const MEMORY_BOUND_BYTES = 2 * MAX_RECORD_BYTES;
+/**
+ * Peak RSS growth allowed, whatever the log's size: the pending line may be kept up to the record limit,
+ * and copies of decoded chunks wait for the collector (measured: raw ≈ 1.1×, zstd 1.6–2.1× the limit).
+ */
+const MEMORY_BOUND_BYTES = 2.5 * MAX_RECORD_BYTES;
 const PROBE = path.join(REPO_ROOT, 'test', 'reliability', 'support', 'storeMemoryProbe.cjs');
 
 const GOOD: SessionSpec = { id: 'good', cwd: '/home/alice/proj', createdAt: 10, turns: [{ prompt: 'hi', answer: 'hello', title: 'Good title' }] };
