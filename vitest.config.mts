@@ -7,6 +7,8 @@ export default defineConfig({
     alias: { '@dsh-session-ls/shared': fileURLToPath(new URL('./shared/src/index.ts', import.meta.url)) },
   },
   test: {
+    // Hashes the example and fixture stores before and after the whole run: fails if anything wrote to them.
+    globalSetup: ['test/reliability/storeGuard.globalSetup.ts'],
     include: ['shared/src/**/*.test.ts', 'server/src/**/*.test.ts', 'client-vscode/src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
