@@ -12,6 +12,7 @@ import { SessionReadError, type SessionEventRecord } from '../../resolver/sessio
 import { interruptedTurnClosers, emptyTurnState, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
+import type { PackedRow } from './rows';
 import {
   LEGACY_REFUSALS,
   MalformedLegacyEventError,
@@ -150,6 +151,23 @@ export class LogFold {
     if (state.sessionFailure !== undefined) return;
     const problem = envelopeProblem(event, seq) ?? foldSurfaceEvent(state.surface, event, seq);
     if (problem !== undefined) state.sessionFailure = corrupt(`invalid event at seq ${seq}: ${problem}`);
+  }
+
+  /**
+   * Folds a packed row's `assistant/chunk` events (its seq0 equals {@link eventCount}). Such an
+   * event passes every stage unchanged (no legacy shape, known type, a valid envelope, no surface
+   * role, nothing a turn tracks), so unless a full load keeps the events, only the count and the
+   * last time move, and the events are never built.
+   */
+  acceptPackedRow(row: PackedRow): void {
+    if (this.sink && !this.sinkSurfaceOnly) {
+      for (const event of row.events()) this.accept(event);
+      return;
+    }
+    const state = this.state;
+    state.eventCount += row.count;
+    // `accept` stops before recording the time once an upgrade failed.
+    if (state.upgradeFailure === undefined) state.lastTime = row.lastTime;
   }
 
   /** The first failure by dsh's stage order (closers run between type refusal and `Session` construction). */

@@ -1,13 +1,13 @@
 /**
- * dsh's log scanner (store doc §5.3–5.4) over complete event lines: each line is parsed and its
- * packed rows expanded; records are kept while their seqs continue the log. At the first
+ * dsh's log scanner (store doc §5.3–5.4) over complete event lines: each line is parsed (a packed
+ * row validated as a run of events); records are kept while their seqs continue the log. At the first
  * unparsable line or seq gap, keeping stops (a torn tail), unless a later line holds a `turn/end`,
  * which makes the log corrupt.
  */
 import { isObjectLike } from './eventRules';
 import type { FoldFailure, LogFold } from './logFold';
 import { utf8Text, type LineHandler } from './lines';
-import { expandStorageRecord } from './rows';
+import { packedRowOf, type PackedRow } from './rows';
 
 /** Serializable scanner state. */
 export interface ScanState {
@@ -49,32 +49,35 @@ export class RecordScanner {
       };
       return;
     }
-    let records: unknown[];
+    let value: unknown;
+    let row: PackedRow | undefined;
     try {
-      records = expandStorageRecord(JSON.parse(utf8Text(bytes)));
+      value = JSON.parse(utf8Text(bytes));
+      row = packedRowOf(value);
     } catch {
       state.issue ??= `corrupt session log: unparsable committed event at line ${lineNumber}`;
       return;
     }
-    if (records.includes(null)) {
+    if (value === null) {
       // dsh reads `.seq`/`.type` of every record unguarded: a `null` line fails the whole read.
       state.fatal = { reason: 'corrupt', message: `corrupt session log: null record at line ${lineNumber}` };
       return;
     }
-    const endsTurn = records.some((record) => isObjectLike(record) && record.type === 'turn/end');
+    // A packed row's events are all `assistant/chunk`: it never ends a turn.
+    const endsTurn = row === undefined && isObjectLike(value) && value.type === 'turn/end';
     if (state.issue !== undefined) {
       if (endsTurn) state.fatal = { reason: 'corrupt', message: `${state.issue}, before a later turn/end` };
       return;
     }
-    const first = this.fold.eventCount;
-    const gap = records.findIndex((record, i) => !isObjectLike(record) || record.seq !== first + i);
-    if (gap !== -1) {
-      const got = records[gap];
-      const gotSeq = String(isObjectLike(got) ? got.seq : got);
-      state.issue = `corrupt session log: seq gap at line ${lineNumber} (expected ${first + gap}, got ${gotSeq})`;
+    const expected = this.fold.eventCount;
+    // A row's member seqs run on from its seq0, so only the first can break the sequence.
+    const seq = row !== undefined ? row.seq0 : isObjectLike(value) ? value.seq : value;
+    if (seq !== expected || !isObjectLike(value)) {
+      state.issue = `corrupt session log: seq gap at line ${lineNumber} (expected ${expected}, got ${String(seq)})`;
       if (endsTurn) state.fatal = { reason: 'corrupt', message: `${state.issue}, before a later turn/end` };
       return;
     }
-    for (const record of records) this.fold.accept(record as Record<string, unknown>);
+    if (row !== undefined) this.fold.acceptPackedRow(row);
+    else this.fold.accept(value as Record<string, unknown>);
   };
 }

@@ -40,8 +40,23 @@ function memberPayload(tag: string, data: JsonRecord, key: 'texts' | 'args'): st
   return payload as string[];
 }
 
-/** Validates a row and expands it into its `assistant/chunk` events, in order. */
-function expandRow(row: JsonRecord, tag: string): JsonRecord[] {
+/**
+ * A validated packed row: the run of `assistant/chunk` events it stands for, described by their
+ * seqs and last time; the events themselves are built only on demand.
+ */
+export interface PackedRow {
+  /** Seq of the first member event (the others follow one by one). */
+  seq0: number;
+  /** How many member events. */
+  count: number;
+  /** `time` of the last member event. */
+  lastTime: number;
+  /** The member events, in order (fresh objects on every call). */
+  events(): JsonRecord[];
+}
+
+/** Validates a row exactly as dsh does; throws {@link MalformedRowError}. */
+function readRow(row: JsonRecord, tag: string): PackedRow {
   if (!hasExactKeys(row, ['type', 'seq0', 'time0', 'data'])) {
     throw new MalformedRowError(tag, 'envelope must be exactly {type, seq0, time0, data}');
   }
@@ -73,14 +88,13 @@ function expandRow(row: JsonRecord, tag: string): JsonRecord[] {
     throw new MalformedRowError(tag, 'member seqs must stay safe integers');
   }
   const dt = data.dt as number[];
-  const events: JsonRecord[] = [];
-  let time = time0;
-  for (let k = 0; k < members.length; k++) {
-    if (k > 0) {
-      time += dt[k - 1];
-      if (!Number.isSafeInteger(time)) throw new MalformedRowError(tag, 'member times must stay safe integers');
-    }
-    const chunk: JsonRecord = toolCall
+  let lastTime = time0;
+  for (const gap of dt) {
+    lastTime += gap;
+    if (!Number.isSafeInteger(lastTime)) throw new MalformedRowError(tag, 'member times must stay safe integers');
+  }
+  const chunkOf = (k: number): JsonRecord =>
+    toolCall
       ? {
           type: 'tool-call-delta',
           index: data.index,
@@ -89,18 +103,23 @@ function expandRow(row: JsonRecord, tag: string): JsonRecord[] {
           argumentsDelta: members[k],
         }
       : { type: tag === 'text-chunks' ? 'text-delta' : 'reasoning-delta', index: data.index, text: members[k] };
-    events.push({ type: 'assistant/chunk', seq: seq0 + k, time, data: { turn: data.turn, step: data.step, chunk } });
-  }
-  return events;
+  const events = (): JsonRecord[] => {
+    const expanded: JsonRecord[] = [];
+    let time = time0;
+    for (let k = 0; k < members.length; k++) {
+      if (k > 0) time += dt[k - 1];
+      expanded.push({ type: 'assistant/chunk', seq: seq0 + k, time, data: { turn: data.turn, step: data.step, chunk: chunkOf(k) } });
+    }
+    return expanded;
+  };
+  return { seq0, count: members.length, lastTime, events };
 }
 
 /**
- * The stored events one parsed log line stands for: a packed row expands (throwing
- * {@link MalformedRowError} when it is malformed); any other value is one event, unvalidated.
+ * The packed row one parsed log line is, validated (throwing {@link MalformedRowError} when it
+ * is malformed), or undefined for any other value (which stands for one event, unvalidated).
  */
-export function expandStorageRecord(value: unknown): unknown[] {
-  if (isRecord(value) && typeof value.type === 'string' && ROW_TAGS.has(value.type)) {
-    return expandRow(value, value.type);
-  }
-  return [value];
+export function packedRowOf(value: unknown): PackedRow | undefined {
+  if (isRecord(value) && typeof value.type === 'string' && ROW_TAGS.has(value.type)) return readRow(value, value.type);
+  return undefined;
 }
