@@ -19,6 +19,15 @@ import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService, Subscription } from './store/service';
 import { EDITOR_FEATURE_CAPABILITIES, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
+import {
+  COMPLETION_ITEM,
+  COMPLETION_PARAMS,
+  EXECUTE_COMMAND_PARAMS,
+  WORKSPACE_FOLDERS_CHANGE,
+  checkedDocumentSync,
+  checkedNotification,
+  onCheckedRequest,
+} from './wiring/params';
 import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
@@ -208,11 +217,13 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       void connection.client.register(DidChangeConfigurationNotification.type, { section: SETTINGS_SECTION });
     }
     if (capabilities.workspace?.workspaceFolders === true) {
-      connection.workspace.onDidChangeWorkspaceFolders((event) => {
-        const removed = new Set(event.removed.map((folder) => folder.uri));
-        folderUris = [...folderUris.filter((uri) => !removed.has(uri)), ...event.added.map((folder) => folder.uri)];
-        applySettingsChange(workspace.setWorkspace(folderUris, rootUri, rootPath));
-      });
+      connection.workspace.onDidChangeWorkspaceFolders(
+        checkedNotification('workspace/didChangeWorkspaceFolders', WORKSPACE_FOLDERS_CHANGE, options.log, (event) => {
+          const removed = new Set(event.removed.map((folder) => folder.uri));
+          folderUris = [...folderUris.filter((uri) => !removed.has(uri)), ...event.added.map((folder) => folder.uri)];
+          applySettingsChange(workspace.setWorkspace(folderUris, rootUri, rootPath));
+        }),
+      );
     }
     // A client that never answers must not keep the server without a store.
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.configurationTimeoutMs ?? 3000).unref());
@@ -235,7 +246,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }
   });
 
-  connection.onCompletion((params, token) =>
+  onCheckedRequest(connection, 'textDocument/completion', COMPLETION_PARAMS, (params, token) =>
     answer(token, async (signal) => {
       const document = documents.get(params.textDocument.uri);
       if (document === undefined) return { isIncomplete: false, items: [] };
@@ -243,13 +254,13 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }),
   );
 
-  connection.onCompletionResolve((item, token) =>
+  onCheckedRequest(connection, 'completionItem/resolve', COMPLETION_ITEM, (item, token) =>
     answer(token, (signal) =>
       resolveSessionCompletionItem(item, workspace, signal, previewKindFor(capabilities.textDocument?.completion?.completionItem?.documentationFormat)),
     ),
   );
 
-  connection.onExecuteCommand((params, token) =>
+  onCheckedRequest(connection, 'workspace/executeCommand', EXECUTE_COMMAND_PARAMS, (params, token) =>
     answer(token, (signal) =>
       EDITOR_COMMANDS.includes(params.command)
         ? executeEditorCommand(params.command, params.arguments, workspace, signal)
@@ -264,6 +275,6 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     workspace.dispose();
   });
 
-  documents.listen(connection);
+  documents.listen(checkedDocumentSync(connection, options.log));
   connection.listen();
 }

@@ -13,6 +13,7 @@ import type { SessionServices } from '../features/services';
 import { SessionSurfaceCache } from '../features/surfaceCache';
 import type { SessionStoreService, Subscription } from '../store/service';
 import { DiagnosticsPublisher } from './diagnosticsPublisher';
+import { CODE_ACTION_PARAMS, DOCUMENT_LINK_PARAMS, HOVER_PARAMS, onCheckedRequest } from './params';
 import { answerRequest } from './requestAnswer';
 
 /** The services the editor features use: the feature services plus the open store, whose changes re-check documents. */
@@ -109,7 +110,7 @@ export function registerEditorFeatures(
     publisher.closed(event.document.uri);
   });
 
-  connection.onHover((params, token) =>
+  onCheckedRequest(connection, 'textDocument/hover', HOVER_PARAMS, (params, token) =>
     answerRequest(
       token,
       async (signal) => {
@@ -120,7 +121,7 @@ export function registerEditorFeatures(
     ),
   );
 
-  connection.onCodeAction((params, token) =>
+  onCheckedRequest(connection, 'textDocument/codeAction', CODE_ACTION_PARAMS, (params, token) =>
     answerRequest(
       token,
       async (signal) => {
@@ -131,7 +132,7 @@ export function registerEditorFeatures(
     ),
   );
 
-  connection.onDocumentLinks((params, token) =>
+  onCheckedRequest(connection, 'textDocument/documentLink', DOCUMENT_LINK_PARAMS, (params, token) =>
     answerRequest(
       token,
       () => {
