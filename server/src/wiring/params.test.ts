@@ -126,8 +126,8 @@ const CASES: Array<{ name: string; shape: ParamsShape<unknown>; valid: unknown[]
     shape: WORKSPACE_FOLDERS_CHANGE,
     valid: [{ added: [{ uri: 'file:///w', name: 'w' }], removed: [] }],
     malformed: [
-      [{ added: 'x', removed: null }, 'params.added must be an array'],
-      [{ added: [], removed: [{ uri: 'file:///w' }] }, 'params.removed[0].name must be a string'],
+      [{ added: 'x', removed: null }, 'params.event.added must be an array'],
+      [{ added: [], removed: [{ uri: 'file:///w' }] }, 'params.event.removed[0].name must be a string'],
     ],
   },
 ];
@@ -205,7 +205,7 @@ describe('checked handlers on a connection', () => {
 
   it('answers malformed params, params by position and no params with InvalidParams, then answers well-formed ones', async () => {
     const { client } = await start();
-    for (const params of [{}, null, { textDocument: { uri: URI }, position: { line: -1, character: 0 } }, [{ textDocument: { uri: URI }, position: AT }], undefined]) {
+    for (const params of [{}, { textDocument: { uri: URI }, position: { line: -1, character: 0 } }, [{ textDocument: { uri: URI }, position: AT }], undefined]) {
       const error = await errorOf(client.request('textDocument/hover', params));
       expect({ params, code: error.code }).toEqual({ params, code: JsonRpcErrorCodes.InvalidParams });
     }

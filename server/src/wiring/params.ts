@@ -38,6 +38,8 @@ type Check = (value: unknown, at: string) => string | undefined;
 /** A check that, when it passes, lets the handlers use the value as a `T`. */
 export interface ParamsShape<T> {
   readonly check: Check;
+  /** The path of the checked value in the message (`params`, or `params.event` for a part of them). */
+  readonly at: string;
   /** Never set: carries `T` for {@link checkParams}. */
   readonly type?: T;
 }
@@ -94,7 +96,7 @@ const record =
     return undefined;
   };
 
-const shape = <T>(check: Check): ParamsShape<T> => ({ check });
+const shape = <T>(check: Check, at = 'params'): ParamsShape<T> => ({ check, at });
 
 const textDocumentIdentifier = record({ uri: string });
 const position = record({ line: uinteger, character: uinteger });
@@ -145,11 +147,12 @@ export const WILL_SAVE_PARAMS = shape<WillSaveTextDocumentParams>(record({ textD
 /** The `event` of `workspace/didChangeWorkspaceFolders`. */
 export const WORKSPACE_FOLDERS_CHANGE = shape<WorkspaceFoldersChangeEvent>(
   record({ added: arrayOf(record({ uri: string, name: string })), removed: arrayOf(record({ uri: string, name: string })) }),
+  'params.event',
 );
 
 /** What is wrong with `params` for `shape`, or undefined when they fit. */
 export function paramsProblem(params: unknown, shape: ParamsShape<unknown>): string | undefined {
-  return shape.check(params, 'params');
+  return shape.check(params, shape.at);
 }
 
 /** `params` as a `T`, or a thrown -32602 InvalidParams naming the method and the faulty field. */
