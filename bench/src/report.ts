@@ -138,6 +138,8 @@ function renderSize(r: SizeResult): string[] {
   if (r.cold) out.push(`| cold start → first complete answer (fresh cache dir) | ${ms(r.cold.ms)} (${r.cold.polls} polls, progress ${r.cold.sawProgress ? 'reported' : 'not reported'}) |`);
   if (r.restart) out.push(`| cached restart → first complete answer | ${ms(r.restart.ms)} (${r.restart.polls} polls; cache ${mb(r.cacheBytes)}) |`);
   if (r.peakRss) out.push(`| peak RSS (VmHWM) of the server, cold run / restarted run | ${mb(r.peakRss.cold)} / ${mb(r.peakRss.restart)} |`);
+  const after = r.peakRssAfter;
+  if (after) out.push(`| cold run's peak RSS so far after the index / warm completion / prepare | ${mb(after.index)} / ${mb(after.completion)} / ${mb(after.prepare)} |`);
   for (const size of ['1MB', '10MB'] as const) {
     const p = r.prepare?.[size];
     const d = r.decodeParse?.[size];

@@ -25,6 +25,8 @@ export interface SizeResult {
   prepare?: { '1MB': PrepareFigure; '10MB': PrepareFigure };
   decodeParse?: { '1MB': DecodeParseResult; '10MB': DecodeParseResult };
   peakRss?: { cold?: number; restart?: number };
+  /** The cold server's peak RSS so far at the end of each phase (VmHWM only grows), to see which phase set it. */
+  peakRssAfter?: { index?: number; completion?: number; prepare?: number };
   cacheBytes?: number;
   /** Hot spots of the cold run's server CPU profile (with --profile). */
   coldProfile?: { totalMs: number; spots: HotSpot[]; dir: string };
@@ -112,13 +114,16 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
     log(`[${options.sessions}] server: cold start`);
     server = await startServer({ root: store.root, serverBin: options.serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile, cpuProfileDir: options.cpuProfileDir });
     result.cold = await waitForCompleteAnswer(server, expected, deadline);
+    result.peakRssAfter = { index: server.peakRssBytes() };
     log(`[${options.sessions}] cold ${result.cold.ms.toFixed(0)} ms; warm completion`);
     result.latency = await measureCompletion(server, queries, options.warmup, options.requests);
+    result.peakRssAfter.completion = server.peakRssBytes();
     log(`[${options.sessions}] prepare`);
     result.prepare = {
       '1MB': await measurePrepare(server, store.prepare['1MB'], options.prepareRuns),
       '10MB': await measurePrepare(server, store.prepare['10MB'], options.prepareRuns),
     };
+    result.peakRssAfter.prepare = server.peakRssBytes();
   } catch (error) {
     errors.push(`server (cold run): ${(error as Error).message}`);
   } finally {
