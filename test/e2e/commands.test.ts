@@ -175,8 +175,8 @@ describe('errors through the real server', () => {
   });
 
   it('survives malformed requests and bytes, and keeps answering', async () => {
-    // Params of the wrong shape for every handler: an empty or unchanged answer, or a JSON-RPC error.
-    expect(await client.request('textDocument/completion', { textDocument: 42 })).toEqual({ isIncomplete: false, items: [] });
+    // Params of the wrong shape for every handler: InvalidParams, an unchanged answer, or another JSON-RPC error.
+    expect((await responseErrorOf(client.request('textDocument/completion', { textDocument: 42 }))).code).toBe(JsonRpcErrorCodes.InvalidParams);
     const strangeItem = { label: 'x', data: { kind: 'dsh-session', sessionId: 5 } };
     expect(await client.request('completionItem/resolve', strangeItem)).toEqual(strangeItem);
     expect((await responseErrorOf(client.request('workspace/executeCommand', { command: 42 }))).code).toBe(JsonRpcErrorCodes.MethodNotFound);
