@@ -11,6 +11,8 @@ export interface MachineInfo {
   os: string;
   zstd: string;
   date: string;
+  /** 1-minute load average when the run started (other work on a shared machine skews absolute times). */
+  loadAtStart: number;
 }
 
 /** Describe this machine now. */
@@ -35,5 +37,6 @@ export function describeMachine(): MachineInfo {
     os: `${os.type()} ${os.release()}`,
     zstd,
     date: new Date().toISOString(),
+    loadAtStart: os.loadavg()[0],
   };
 }

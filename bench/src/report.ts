@@ -1,4 +1,5 @@
 /** RESULTS.md: the machine, each figure, each ratio, and every budget with its verdict. */
+import os from 'node:os';
 import type { MachineInfo } from './machine';
 import type { SizeResult } from './sizeRun';
 
@@ -100,6 +101,22 @@ export function renderResults(machine: MachineInfo, results: readonly SizeResult
   out.push(`| zstd CLI | ${machine.zstd} |`);
   out.push(`| seed | ${options.seed} |`);
   out.push(`| whole run | ${(options.totalMs / 60_000).toFixed(1)} min |`);
+  const serverTimed = results.some((r) => r.latency?.some((f) => f.server !== undefined));
+  out.push(`| load average (1 min) at start / when written | ${machine.loadAtStart.toFixed(1)} / ${os.loadavg()[0].toFixed(1)} |`);
+  out.push('');
+  const timing = serverTimed
+    ? ", with the server's own time from its `$/logTrace` where given"
+    : "; the server reports no time of its own (`$/logTrace` … took N ms) yet";
+  out.push(
+    "How it measures: synthetic stores shaped like dsh's (zstd frames as Node's zlib writes them for dsh: one per write batch, checksum, " +
+      'no content size, 2 MiB window; a tenth raw), generated under the OS temp dir and reused. The server is the committed bin over stdio, ' +
+      'a fresh `XDG_CACHE_HOME` for the cold run (its persistent cache lives there), the same one for the restart. "Complete" means ' +
+      '`dshSession.candidates` (empty query, limit above the store size) lists every session with exactly the label the generator ' +
+      'recorded, with no work-done progress open. Latency is the client\'s round trip of `textDocument/completion`, sequential requests' +
+      timing +
+      ". The floor decodes with the store's own zstd frame decoder (checksums verified) and does not split or parse lines; the naive " +
+      "baseline uses the store's own header reader and `loadSessionLog` for every log, per query, in this process.",
+  );
   out.push('');
   out.push('## Budgets');
   out.push('');
