@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     // Write after every size, so a long full run leaves its figures even if stopped later.
     const command = `npm run bench${options.quick ? ' -- --quick' : ''}`;
     writeFileSync(options.out, renderResults(machine, results, { quick: options.quick, seed: options.seed, command, totalMs: performance.now() - started }));
+    writeFileSync(path.join(workDir, `${path.basename(options.out, '.md')}.json`), JSON.stringify({ machine, results }, null, 1));
     log(`wrote ${options.out}; server logs in ${workDir}`);
   }
 }
