@@ -153,6 +153,12 @@ function renderSize(r: SizeResult): string[] {
   out.push(`| floor (list + read every byte + zstd-decompress), median of ${r.floor.runs.length} | ${ms(r.floor.median)} (runs ${r.floor.runs.map((x) => x.toFixed(0)).join(', ')} ms) |`);
   if (r.naive) out.push(`| naive (headers, then fold every log for its title, filter), median of ${r.naive.runs.length} queries ${r.naive.queries.map((q) => `\`${q}\``).join(', ')} | ${ms(r.naive.median)} (runs ${r.naive.runs.map((x) => x.toFixed(0)).join(', ')} ms) |`);
   if (r.cold) out.push(`| cold start → first complete answer (fresh cache dir) | ${ms(r.cold.ms)} (${r.cold.polls} polls, progress ${r.cold.sawProgress ? 'reported' : 'not reported'}) |`);
+  if (r.early) {
+    out.push(
+      `| \`@\` completion sent right after initialize, while indexing | answered ${ms(r.early.msSinceSpawn)} after spawn ` +
+        `(round trip ${ms(r.early.roundTrip)}), ${r.early.items} items, ${r.early.incomplete ? 'marked incomplete' : 'not marked incomplete'} |`,
+    );
+  }
   if (r.restart) out.push(`| cached restart → first complete answer | ${ms(r.restart.ms)} (${r.restart.polls} polls; cache ${mb(r.cacheBytes)}) |`);
   if (r.peakRss) out.push(`| peak RSS (VmHWM) of the server, cold run / restarted run | ${mb(r.peakRss.cold)} / ${mb(r.peakRss.restart)} |`);
   const after = r.peakRssAfter;

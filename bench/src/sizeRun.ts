@@ -6,7 +6,16 @@ import { listTranscripts, runFloor, type FloorResult } from './baselines/floor';
 import { measureDecodeParse, type DecodeParseResult } from './baselines/decodeParse';
 import { runNaiveQuery, type NaiveDecoder } from './baselines/naive';
 import { ensureStore, readExpectedLabels, type GeneratedStore } from './generate/store';
-import { measureCompletion, measurePrepare, waitForCompleteAnswer, type CompleteAnswer, type LatencyFigure, type PrepareFigure } from './server/measure';
+import {
+  measureCompletion,
+  measureEarlyAnswer,
+  measurePrepare,
+  waitForCompleteAnswer,
+  type CompleteAnswer,
+  type EarlyAnswer,
+  type LatencyFigure,
+  type PrepareFigure,
+} from './server/measure';
 import { makeQueries } from './server/queries';
 import { startServer, type RunningServer } from './server/serverProcess';
 import { hotSpots, type HotSpot } from './profile';
@@ -19,6 +28,8 @@ export interface SizeResult {
   floor: FloorResult & { runs: number[]; median: number };
   naive?: { queries: string[]; runs: number[]; median: number };
   cold?: CompleteAnswer;
+  /** A completion answered while the cold index was being built. */
+  early?: EarlyAnswer;
   restart?: CompleteAnswer;
   warmup: number;
   latency?: LatencyFigure[];
@@ -113,6 +124,7 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
   try {
     log(`[${options.sessions}] server: cold start`);
     server = await startServer({ root: store.root, serverBin: options.serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile, cpuProfileDir: options.cpuProfileDir });
+    result.early = await measureEarlyAnswer(server);
     result.cold = await waitForCompleteAnswer(server, expected, deadline);
     result.peakRssAfter = { index: server.peakRssBytes() };
     log(`[${options.sessions}] cold ${result.cold.ms.toFixed(0)} ms; warm completion`);

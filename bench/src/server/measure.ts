@@ -134,6 +134,35 @@ export async function measureCompletion(server: RunningServer, queries: Record<Q
   return figures;
 }
 
+/** An answer given while the first index is still being built (indexing must never block answers). */
+export interface EarlyAnswer {
+  /** From spawn to the answer. */
+  msSinceSpawn: number;
+  roundTrip: number;
+  items: number;
+  incomplete: boolean;
+}
+
+/** One `@` completion sent right after initialize, while the server indexes. */
+export async function measureEarlyAnswer(server: RunningServer): Promise<EarlyAnswer> {
+  const uri = 'file:///dsh-bench/early.md';
+  await server.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text: '@\n' } });
+  const started = performance.now();
+  const result = (await server.connection.sendRequest('textDocument/completion', {
+    textDocument: { uri },
+    position: { line: 0, character: 1 },
+    context: { triggerKind: 2, triggerCharacter: '@' },
+  })) as { items?: unknown[]; isIncomplete?: boolean } | unknown[] | null;
+  const now = performance.now();
+  await server.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+  return {
+    msSinceSpawn: now - server.spawnedAt,
+    roundTrip: now - started,
+    items: Array.isArray(result) ? result.length : (result?.items?.length ?? 0),
+    incomplete: !Array.isArray(result) && result !== null && result.isIncomplete === true,
+  };
+}
+
 /** `dshSession.prepare` of some sources: every run's round trip and the median. */
 export interface PrepareFigure {
   runs: number[];
