@@ -277,7 +277,16 @@ export function availableZstdDecoders(): ZstdFrameDecoder[] {
   return native ? [native, fzstdDecoder()] : [fzstdDecoder()];
 }
 
-/** The decoder loaders use: `node:zlib` when present, else fzstd. Requires {@link initZstdSupport}. */
+/**
+ * Whether this runtime's `node:zlib` zstd may serve the store: Node 22's `zstdDecompressSync` leaks
+ * ~5 KB of native memory per frame without a declared content size (every frame dsh writes), measured
+ * on 22.23.5; Node 24 does not.
+ */
+export function nativeZstdIsSafe(nodeVersion: string = process.versions.node): boolean {
+  return Number(nodeVersion.split('.')[0]) >= 24;
+}
+
+/** The decoder loaders use: `node:zlib` where present and safe (Node ≥ 24), else fzstd. Requires {@link initZstdSupport}. */
 export function defaultZstdDecoder(): ZstdFrameDecoder {
-  return nodeZlibZstdDecoder() ?? fzstdDecoder();
+  return (nativeZstdIsSafe() ? nodeZlibZstdDecoder() : undefined) ?? fzstdDecoder();
 }
