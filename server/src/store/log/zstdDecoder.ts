@@ -11,7 +11,12 @@
  * shifts it after every block, which for dsh's many ~1 KB frames costs far more than decoding. So a
  * frame with a checksum and a modest plaintext bound is first decoded in one call straight into one
  * buffer of its bound (see {@link decodeFrameAtOnce}); whenever that cannot be verified, the frame
- * goes the streaming way, which alone decides a frame's fate.
+ * goes the streaming way, which alone decides a failing frame's fate.
+ *
+ * Both ways give every valid frame's plaintext. A frame that breaks the format (a reference before
+ * its start, literals reaching past their block) decodes in fzstd to garbage that libzstd would
+ * refuse; only a checksum forged for that garbage passes it, and then the two ways may differ in
+ * which garbage they accept. Neither is dsh's answer there, which is to refuse the frame.
  *
  * xxhash-wasm initialises asynchronously: loaders `await initZstdSupport()` once, after which all
  * decoding is synchronous.
@@ -144,15 +149,15 @@ class OneCallOutput extends Uint8Array {
 }
 
 let sharedOutput: OneCallOutput | undefined;
-/** How much of the shared buffer the last decoding may have written. */
-let sharedOutputDirty = 0;
+let sharedMarked = new Uint8Array(0);
 
-/** A zeroed buffer of at least `bound` bytes, as a fresh one would be (a decoding writes nothing past its bound). */
+/**
+ * A buffer of at least `bound` bytes for one decoding. What an earlier decoding left in it does
+ * not matter: a valid frame reads only bytes it has written itself.
+ */
 function oneCallOutput(bound: number): { out: OneCallOutput; shared: boolean } {
   if (bound > SHARED_OUTPUT_BYTES) return { out: new OneCallOutput(bound), shared: false };
   sharedOutput ??= new OneCallOutput(SHARED_OUTPUT_BYTES);
-  sharedOutput.fill(0, 0, sharedOutputDirty);
-  sharedOutputDirty = bound;
   sharedOutput.plaintextEnd = -1;
   return { out: sharedOutput, shared: true };
 }
@@ -160,25 +165,29 @@ function oneCallOutput(bound: number): { out: OneCallOutput; shared: boolean } {
 /**
  * The frame with its last block no longer last and an empty raw block appended as the last one
  * (before the checksum): it decodes to the same plaintext, and fzstd's copy of that empty block
- * marks the plaintext's end.
+ * marks the plaintext's end. Written into one reused buffer (fzstd keeps nothing of its input).
  */
 function withEndMarker(frame: Uint8Array, info: ZstdFrame): Uint8Array {
   const blocksEnd = frame.length - 4;
-  const marked = new Uint8Array(frame.length + 3);
+  if (sharedMarked.length < frame.length + 3) sharedMarked = new Uint8Array(Math.max(frame.length + 3, 64 * 1024));
+  const marked = sharedMarked.subarray(0, frame.length + 3);
   marked.set(frame.subarray(0, blocksEnd));
   marked[info.lastBlockOffset] &= 0xfe; // Last_Block cleared
-  marked[blocksEnd] = 0x01; // Last_Block set, Block_Type raw, Block_Size 0
+  // The appended block's header: Last_Block set, Block_Type raw, Block_Size 0.
+  marked[blocksEnd] = 0x01;
+  marked[blocksEnd + 1] = 0x00;
+  marked[blocksEnd + 2] = 0x00;
   marked.set(frame.subarray(blocksEnd), blocksEnd + 3);
   return marked;
 }
 
 /**
  * One complete frame decoded in one fzstd call into a buffer of its plaintext bound: no window is
- * allocated or shifted. Returns the plaintext (fresh) only when it is the frame's own: the frame
- * has a checksum, which matches; the content size, when declared, matches; and the plaintext fits
- * the window, so no back-reference could have reached what the streaming decoder's window no
- * longer holds. Anything else (an exception included) returns undefined, and the frame is
- * decoded the streaming way, whose answer is the frame's answer.
+ * allocated or shifted. Returns the plaintext (fresh) only when it is verified as the frame's own:
+ * the frame has a checksum, which matches; the content size, when declared, matches; and the
+ * plaintext fits the window (a back-reference never needs more than the streaming decoder's
+ * window holds). Anything else (an exception included) returns undefined, and the frame is
+ * decoded the streaming way, whose answer is then the frame's answer.
  */
 function decodeFrameAtOnce(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame): Uint8Array | undefined {
   if (!info.checksum || info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES) return undefined;
@@ -191,7 +200,8 @@ function decodeFrameAtOnce(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame): U
   const length = out.plaintextEnd;
   if (length < 0 || length > info.plaintextBound || length > info.windowSize) return undefined;
   if (info.contentSize !== undefined && length !== info.contentSize) return undefined;
-  const plaintext = out.subarray(0, length);
+  // A plain view (no species lookup through the subclass).
+  const plaintext = new Uint8Array(out.buffer, out.byteOffset, length);
   if (Number(hasher.h64Raw(plaintext) & 0xffffffffn) !== readUint32LE(frame, frame.length - 4)) return undefined;
   return shared ? plaintext.slice() : plaintext;
 }
