@@ -507,6 +507,26 @@ describe('freshness while the store is open', () => {
     expect(logs.filter((m) => m.includes('cannot watch'))).toHaveLength(1);
   });
 
+  it('status counts the summarized transcripts as sessions come, go and are rewritten', async () => {
+    const root = tempDir();
+    const first = writeLog(root, session('one', 1, 'One'), 'raw');
+    writeLog(root, session('two', 2, 'Two'), 'raw');
+    const { store } = open(root);
+    await store.whenIndexed();
+    expect(store.status()).toEqual({ indexing: false, indexed: 2, discovered: 2, rootExists: true });
+    writeLog(root, session('three', 3, 'Three'), 'raw');
+    await eventually(() => expect(store.status()).toMatchObject({ indexed: 3, discovered: 3 }));
+    // Replaced (dsh's logs are append-only, so a new file under the old name): still one summary for it.
+    const again = session('one', 1, 'One again');
+    writeFileSync(`${first}.tmp`, encodeLog(again.headerLine(), again.batches, 'raw'));
+    renameSync(`${first}.tmp`, first);
+    await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'one')?.title).toBe('One again'));
+    expect(store.status()).toMatchObject({ indexed: 3, discovered: 3 });
+    rmSync(path.dirname(first), { recursive: true });
+    await eventually(() => expect(store.status()).toMatchObject({ indexed: 2, discovered: 2 }));
+    expect(ids(await store.listSessions())).toEqual(['three', 'two']);
+  });
+
   it('serves an empty store for a missing root and picks the root up when it appears', async () => {
     const root = path.join(tempDir(), 'not-yet', 'sessions');
     const { store } = open(root);

@@ -70,6 +70,12 @@ const RESCAN_COST_FACTOR = 20;
 /** While indexing, `onDidChange` is spaced this many times further apart than usual. */
 const INDEXING_NOTIFY_SPACING = 5;
 
+/**
+ * While indexing, `onDidChange` is also spaced at least this many times the last listing
+ * rebuild's duration apart, so rebuilding a large listing takes little of the indexing time.
+ */
+const INDEXING_REBUILD_COST_FACTOR = 100;
+
 /** How many transcripts keep a summarizer resume state in the persistent cache. */
 const RESUMABLE_IN_CACHE = 256;
 
@@ -118,6 +124,7 @@ export class DiskSessionStore implements SessionStoreService {
 
   private listing: Listing = { sessions: Object.freeze([]), problems: [] };
   private listingDirty = false;
+  private listingRebuildMs = 0;
   private listingVersion = 0;
   private notifiedVersion = 0;
   private readonly reported = new Set<string>();
@@ -536,7 +543,9 @@ export class DiskSessionStore implements SessionStoreService {
   private rebuildListing(): void {
     this.listingDirty = false;
     const attached = this.attached;
+    const started = performance.now();
     const next = attached ? buildListing(attached.index.all()) : { sessions: Object.freeze([]), problems: [] };
+    this.listingRebuildMs = performance.now() - started;
     if (sameSessions(this.listing.sessions, next.sessions)) {
       this.listing = { sessions: this.listing.sessions, problems: next.problems };
     } else {
@@ -563,7 +572,9 @@ export class DiskSessionStore implements SessionStoreService {
     this.scheduleCacheSave(attached, this.tuning.cacheSaveDelayMs);
     if (this.notifyTimer) return;
     // While indexing, the listing changes constantly; listeners hear about it less often.
-    const spacing = this.indexing ? INDEXING_NOTIFY_SPACING * this.tuning.notifyThrottleMs : this.tuning.notifyThrottleMs;
+    const spacing = this.indexing
+      ? Math.max(INDEXING_NOTIFY_SPACING * this.tuning.notifyThrottleMs, INDEXING_REBUILD_COST_FACTOR * this.listingRebuildMs)
+      : this.tuning.notifyThrottleMs;
     const wait = Math.max(0, this.lastNotifyAt + spacing - Date.now());
     this.notifyTimer = this.timer(() => {
       this.notifyTimer = undefined;

@@ -129,6 +129,8 @@ function keepForResume(entry: IndexEntry, summarizer: SessionLogSummarizer): voi
 export class TranscriptIndex {
   private readonly entries = new Map<string, IndexEntry>();
   private readonly limit: ConcurrencyLimit;
+  /** Entries with a summary (status reports it often, so it is kept rather than counted). */
+  private summarizedCount = 0;
 
   constructor(
     private readonly root: string,
@@ -150,9 +152,12 @@ export class TranscriptIndex {
 
   /** How many transcripts have a summary (the rest are still being read). */
   get summarized(): number {
-    let count = 0;
-    for (const entry of this.entries.values()) if (entry.summary) count++;
-    return count;
+    return this.summarizedCount;
+  }
+
+  private setSummary(entry: IndexEntry, summary: TranscriptSummary): void {
+    if (entry.summary === undefined) this.summarizedCount++;
+    entry.summary = summary;
   }
 
   /** The entry for a root-relative key. */
@@ -170,7 +175,10 @@ export class TranscriptIndex {
   /** Adopts a summary from the persistent cache; it is trusted only while the file keeps this identity. */
   adopt(key: string, identity: FileIdentity, summary: TranscriptSummary, saved?: SessionLogSummarizerJSON): void {
     const entry = this.entries.get(key);
-    if (entry && entry.identity === undefined) Object.assign(entry, { identity, summary, saved });
+    if (entry && entry.identity === undefined) {
+      this.setSummary(entry, summary);
+      Object.assign(entry, { identity, saved });
+    }
   }
 
   /** The summarizer state worth persisting for a transcript (so an append after a restart resumes). */
@@ -191,6 +199,7 @@ export class TranscriptIndex {
 
   /** Forgets a transcript. */
   delete(key: string): boolean {
+    if (this.entries.get(key)?.summary !== undefined) this.summarizedCount--;
     return this.entries.delete(key);
   }
 
@@ -231,11 +240,11 @@ export class TranscriptIndex {
     if (this.entries.get(entry.location.key) !== entry) return 'gone';
     entry.identity = identity;
     entry.summarizer = entry.saved = undefined;
-    entry.summary = {
+    this.setSummary(entry, {
       headerProblem: `${HEADER_REASONS.unreadable}: ${(error as Error).message}`,
       capturedThroughSeq: null,
       eventCount: 0,
-    };
+    });
     return 'changed';
   }
 
@@ -308,7 +317,7 @@ export class TranscriptIndex {
         if (problem !== undefined) summary = { ...summary, headerProblem: problem };
       }
       entry.identity = identity;
-      entry.summary = summary;
+      this.setSummary(entry, summary);
       keepForResume(entry, summarizer);
       return 'changed';
     } catch (error) {
