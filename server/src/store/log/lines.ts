@@ -49,11 +49,11 @@ export class LineSplitter {
   }
 
   /**
-   * Feeds bytes that follow everything fed so far; `onLine` gets each completed line in order.
-   * The part of `chunk` an unterminated line needs is copied, unless `adopt` says the chunk is
-   * the splitter's to keep (a decoder's fresh output: copying it would only make garbage).
+   * Feeds bytes that follow everything fed so far; `onLine` gets each completed line in order (a
+   * view valid only during the call). The part of `chunk` an unterminated line needs is copied,
+   * so the caller may reuse `chunk` once this returns.
    */
-  push(chunk: Uint8Array, onLine: LineHandler, adopt = false): void {
+  push(chunk: Uint8Array, onLine: LineHandler): void {
     let lineStart = 0;
     for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, lineStart)) {
       const tail = chunk.subarray(lineStart, newline);
@@ -68,7 +68,7 @@ export class LineSplitter {
       const rest = chunk.length - lineStart;
       // Past the limit the line can only be reported as too large, so its bytes need not be kept.
       if (this.fragmentLength + rest <= this.maxLineBytes) {
-        this.fragments.push(adopt ? chunk.subarray(lineStart) : chunk.slice(lineStart));
+        this.fragments.push(chunk.slice(lineStart));
       } else {
         this.fragments = [];
       }
@@ -109,14 +109,14 @@ export class SingleLineCollector {
     this.lines = new LineSplitter(maxLineBytes);
   }
 
-  /** Feeds the next piece of a decoder's output (fresh, so it is kept rather than copied). */
+  /** Feeds the next piece of a decoder's output (what is kept of it is copied). */
   readonly push = (piece: Uint8Array): void => {
     if (this.more) return;
     const onLine: LineHandler = (line, length) => {
       if (this.line !== undefined) this.more = true;
       else this.line = line === undefined ? { length } : { text: utf8Text(line), length };
     };
-    this.lines.push(piece, onLine, true);
+    this.lines.push(piece, onLine);
     // Bytes after the line already decide the answer: they are not kept.
     if (this.line !== undefined && this.lines.pendingBytes > 0) this.more = true;
   };

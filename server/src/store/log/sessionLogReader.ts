@@ -108,9 +108,6 @@ const frameTooLarge = (what: string): FoldFailure => ({
   message: `record too large: ${what} may decode past ${MAX_FRAME_PLAINTEXT_BYTES} bytes`,
 });
 
-/** Decoded pieces are fresh (see {@link PlaintextSink}): the line splitter keeps them rather than copies. */
-const ADOPT_DECODED = true;
-
 /**
  * Runs a decoding into `sink`; returns why the decoding failed, if it did. An exception of the
  * sink itself is ours, not the file's: it is rethrown (the caller's catch reports it).
@@ -295,7 +292,7 @@ export class SessionLogReader {
     const header = scanner ? undefined : new SingleLineCollector(this.maxRecordBytes);
     const sink: PlaintextSink = scanner
       ? (piece) => {
-          if (scanner.state.fatal === undefined) this.lines.push(piece, scanner.line, ADOPT_DECODED);
+          if (scanner.state.fatal === undefined) this.lines.push(piece, scanner.line);
         }
       : (header as SingleLineCollector).push;
     const decoder = this.decoder as ZstdFrameDecoder;
@@ -362,7 +359,7 @@ export class SessionLogReader {
       const why = decodeInto(
         (into) => decoder.decodeBlocks(prefix, torn, into),
         (piece) => {
-          if (scanner.state.fatal === undefined) lines.push(piece, scanner.line, ADOPT_DECODED);
+          if (scanner.state.fatal === undefined) lines.push(piece, scanner.line);
         },
       );
       if (why === undefined) {

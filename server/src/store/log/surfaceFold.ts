@@ -96,6 +96,8 @@ function isReplaceOp(op: JsonRecord): op is { op: 'replace'; start: number; end:
 
 function provenanceProblem(event: JsonRecord, seq: number, shadowed: readonly number[]): string | undefined {
   const raw = event.sourceEventSeqs;
+  // The common append without provenance: nothing to check.
+  if (raw === undefined && shadowed.length === 0) return undefined;
   const sources = new Set<number>();
   if (raw !== undefined) {
     if (!Array.isArray(raw)) return `sourceEventSeqs on event at seq ${seq} must be an array when present`;

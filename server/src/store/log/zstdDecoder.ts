@@ -37,7 +37,10 @@ export const MAX_PLAINTEXT_PIECE_BYTES = 1024 * 1024;
  */
 export const MAX_WINDOW_BYTES = 2 ** 27 + 1;
 
-/** Receives decoded plaintext in order, a piece at a time; a piece is fresh (never reused by the decoder), so it may be kept. */
+/**
+ * Receives decoded plaintext in order, a piece at a time. A piece is valid only during the call
+ * (a decoder may reuse its memory for the next frame): a sink copies what it keeps.
+ */
 export type PlaintextSink = (piece: Uint8Array) => void;
 
 /** Decodes single zstd frames, handing the plaintext over in pieces of at most {@link MAX_PLAINTEXT_PIECE_BYTES}. */
@@ -155,11 +158,11 @@ let sharedMarked = new Uint8Array(0);
  * A buffer of at least `bound` bytes for one decoding. What an earlier decoding left in it does
  * not matter: a valid frame reads only bytes it has written itself.
  */
-function oneCallOutput(bound: number): { out: OneCallOutput; shared: boolean } {
-  if (bound > SHARED_OUTPUT_BYTES) return { out: new OneCallOutput(bound), shared: false };
+function oneCallOutput(bound: number): OneCallOutput {
+  if (bound > SHARED_OUTPUT_BYTES) return new OneCallOutput(bound);
   sharedOutput ??= new OneCallOutput(SHARED_OUTPUT_BYTES);
   sharedOutput.plaintextEnd = -1;
-  return { out: sharedOutput, shared: true };
+  return sharedOutput;
 }
 
 /**
@@ -183,7 +186,8 @@ function withEndMarker(frame: Uint8Array, info: ZstdFrame): Uint8Array {
 
 /**
  * One complete frame decoded in one fzstd call into a buffer of its plaintext bound: no window is
- * allocated or shifted. Returns the plaintext (fresh) only when it is verified as the frame's own:
+ * allocated or shifted. Returns the plaintext (valid until the next decoding: the buffer of a
+ * frame up to {@link SHARED_OUTPUT_BYTES} is reused) only when it is verified as the frame's own:
  * the frame has a checksum, which matches; the content size, when declared, matches; and the
  * plaintext fits the window (a back-reference never needs more than the streaming decoder's
  * window holds). Anything else (an exception included) returns undefined, and the frame is
@@ -191,7 +195,7 @@ function withEndMarker(frame: Uint8Array, info: ZstdFrame): Uint8Array {
  */
 function decodeFrameAtOnce(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame): Uint8Array | undefined {
   if (!info.checksum || info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES) return undefined;
-  const { out, shared } = oneCallOutput(info.plaintextBound);
+  const out = oneCallOutput(info.plaintextBound);
   try {
     if (decompress(withEndMarker(frame, info), out) !== out) return undefined;
   } catch {
@@ -203,10 +207,10 @@ function decodeFrameAtOnce(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame): U
   // A plain view (no species lookup through the subclass).
   const plaintext = new Uint8Array(out.buffer, out.byteOffset, length);
   if (Number(hasher.h64Raw(plaintext) & 0xffffffffn) !== readUint32LE(frame, frame.length - 4)) return undefined;
-  return shared ? plaintext.slice() : plaintext;
+  return plaintext;
 }
 
-/** Hands a decoded plaintext (fresh) to `sink` in pieces of at most {@link MAX_PLAINTEXT_PIECE_BYTES}. */
+/** Hands a decoded plaintext to `sink` in pieces of at most {@link MAX_PLAINTEXT_PIECE_BYTES}. */
 function handOverInPieces(plaintext: Uint8Array, sink: PlaintextSink): void {
   for (let at = 0; at < plaintext.length; at += MAX_PLAINTEXT_PIECE_BYTES) {
     sink(plaintext.subarray(at, at + MAX_PLAINTEXT_PIECE_BYTES));
@@ -214,8 +218,9 @@ function handOverInPieces(plaintext: Uint8Array, sink: PlaintextSink): void {
 }
 
 /**
- * A complete frame's plaintext decoded in one call (see {@link decodeFrameAtOnce}), or undefined
- * when that does not apply or cannot be verified. Requires {@link initZstdSupport}.
+ * A complete frame's plaintext decoded in one call (see {@link decodeFrameAtOnce}; valid until the
+ * next decoding), or undefined when that does not apply or cannot be verified. Requires
+ * {@link initZstdSupport}.
  */
 export function decodeZstdFrameInOneCall(frame: Uint8Array, info: ZstdFrame): Uint8Array | undefined {
   return decodeFrameAtOnce(initializedHasher(), frame, info);
