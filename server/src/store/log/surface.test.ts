@@ -81,6 +81,31 @@ describe('surface fold (store doc §6)', () => {
     });
   }
 
+  describe('sourceEventSeqs on an append', () => {
+    const chunks = [ev.of('step/start', 0, { turn: 1, step: 1 }), ev.of('llm/retry', 1, {}), ev.of('llm/retry', 2, {})];
+    const assistant = (sources: unknown) => ev.assistant(3, [{ type: 'text', text: 'A' }], { surfaceOp: 'append', sourceEventSeqs: sources });
+    const cases: Array<[string, unknown, RegExp | undefined]> = [
+      ['ascending earlier seqs', [0, 1, 2], undefined],
+      ['earlier seqs in another order', [2, 0, 1], undefined],
+      ['an empty list on an assistant message', [], undefined],
+      ['a repeat in ascending runs', [0, 1, 1, 2], /must not contain duplicates/],
+      ['a repeat out of order', [2, 0, 2], /must not contain duplicates/],
+      ['a repeat and a later seq (the repeat is reported first)', [0, 0, 5], /must not contain duplicates/],
+      ['a later seq (the first in list order is named)', [0, 7, 4, 1], /references? earlier events: 7 >= current seq 3/],
+      ['the current seq', [3], /3 >= current seq 3/],
+      ['a non-integer before a later seq', [9, 1.5], /must contain non-negative safe integers/],
+      ['a negative seq', [-1], /must contain non-negative safe integers/],
+      ['not an array', { 0: 1 }, /must be an array when present/],
+    ];
+    for (const [what, sources, problem] of cases) {
+      it(`${problem ? 'rejects' : 'accepts'} ${what}`, () => {
+        const lines = [...chunks, assistant(sources)];
+        if (problem === undefined) expect(load(lines).surface.map((event) => event.seq)).toEqual([3]);
+        else expect(failure(lines).message).toMatch(problem);
+      });
+    }
+  });
+
   describe('tool/result rewrites (compaction/prune)', () => {
     const base = [
       ev.assistant(0, [toolCallBlock('c1'), toolCallBlock('c2')]),

@@ -98,19 +98,27 @@ function provenanceProblem(event: JsonRecord, seq: number, shadowed: readonly nu
   const raw = event.sourceEventSeqs;
   // The common append without provenance: nothing to check.
   if (raw === undefined && shadowed.length === 0) return undefined;
-  const sources = new Set<number>();
+  let sources: ReadonlySet<number> = new Set<number>();
   if (raw !== undefined) {
     if (!Array.isArray(raw)) return `sourceEventSeqs on event at seq ${seq} must be an array when present`;
     if (raw.length === 0 && event.type !== 'assistant/message') {
       return 'sourceEventSeqs must not be empty except on assistant/message';
     }
     let later: number | undefined;
+    let ascending = true;
+    let previous = -1;
     for (const source of raw) {
       if (!isEventSeq(source)) return `${String(event.type)} sourceEventSeqs must contain non-negative safe integers`;
-      sources.add(source);
+      if (source <= previous) ascending = false;
+      previous = source;
       if (later === undefined && source >= seq) later = source;
     }
-    if (sources.size !== raw.length) return 'sourceEventSeqs must not contain duplicates';
+    // Strictly ascending seqs (as dsh writes them, often hundreds) cannot repeat: a set is built
+    // only to find a repeat in another order, or to look the shadowed nodes up.
+    if (!ascending || shadowed.length > 0) {
+      sources = new Set(raw as number[]);
+      if (sources.size !== raw.length) return 'sourceEventSeqs must not contain duplicates';
+    }
     if (later !== undefined) return `sourceEventSeqs must reference earlier events: ${later} >= current seq ${seq}`;
   }
   const missing = shadowed.filter((shadowedSeq) => !sources.has(shadowedSeq));
