@@ -301,7 +301,13 @@ export function nativeZstdIsSafe(nodeVersion: string = process.versions.node): b
   return Number(nodeVersion.split('.')[0]) >= 24;
 }
 
-/** The decoder loaders use: `node:zlib` where present and safe (Node ≥ 24), else fzstd. Requires {@link initZstdSupport}. */
+let defaultDecoder: ZstdFrameDecoder | undefined;
+
+/**
+ * The decoder loaders use: `node:zlib` where present and safe (Node ≥ 24), else fzstd; one per
+ * process (an index makes a reader per transcript). Requires {@link initZstdSupport}.
+ */
 export function defaultZstdDecoder(): ZstdFrameDecoder {
-  return (nativeZstdIsSafe() ? nodeZlibZstdDecoder() : undefined) ?? fzstdDecoder();
+  defaultDecoder ??= (nativeZstdIsSafe() ? nodeZlibZstdDecoder() : undefined) ?? fzstdDecoder();
+  return defaultDecoder;
 }
