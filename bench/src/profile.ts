@@ -14,7 +14,7 @@ export interface HotSpot {
   share: number;
 }
 
-/** The `top` functions by self time in the newest profile of `dir`, with the total profiled time. */
+/** The `top` functions by self time in the newest profile of `dir`, with the total busy (non-idle) time. */
 export function hotSpots(dir: string, top = 15): { totalMs: number; spots: HotSpot[] } | undefined {
   const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile')).sort();
   if (files.length === 0) return undefined;
@@ -25,13 +25,14 @@ export function hotSpots(dir: string, top = 15): { totalMs: number; spots: HotSp
   };
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const self = new Map<string, number>();
+  // Shares are of the busy time: an idle server is not a hot spot.
   let total = 0;
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id)!.callFrame;
     const where = frame.url ? `${frame.url.split('/').slice(-2).join('/')}:${frame.lineNumber + 1}` : '';
     const key = `${frame.functionName || '(anonymous)'} ${where}`.trim();
     self.set(key, (self.get(key) ?? 0) + profile.timeDeltas[i]);
-    total += profile.timeDeltas[i];
+    if (key !== '(idle)') total += profile.timeDeltas[i];
   });
   const spots = [...self]
     .filter(([name]) => name !== '(idle)')

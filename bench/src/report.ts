@@ -193,7 +193,7 @@ function renderSize(r: SizeResult): string[] {
   out.push(`| prepare ÷ decode+parse, 3 × 10 MB | ${ratio(r.ratios.prepare10OverDecode)} |`);
   out.push('');
   if (r.coldProfile) {
-    out.push(`Server CPU profile of the cold run (\`--profile\`, ${ms(r.coldProfile.totalMs)} profiled, in \`${r.coldProfile.dir}\`), by self time:`);
+    out.push(`Server CPU profile of the cold run (\`--profile\`, ${ms(r.coldProfile.totalMs)} busy, in \`${r.coldProfile.dir}\`), by self time:`);
     out.push('');
     out.push('| function | self | share |');
     out.push('|---|---|---|');
