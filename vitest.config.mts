@@ -9,7 +9,7 @@ export default defineConfig({
   test: {
     // Hashes the example and fixture stores before and after the whole run: fails if anything wrote to them.
     globalSetup: ['test/reliability/storeGuard.globalSetup.ts'],
-    include: ['shared/src/**/*.test.ts', 'server/src/**/*.test.ts', 'client-vscode/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['shared/src/**/*.test.ts', 'server/src/**/*.test.ts', 'client-vscode/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/src/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
