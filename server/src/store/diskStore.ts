@@ -21,6 +21,7 @@ import { buildListing, type Listing } from './listing';
 import { readSessionSurface } from './lookup';
 import { PendingScopes } from './pendingScopes';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
+import { defaultIndexWorkers, SummarizePool } from './summarize/pool';
 import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
 import { nodeTranscriptFiles, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import { TranscriptIndex, type RefreshOutcome } from './transcriptIndex';
@@ -31,6 +32,8 @@ export interface DiskStoreTuning {
   files: TranscriptFiles;
   /** Transcripts read at once while indexing. */
   concurrency: number;
+  /** Worker threads that read and fold transcripts (0: the main thread does). */
+  indexWorkers: number;
   /** Directory watches at most (root + project directories + most recent session directories). */
   maxWatches: number;
   watchFactory?: WatchFactory;
@@ -54,6 +57,7 @@ export interface DiskStoreTuning {
 export const DEFAULT_TUNING: DiskStoreTuning = {
   files: nodeTranscriptFiles,
   concurrency: 16,
+  indexWorkers: defaultIndexWorkers(),
   maxWatches: 4096,
   debounceMs: 30,
   maxDebounceMs: 200,
@@ -116,6 +120,7 @@ export class DiskSessionStore implements SessionStoreService {
   private readonly tuning: DiskStoreTuning;
   private readonly log: (message: string) => void;
   private readonly cacheDir?: string;
+  private readonly pool: SummarizePool;
 
   private attached?: Attached;
   private generation = 0;
@@ -158,6 +163,7 @@ export class DiskSessionStore implements SessionStoreService {
     this.root = path.resolve(options.root);
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
     this.log = options.log ?? (() => undefined);
+    this.pool = new SummarizePool({ size: this.tuning.indexWorkers, files: this.tuning.files, log: this.log });
     this.cacheDir = options.cacheDir === undefined ? undefined : path.resolve(options.cacheDir);
     const onListenerError = (error: unknown) => this.log(`session store listener failed: ${String(error)}`);
     this.changeEmitter = new Emitter(onListenerError);
@@ -241,6 +247,7 @@ export class DiskSessionStore implements SessionStoreService {
     this.changeEmitter.clear();
     this.problemEmitter.clear();
     this.statusEmitter.clear();
+    this.pool.dispose();
   }
 
   /** Live handles (for leak tests): directory watches and pending timers. */
@@ -282,7 +289,7 @@ export class DiskSessionStore implements SessionStoreService {
       generation,
       realRoot,
       rootIdentity,
-      index: new TranscriptIndex(realRoot, this.tuning.files, this.tuning.concurrency),
+      index: new TranscriptIndex(realRoot, this.tuning.files, this.tuning.concurrency, this.pool),
       watches: new DirectoryWatches(
         realRoot,
         (dir, name) => this.onWatchEvent(generation, dir, name),

@@ -9,7 +9,11 @@ import { ConcurrencyLimit } from './concurrency';
 import { keyPath, type TranscriptLocation } from './discovery';
 import type { TranscriptEncoding } from './layout';
 import { initZstdSupport, SessionLogSummarizer, type SessionLogSummarizerJSON } from './log';
-import { fileIdentity, isAppendOf, sameIdentity, type FileIdentity, type OpenTranscript, type TranscriptFiles } from './transcriptFiles';
+import { SummarizePool } from './summarize/pool';
+import { HEADER_REASONS, mayResume } from './summarize/summarizeFile';
+import { fileIdentity, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
+
+export { HEADER_REASONS, readErrorOf } from './summarize/summarizeFile';
 
 /** What the listing needs to know about one transcript. */
 export interface TranscriptSummary {
@@ -47,65 +51,11 @@ interface IndexEntry extends IndexedTranscript {
   queued?: Promise<RefreshOutcome>;
 }
 
-/** Read granularity: small enough to keep each synchronous decoding slice short. */
-const READ_CHUNK_BYTES = 256 * 1024;
-
-/** Header-problem wording, once. */
-export const HEADER_REASONS = {
-  incomplete: 'no complete header line or frame',
-  invalid: (message: string) => `invalid session header: ${message}`,
-  unreadable: 'cannot read transcript',
-} as const;
-
 let zstdReady: Promise<void> | undefined;
 
 /** Loads the zstd decoder once per process (needed on Node 20). */
 export function ensureZstdSupport(): Promise<void> {
   return (zstdReady ??= initZstdSupport());
-}
-
-/** A decoder failure as a `SessionReadError`-shaped value. */
-export function readErrorOf(error: unknown): { reason: SessionReadError['reason']; message: string } {
-  if (error instanceof SessionReadError) return { reason: error.reason, message: error.message };
-  return { reason: 'corrupt', message: error instanceof Error ? error.message : String(error) };
-}
-
-type RawSummary = ReturnType<SessionLogSummarizer['summary']>;
-
-function headerFields(header: NonNullable<RawSummary['header']>): SessionHeaderFields {
-  const fields: SessionHeaderFields = { id: header.id, createdAt: header.createdAt };
-  if (header.cwd !== undefined) fields.cwd = header.cwd;
-  return fields;
-}
-
-/** The summarizer's answer, with a decoding failure it threw (rather than recorded) folded in. */
-function summaryOf(summarizer: SessionLogSummarizer, thrown: unknown): RawSummary | { error: unknown } {
-  try {
-    const raw = summarizer.summary();
-    return thrown !== undefined && raw.error === undefined ? { ...raw, error: thrown } : raw;
-  } catch (error) {
-    return { error: thrown ?? error };
-  }
-}
-
-/** Interprets the summarizer's answer by our damage policy. */
-function interpret(raw: RawSummary | { error: unknown }): TranscriptSummary {
-  const base = { capturedThroughSeq: null, eventCount: 0 };
-  if (!('header' in raw) || raw.header === undefined) {
-    // Without a header, an error is header-level damage; no error means the header is still incomplete.
-    return raw.error === undefined
-      ? { ...base, headerProblem: HEADER_REASONS.incomplete }
-      : { ...base, headerProblem: HEADER_REASONS.invalid(readErrorOf(raw.error).message) };
-  }
-  const summary: TranscriptSummary = {
-    header: headerFields(raw.header),
-    capturedThroughSeq: raw.capturedThroughSeq,
-    surfaceCounts: raw.surfaceCounts,
-    eventCount: raw.eventCount,
-  };
-  if (raw.error !== undefined) summary.bodyError = readErrorOf(raw.error);
-  else if (raw.title !== undefined) summary.title = raw.title;
-  return summary;
 }
 
 /** Uncommitted bytes (a torn tail) a live summarizer may hold; beyond this only its saved state is kept. */
@@ -136,6 +86,8 @@ export class TranscriptIndex {
     private readonly root: string,
     private readonly files: TranscriptFiles,
     concurrency: number,
+    /** Where transcripts are read and folded (the store owns it); inline by default. */
+    private readonly pool: SummarizePool = new SummarizePool({ size: 0, files }),
   ) {
     this.limit = new ConcurrencyLimit(concurrency);
   }
@@ -260,70 +212,32 @@ export class TranscriptIndex {
       return this.unreadable(entry, error);
     }
     if (sameIdentity(entry.identity, current)) return 'unchanged';
-    if (encoding === 'zstd') await ensureZstdSupport();
-    if (entry.saved) {
+    const previous = entry.summary;
+    // Only a summary an append may continue hands over its state: damage is sticky.
+    const saved = previous !== undefined && mayResume(previous) ? (entry.saved ?? entry.summarizer?.toJSON()) : undefined;
+    const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved });
+    if (outcome.kind === 'failed') return this.unreadable(entry, outcome.error, current);
+    if (this.entries.get(key) !== entry) return 'gone';
+    let summary = outcome.summary;
+    const identity = { ...outcome.opened, size: outcome.position };
+    if (summary.header) {
       try {
-        entry.summarizer = SessionLogSummarizer.fromJSON(entry.saved);
-      } catch {
-        entry.summarizer = undefined; // an unusable saved state only costs a full read
-      }
-      entry.saved = undefined;
-    }
-    let handle: OpenTranscript;
-    try {
-      handle = await this.files.open(file);
-    } catch (error) {
-      return this.unreadable(entry, error, current);
-    }
-    try {
-      const opened = fileIdentity(await handle.stat());
-      const previous = entry.summary;
-      // Append-only logs: a longer file with the same identity only gained bytes at the end.
-      // Damage is sticky, so a damaged summary is rebuilt from scratch rather than resumed.
-      const resumable =
-        entry.summarizer !== undefined &&
-        entry.identity !== undefined &&
-        previous !== undefined &&
-        isAppendOf(entry.identity, opened) &&
-        previous.bodyError === undefined &&
-        (previous.header !== undefined || previous.headerProblem === HEADER_REASONS.incomplete);
-      const summarizer = resumable && entry.summarizer ? entry.summarizer : new SessionLogSummarizer(encoding);
-      // A restored summarizer continues from its last committed offset, a live one from its last push.
-      let position = resumable ? summarizer.consumedBytes : 0;
-      let decodeError: unknown;
-      // One buffer per read: the summarizer copies whatever it keeps of a push.
-      const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, Math.max(0, opened.size - position)));
-      while (position < opened.size && decodeError === undefined) {
-        const length = Math.min(buffer.length, opened.size - position);
-        const { bytesRead } = await handle.read(buffer, 0, length, position);
-        if (bytesRead === 0) break; // the file shrank while being read; the next refresh starts over
-        try {
-          summarizer.push(buffer.subarray(0, bytesRead));
-        } catch (error) {
-          decodeError = error;
-        }
-        position += bytesRead;
-      }
-      const raw = summaryOf(summarizer, decodeError);
-      if (this.entries.get(key) !== entry) return 'gone';
-      let summary = interpret(raw);
-      const identity = { ...opened, size: position };
-      if (summary.header) {
         // The header never changes in an append; neither does whether it derives this path.
         const problem =
-          resumable && previous?.header !== undefined
+          outcome.resumed && previous?.header !== undefined
             ? previous.headerProblem
             : await pathBindingProblem(this.root, key, encoding, summary.header, identity, this.files);
         if (problem !== undefined) summary = { ...summary, headerProblem: problem };
+      } catch (error) {
+        return this.unreadable(entry, error, current);
       }
-      entry.identity = identity;
-      this.setSummary(entry, summary);
-      keepForResume(entry, summarizer);
-      return 'changed';
-    } catch (error) {
-      return this.unreadable(entry, error, current);
-    } finally {
-      await handle.close().catch(() => undefined);
+      if (this.entries.get(key) !== entry) return 'gone';
     }
+    entry.identity = identity;
+    this.setSummary(entry, summary);
+    // What the next append resumes from: the compact saved state (the worker kept no live summarizer).
+    entry.summarizer = undefined;
+    entry.saved = outcome.saved;
+    return 'changed';
   }
 }

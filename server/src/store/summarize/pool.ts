@@ -1,0 +1,268 @@
+/**
+ * A small pool of index workers (`worker_threads`) that summarize transcripts off the main
+ * thread, so indexing uses every core and never delays answers. Tasks are plain data (a path,
+ * an encoding, saved state); each worker reads the file itself. With size 0 (or when the worker
+ * file is missing) the same function runs inline in the main thread.
+ */
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
+import type { WorkerReply, WorkerRequest } from './protocol';
+import { summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
+
+/** The worker entry's file name: next to this module in tsc's output and in the extension bundle's dist/. */
+export const SUMMARIZE_WORKER_FILE = 'summarizeWorker.js';
+
+/** Pool options; every field has a production default. */
+export interface SummarizePoolOptions {
+  /** Workers at most; 0 runs every task inline. Default: min(2, available cores). */
+  size?: number;
+  /** The worker entry (default: {@link SUMMARIZE_WORKER_FILE} beside this module). */
+  workerFile?: string;
+  /**
+   * File access for inline runs. Workers read the real file system, so a pool given any other
+   * file access (tests observing reads) runs inline.
+   */
+  files?: TranscriptFiles;
+  /** Tasks handed to one worker at once, so it never waits for the main thread between two. */
+  tasksPerWorker?: number;
+  log?: (message: string) => void;
+}
+
+/** The default pool size: two workers at most (the machines this serves have two cores). */
+export function defaultIndexWorkers(): number {
+  const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  return Math.max(0, Math.min(2, cores));
+}
+
+/** Workers that fail before they start this many times in a row: the pool runs inline from then on. */
+const MAX_START_FAILURES = 3;
+
+interface Pending {
+  request: WorkerRequest;
+  resolve: (outcome: SummarizeOutcome) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  /** Tasks sent, in the order the worker runs them: the first is the one running. */
+  inFlight: Pending[];
+  ready: boolean;
+  /** The worker's uncaught error, reported with the task it interrupted. */
+  failure?: string;
+}
+
+/** FIFO with O(1) push and shift (a head index, compacted as it grows). */
+class TaskQueue<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined as T;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  /** Empties the queue, returning what it held in order. */
+  drain(): T[] {
+    const rest = this.items.slice(this.head);
+    this.items = [];
+    this.head = 0;
+    return rest;
+  }
+}
+
+/** Logged once per process: the worker entry was not found. */
+let missingWorkerLogged = false;
+
+const failed = (message: string): SummarizeOutcome => ({ kind: 'failed', error: { reason: 'io', message } });
+
+/** Summarizes transcripts on up to `size` worker threads; see the module comment. */
+export class SummarizePool {
+  private readonly size: number;
+  private readonly workerFile: string;
+  private readonly files: TranscriptFiles;
+  private readonly tasksPerWorker: number;
+  private readonly log: (message: string) => void;
+  private readonly slots: Slot[] = [];
+  private readonly queue = new TaskQueue<Pending>();
+  /** Tasks a stopped worker had been sent but not started: they go before the queue. */
+  private retries: Pending[] = [];
+  private nextId = 1;
+  private startFailures = 0;
+  private inline: boolean;
+  private disposed = false;
+
+  constructor(options: SummarizePoolOptions = {}) {
+    this.size = Math.max(0, Math.floor(options.size ?? defaultIndexWorkers()));
+    this.workerFile = options.workerFile ?? path.join(__dirname, SUMMARIZE_WORKER_FILE);
+    this.files = options.files ?? nodeTranscriptFiles;
+    this.tasksPerWorker = Math.max(1, options.tasksPerWorker ?? 2);
+    this.log = options.log ?? (() => undefined);
+    this.inline = this.size === 0 || this.files !== nodeTranscriptFiles;
+    if (!this.inline && !existsSync(this.workerFile)) {
+      this.inline = true;
+      if (!missingWorkerLogged) {
+        missingWorkerLogged = true;
+        this.log(`index workers: ${this.workerFile} not found; transcripts are summarized in the main thread`);
+      }
+    }
+  }
+
+  /** Whether tasks run in the main thread. */
+  get runsInline(): boolean {
+    return this.inline;
+  }
+
+  /** Live workers (started, not yet exited). */
+  get workers(): number {
+    return this.slots.length;
+  }
+
+  /** Summarizes one transcript; never rejects (a worker that stops mid-task fails that task). */
+  run(task: SummarizeTask): Promise<SummarizeOutcome> {
+    return this.submit({ id: this.nextId++, task });
+  }
+
+  /** Tests only: a task whose worker exits with `code` instead of running it (inline: fails at once). */
+  runExitingForTest(task: SummarizeTask, code: number): Promise<SummarizeOutcome> {
+    return this.submit({ id: this.nextId++, task, exitForTest: code });
+  }
+
+  /** Stops every worker; tasks not yet finished fail. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const unfinished = [...this.retries, ...this.queue.drain(), ...this.slots.flatMap((slot) => slot.inFlight)];
+    this.retries = [];
+    for (const slot of this.slots.splice(0)) {
+      slot.inFlight = [];
+      void slot.worker.terminate().catch(() => undefined);
+    }
+    for (const pending of unfinished) pending.resolve(failed('the session index was closed'));
+  }
+
+  private submit(request: WorkerRequest): Promise<SummarizeOutcome> {
+    if (this.disposed) return Promise.resolve(failed('the session index was closed'));
+    if (this.inline) return this.runInline(request);
+    return new Promise((resolve) => {
+      this.queue.push({ request, resolve });
+      this.pump();
+    });
+  }
+
+  private runInline(request: WorkerRequest): Promise<SummarizeOutcome> {
+    if (request.exitForTest !== undefined) return Promise.resolve(failed('no worker to exit (inline)'));
+    return summarizeTranscriptFile(request.task, this.files);
+  }
+
+  private nextPending(): Pending | undefined {
+    return this.retries.shift() ?? this.queue.shift();
+  }
+
+  /** Hands queued tasks to workers with room, starting workers up to `size`. */
+  private pump(): void {
+    while (!this.disposed && !this.inline && this.retries.length + this.queue.length > 0) {
+      const slot = this.slotWithRoom();
+      if (!slot) return;
+      const pending = this.nextPending()!;
+      if (slot.inFlight.push(pending) === 1) slot.worker.ref(); // busy: keep the process alive for the answer
+      slot.worker.postMessage(pending.request);
+    }
+    if (this.inline) this.drainInline();
+  }
+
+  private slotWithRoom(): Slot | undefined {
+    let best: Slot | undefined;
+    for (const slot of this.slots) if (slot.inFlight.length < this.tasksPerWorker && (!best || slot.inFlight.length < best.inFlight.length)) best = slot;
+    if (best && best.inFlight.length === 0) return best;
+    if (this.slots.length < this.size) return this.start() ?? best;
+    return best;
+  }
+
+  private start(): Slot | undefined {
+    let worker: Worker;
+    try {
+      worker = new Worker(this.workerFile);
+    } catch (error) {
+      this.startFailed(`cannot start an index worker: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+    worker.unref(); // an idle worker never keeps the process alive
+    const slot: Slot = { worker, inFlight: [], ready: false };
+    worker.on('message', (reply: WorkerReply) => this.received(slot, reply));
+    worker.on('error', (error: Error) => {
+      slot.failure = error.message;
+    });
+    worker.on('messageerror', (error: Error) => {
+      slot.failure = `unreadable message: ${error.message}`;
+      void worker.terminate().catch(() => undefined);
+    });
+    worker.on('exit', (code: number) => this.exited(slot, code));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private received(slot: Slot, reply: WorkerReply): void {
+    if (!('id' in reply)) {
+      slot.ready = true;
+      this.startFailures = 0;
+      return;
+    }
+    const index = slot.inFlight.findIndex((pending) => pending.request.id === reply.id);
+    if (index < 0) return;
+    const [pending] = slot.inFlight.splice(index, 1);
+    if (slot.inFlight.length === 0) slot.worker.unref();
+    pending.resolve(reply.outcome);
+    this.pump();
+  }
+
+  /** A worker stopped: the task it was running fails, the ones it had not started are retried. */
+  private exited(slot: Slot, code: number): void {
+    const at = this.slots.indexOf(slot);
+    if (at < 0) return; // disposed
+    this.slots.splice(at, 1);
+    const [running, ...notStarted] = slot.inFlight;
+    slot.inFlight = [];
+    if (!slot.ready) {
+      // It never started, so it ran none of them.
+      this.retries = [...(running ? [running] : []), ...notStarted, ...this.retries];
+      this.startFailed(`an index worker stopped before starting (exit code ${code}${slot.failure ? `: ${slot.failure}` : ''})`);
+    } else {
+      this.retries = [...notStarted, ...this.retries];
+      if (running) {
+        const why = slot.failure ?? `exit code ${code}`;
+        running.resolve(failed(`the index worker stopped while reading ${running.request.task.file} (${why})`));
+      }
+    }
+    this.pump();
+  }
+
+  private startFailed(message: string): void {
+    if (++this.startFailures < MAX_START_FAILURES || this.inline) return;
+    this.inline = true;
+    this.log(`${message}; transcripts are summarized in the main thread from now on`);
+  }
+
+  /** After switching to inline: runs what was waiting for a worker. */
+  private drainInline(): void {
+    const waiting = [...this.retries, ...this.queue.drain()];
+    this.retries = [];
+    for (const pending of waiting) void this.runInline(pending.request).then(pending.resolve);
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * One transcript's read + decode + fold for the index, as plain data both ways (a task in, an
+ * outcome out, both structured-clone safe) so it runs the same inline or in an index worker.
+ */
+import { SessionReadError } from '../../resolver/sessionStore';
+import type { SessionHeaderFields } from '../binding';
+import { initZstdSupport, SessionLogSummarizer, type SessionLogSummarizerJSON, type TranscriptEncoding } from '../log';
+import { fileIdentity, isAppendOf, nodeTranscriptFiles, type FileIdentity, type OpenTranscript, type TranscriptFiles } from '../transcriptFiles';
+import type { TranscriptSummary } from '../transcriptIndex';
+
+/** Header-problem wording, once. */
+export const HEADER_REASONS = {
+  incomplete: 'no complete header line or frame',
+  invalid: (message: string) => `invalid session header: ${message}`,
+  unreadable: 'cannot read transcript',
+} as const;
+
+/** A read failure as plain data: `SessionReadError`-shaped, plus the errno code of a file-system failure. */
+export interface TaskError {
+  reason: SessionReadError['reason'];
+  message: string;
+  /** `ENOENT` etc. when the file system refused. */
+  code?: string;
+}
+
+/** A decoder failure as a `SessionReadError`-shaped value. */
+export function readErrorOf(error: unknown): { reason: SessionReadError['reason']; message: string } {
+  if (error instanceof SessionReadError) return { reason: error.reason, message: error.message };
+  return { reason: 'corrupt', message: error instanceof Error ? error.message : String(error) };
+}
+
+/** A file-system (or worker) failure as a {@link TaskError}. */
+export function taskErrorOf(error: unknown): TaskError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const failure: TaskError = { reason: 'io', message: error instanceof Error ? error.message : String(error) };
+  if (typeof code === 'string') failure.code = code;
+  return failure;
+}
+
+/** What to summarize. */
+export interface SummarizeTask {
+  /** Absolute path of the transcript. */
+  file: string;
+  encoding: TranscriptEncoding;
+  /** The file version the previous summary describes. */
+  previous?: FileIdentity;
+  /**
+   * Saved state of the previous summary, given only when that summary may be resumed
+   * ({@link mayResume}): an append of `previous` then continues from it instead of from byte 0.
+   */
+  saved?: SessionLogSummarizerJSON;
+}
+
+/** What a summarization found. */
+export type SummarizeOutcome =
+  | {
+      kind: 'summary';
+      /** The opened file's identity (its size as stat'ed when opened). */
+      opened: FileIdentity;
+      /** Bytes read: less than `opened.size` when the file shrank while being read. */
+      position: number;
+      /** Whether `saved` was resumed (else the file was read from byte 0). */
+      resumed: boolean;
+      /** Interpreted by the index's damage policy; the path binding is the caller's to check. */
+      summary: TranscriptSummary;
+      /** State to resume from after the next append, when the summary may be resumed. */
+      saved?: SessionLogSummarizerJSON;
+    }
+  /** The file could not be opened or read. */
+  | { kind: 'failed'; error: TaskError };
+
+/**
+ * Whether a summary may be continued by an append: damage is sticky (a damaged log is re-read
+ * from scratch), and a header that is not yet complete may still complete.
+ */
+export function mayResume(summary: TranscriptSummary): boolean {
+  if (summary.bodyError !== undefined) return false;
+  return summary.header !== undefined || summary.headerProblem === HEADER_REASONS.incomplete;
+}
+
+/** Read granularity: small enough to keep each synchronous decoding slice short. */
+const READ_CHUNK_BYTES = 256 * 1024;
+
+type RawSummary = ReturnType<SessionLogSummarizer['summary']>;
+
+function headerFields(header: NonNullable<RawSummary['header']>): SessionHeaderFields {
+  const fields: SessionHeaderFields = { id: header.id, createdAt: header.createdAt };
+  if (header.cwd !== undefined) fields.cwd = header.cwd;
+  return fields;
+}
+
+/** The summarizer's answer, with a decoding failure it threw (rather than recorded) folded in. */
+function summaryOf(summarizer: SessionLogSummarizer, thrown: unknown): RawSummary | { error: unknown } {
+  try {
+    const raw = summarizer.summary();
+    return thrown !== undefined && raw.error === undefined ? { ...raw, error: thrown } : raw;
+  } catch (error) {
+    return { error: thrown ?? error };
+  }
+}
+
+/** Interprets the summarizer's answer by our damage policy. */
+function interpret(raw: RawSummary | { error: unknown }): TranscriptSummary {
+  const base = { capturedThroughSeq: null, eventCount: 0 };
+  if (!('header' in raw) || raw.header === undefined) {
+    // Without a header, an error is header-level damage; no error means the header is still incomplete.
+    return raw.error === undefined
+      ? { ...base, headerProblem: HEADER_REASONS.incomplete }
+      : { ...base, headerProblem: HEADER_REASONS.invalid(readErrorOf(raw.error).message) };
+  }
+  const summary: TranscriptSummary = {
+    header: headerFields(raw.header),
+    capturedThroughSeq: raw.capturedThroughSeq,
+    surfaceCounts: raw.surfaceCounts,
+    eventCount: raw.eventCount,
+  };
+  if (raw.error !== undefined) summary.bodyError = readErrorOf(raw.error);
+  else if (raw.title !== undefined) summary.title = raw.title;
+  return summary;
+}
+
+/** A summarizer to continue from `task.saved`, when the opened file is an append of `task.previous`. */
+function resumedSummarizer(task: SummarizeTask, opened: FileIdentity): SessionLogSummarizer | undefined {
+  if (task.saved === undefined || task.previous === undefined || !isAppendOf(task.previous, opened)) return undefined;
+  try {
+    return SessionLogSummarizer.fromJSON(task.saved);
+  } catch {
+    return undefined; // an unusable saved state only costs a full read
+  }
+}
+
+/** Reads `file` from where `summarizer` stopped to the opened size; a decoding failure ends the read. */
+async function readInto(handle: OpenTranscript, summarizer: SessionLogSummarizer, size: number): Promise<{ position: number; decodeError: unknown }> {
+  let position = summarizer.consumedBytes;
+  let decodeError: unknown;
+  // One buffer per read: the summarizer copies whatever it keeps of a push.
+  const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, Math.max(0, size - position)));
+  while (position < size && decodeError === undefined) {
+    const length = Math.min(buffer.length, size - position);
+    const { bytesRead } = await handle.read(buffer, 0, length, position);
+    if (bytesRead === 0) break; // the file shrank while being read; the next refresh starts over
+    try {
+      summarizer.push(buffer.subarray(0, bytesRead));
+    } catch (error) {
+      decodeError = error;
+    }
+    position += bytesRead;
+  }
+  return { position, decodeError };
+}
+
+/**
+ * Summarizes one transcript: opens it (never following a link), reads it from byte 0 or, for an
+ * append, from the saved state, and folds it. Never throws: a failure to open or read is a
+ * `failed` outcome, damage in the bytes is part of the summary.
+ */
+export async function summarizeTranscriptFile(task: SummarizeTask, files: TranscriptFiles = nodeTranscriptFiles): Promise<SummarizeOutcome> {
+  let handle: OpenTranscript;
+  try {
+    if (task.encoding === 'zstd') await initZstdSupport();
+    handle = await files.open(task.file);
+  } catch (error) {
+    return { kind: 'failed', error: taskErrorOf(error) };
+  }
+  try {
+    const opened = fileIdentity(await handle.stat());
+    const resumed = resumedSummarizer(task, opened);
+    const summarizer = resumed ?? new SessionLogSummarizer(task.encoding);
+    const { position, decodeError } = await readInto(handle, summarizer, opened.size);
+    const summary = interpret(summaryOf(summarizer, decodeError));
+    const outcome: SummarizeOutcome = { kind: 'summary', opened, position, resumed: resumed !== undefined, summary };
+    if (mayResume(summary)) outcome.saved = summarizer.toJSON();
+    return outcome;
+  } catch (error) {
+    return { kind: 'failed', error: taskErrorOf(error) };
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}

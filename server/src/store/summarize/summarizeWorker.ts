@@ -1,0 +1,50 @@
+/**
+ * The index worker's entry (run by `worker_threads`, see pool.ts): summarizes the transcripts it
+ * is sent, one at a time in arrival order, and posts each outcome back with the task's id.
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import type { TranscriptFiles } from '../transcriptFiles';
+import { summarizeTranscriptFile, taskErrorOf, type SummarizeOutcome } from './summarizeFile';
+import type { WorkerReply, WorkerRequest } from './protocol';
+
+// As the main thread's file access: read-only, never following a link in the last component.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * Synchronous reads: a worker has nothing else to do meanwhile, and a blocking read avoids a
+ * round trip through libuv's small thread pool (which the main thread's file access shares).
+ */
+const blockingFiles: TranscriptFiles = {
+  lstat: async (file) => lstatSync(file),
+  stat: async (file) => statSync(file),
+  async open(file) {
+    const fd = openSync(file, OPEN_FLAGS);
+    return {
+      stat: async () => fstatSync(fd),
+      read: async (buffer, offset, length, position) => ({ bytesRead: readSync(fd, buffer, offset, length, position) }),
+      readFile: async () => readFileSync(fd),
+      close: async () => closeSync(fd),
+    };
+  },
+};
+
+const port = parentPort;
+if (!port) throw new Error('summarizeWorker.js runs only as a worker thread');
+
+let previous: Promise<unknown> = Promise.resolve();
+
+port.on('message', (request: WorkerRequest) => {
+  // Tasks run strictly one after another, so the pool knows which one a crash interrupted.
+  previous = previous.then(async () => {
+    if (request.exitForTest !== undefined) process.exit(request.exitForTest);
+    let outcome: SummarizeOutcome;
+    try {
+      outcome = await summarizeTranscriptFile(request.task, blockingFiles);
+    } catch (error) {
+      outcome = { kind: 'failed', error: taskErrorOf(error) };
+    }
+    port.postMessage({ id: request.id, outcome } satisfies WorkerReply);
+  });
+});
+port.postMessage({ ready: true } satisfies WorkerReply);
