@@ -1,6 +1,7 @@
 /** RESULTS.md: the machine, each figure, each ratio, and every budget with its verdict. */
 import os from 'node:os';
 import type { MachineInfo } from './machine';
+import type { LatencyFigure } from './server/measure';
 import type { SizeResult } from './sizeRun';
 
 const ms = (value: number | undefined): string => (value === undefined || Number.isNaN(value) ? 'n/a' : value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(2)} ms`);
@@ -27,16 +28,26 @@ export function checkBudgets(results: readonly SizeResult[]): BudgetLine[] {
   for (const [n, limit] of [[10_000, 10], [100_000, 25]] as const) {
     const r = at(n);
     if (!r) continue;
-    const worst = r.latency?.reduce<{ kind: string; p95: number; source: string } | undefined>((acc, f) => {
-      const p95 = f.server?.p95 ?? f.roundTrip.p95;
-      const source = f.server ? 'server side' : 'round trip';
-      return acc === undefined || p95 > acc.p95 ? { kind: f.kind, p95, source } : acc;
-    }, undefined);
-    lines.push({
-      budget: `warm completion p95 ≤ ${limit} ms at ${count(n)} (every query kind)`,
-      measured: worst ? `worst ${ms(worst.p95)} (${worst.kind}, ${worst.source})` : 'n/a',
-      verdict: verdict(worst && worst.p95 <= limit, () => worst ? `${ms(worst.p95 - limit)} over, ${ratio(worst.p95 / limit)} the budget` : ''),
-    });
+    // The issue states the budget server side; benchmarks.md counts the round trip: both get a verdict.
+    const sides = [
+      { name: 'server side', p95: (f: LatencyFigure) => f.server?.p95 },
+      { name: 'round trip', p95: (f: LatencyFigure) => f.roundTrip.p95 },
+    ];
+    for (const side of sides) {
+      let worst: { kind: string; p95: number } | undefined;
+      let unmeasured = r.latency === undefined || r.latency.length === 0;
+      for (const f of r.latency ?? []) {
+        const p95 = side.p95(f);
+        if (p95 === undefined) unmeasured = true;
+        else if (worst === undefined || p95 > worst.p95) worst = { kind: f.kind, p95 };
+      }
+      const measured = unmeasured ? undefined : worst;
+      lines.push({
+        budget: `warm completion p95 ≤ ${limit} ms at ${count(n)}, ${side.name} (every query kind)`,
+        measured: measured ? `worst ${ms(measured.p95)} (${measured.kind})` : 'n/a',
+        verdict: verdict(measured && measured.p95 <= limit, () => (measured ? `${ms(measured.p95 - limit)} over, ${ratio(measured.p95 / limit)} the budget` : '')),
+      });
+    }
   }
   const ten = at(10_000);
   if (ten) {
@@ -124,7 +135,10 @@ export function renderResults(machine: MachineInfo, results: readonly SizeResult
   out.push('|---|---|---|');
   for (const line of checkBudgets(results)) out.push(`| ${line.budget} | ${line.measured} | ${line.verdict} |`);
   out.push('');
-  out.push('Latency budgets are checked on the server-side time when the server reports it, else on the round trip (which includes it).');
+  out.push(
+    "Latency budgets get two verdicts: on the server's own time (from the request's arrival in its handler to its answer, " +
+      'without reading and writing the message) and on the round trip the client sees (which includes it).',
+  );
   out.push('');
   for (const r of results) out.push(...renderSize(r));
   return out.join('\n') + '\n';

@@ -246,13 +246,20 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }
   });
 
-  onCheckedRequest(connection, 'textDocument/completion', COMPLETION_PARAMS, (params, token) =>
-    answer(token, async (signal) => {
-      const document = documents.get(params.textDocument.uri);
-      if (document === undefined) return { isIncomplete: false, items: [] };
-      return provideMentionCompletion(document, params.position, workspace, signal);
-    }),
-  );
+  onCheckedRequest(connection, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
+    const started = performance.now();
+    try {
+      return await answer(token, async (signal) => {
+        const document = documents.get(params.textDocument.uri);
+        if (document === undefined) return { isIncomplete: false, items: [] };
+        return provideMentionCompletion(document, params.position, workspace, signal);
+      });
+    } finally {
+      // The server's own time per keystroke; the tracer sends nothing unless the client set trace on. Sent
+      // before the answer, so a client pairs it with the request it has just made.
+      connection.tracer.log(`textDocument/completion took ${(performance.now() - started).toFixed(3)} ms`);
+    }
+  });
 
   onCheckedRequest(connection, 'completionItem/resolve', COMPLETION_ITEM, (item, token) =>
     answer(token, (signal) =>

@@ -81,6 +81,7 @@ export interface LatencyFigure {
 }
 
 const DOCUMENT_URI = 'file:///dsh-bench/prompt.md';
+const COMPLETION = 'textDocument/completion';
 
 /**
  * Round-trip latency of `textDocument/completion` at the end of `@<query>` lines of an open
@@ -94,7 +95,7 @@ export async function measureCompletion(server: RunningServer, queries: Record<Q
   });
   const complete = async (line: number, query: string): Promise<{ ms: number; items: number; incomplete: boolean }> => {
     const started = performance.now();
-    const result = (await server.connection.sendRequest('textDocument/completion', {
+    const result = (await server.connection.sendRequest(COMPLETION, {
       textDocument: { uri: DOCUMENT_URI },
       position: { line, character: 1 + query.length },
       context: { triggerKind: query === '' ? 2 : 1, triggerCharacter: query === '' ? '@' : undefined },
@@ -108,24 +109,28 @@ export async function measureCompletion(server: RunningServer, queries: Record<Q
   for (const kind of QUERY_KINDS) {
     const rows = lines.map((l, i) => ({ ...l, line: i })).filter((l) => l.kind === kind);
     for (let i = 0; i < warmup; i++) await complete(rows[i % rows.length].line, rows[i % rows.length].query);
-    server.takeServerTimes();
+    server.takeServerTimes(COMPLETION);
     const roundTrips: number[] = [];
     const serverTimes: number[] = [];
     let items = 0;
     let incomplete = 0;
+    let unpaired = 0;
     for (let i = 0; i < count; i++) {
       const row = rows[(warmup + i) % rows.length];
       const answer = await complete(row.line, row.query);
       roundTrips.push(answer.ms);
-      const reported = server.takeServerTimes();
-      if (reported.length > 0) serverTimes.push(reported[reported.length - 1]);
+      // Requests go one at a time and the server's line comes before its answer: exactly one belongs to this request.
+      const reported = server.takeServerTimes(COMPLETION);
+      if (reported.length === 1) serverTimes.push(reported[0]);
+      else unpaired += 1;
       items += answer.items;
       if (answer.incomplete) incomplete += 1;
     }
     figures.push({
       kind,
       roundTrip: percentiles(roundTrips),
-      server: serverTimes.length === count ? percentiles(serverTimes) : undefined,
+      // Only when every request had its own figure (else they could not be told apart).
+      server: unpaired === 0 ? percentiles(serverTimes) : undefined,
       meanItems: items / count,
       incompleteShare: incomplete / count,
     });

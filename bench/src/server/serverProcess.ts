@@ -37,8 +37,11 @@ export interface RunningServer {
   readonly activeProgress: ReadonlySet<string | number>;
   /** Resolves at the next progress `end` (or after `ms`), whichever is first. */
   nextProgressEnd(ms: number): Promise<void>;
-  /** Server-reported durations from `$/logTrace` lines like `… took 1.23 ms`, drained by the caller. */
-  takeServerTimes(): number[];
+  /**
+   * Server-reported durations of `method` from `$/logTrace` lines `<method> took 1.23 ms` (the server sends
+   * one just before each answer, and only because initialize sets `trace`), drained by the caller.
+   */
+  takeServerTimes(method: string): number[];
   /** Peak resident set (VmHWM) in bytes, read from /proc while the process lives. */
   peakRssBytes(): number | undefined;
   /** Current resident set (VmRSS) in bytes. */
@@ -75,7 +78,7 @@ export async function startServer(launch: ServerLaunch): Promise<RunningServer> 
 
   const activeProgress = new Set<string | number>();
   let progressWaiters: (() => void)[] = [];
-  let serverTimes: number[] = [];
+  let serverTimes: { method: string; ms: number }[] = [];
   let peak: number | undefined;
 
   connection.onRequest('window/workDoneProgress/create', () => null);
@@ -94,8 +97,8 @@ export async function startServer(launch: ServerLaunch): Promise<RunningServer> 
     }
   });
   connection.onNotification('$/logTrace', (params: { message: string }) => {
-    const match = / took ([\d.]+) ?ms/.exec(params.message);
-    if (match) serverTimes.push(Number(match[1]));
+    const match = /^(\S+) took ([\d.]+) ?ms$/.exec(params.message);
+    if (match) serverTimes.push({ method: match[1], ms: Number(match[2]) });
   });
   connection.onNotification('window/logMessage', (params: { message: string }) => void log.write(`[logMessage] ${params.message}\n`));
   connection.onNotification('window/showMessage', (params: { message: string }) => void log.write(`[showMessage] ${params.message}\n`));
@@ -146,8 +149,8 @@ export async function startServer(launch: ServerLaunch): Promise<RunningServer> 
           resolve();
         });
       }),
-    takeServerTimes: () => {
-      const taken = serverTimes;
+    takeServerTimes: (method) => {
+      const taken = serverTimes.filter((time) => time.method === method).map((time) => time.ms);
       serverTimes = [];
       return taken;
     },
