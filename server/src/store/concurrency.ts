@@ -1,9 +1,49 @@
+/**
+ * A first-in-first-out queue with O(1) push and shift: `Array#shift` moves every element, which
+ * makes draining 100,000 queued refreshes quadratic.
+ */
+export class FifoQueue<T> {
+  private items: Array<T | undefined> = [];
+  private head = 0;
+
+  /** Items waiting. */
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  /** Appends an item. */
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  /** Removes and returns the oldest item. */
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined;
+    // Compact once the consumed prefix dominates, so memory follows what is still queued.
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+}
+
 /** Runs at most `limit` async tasks at once, the rest queued in arrival order. */
 export class ConcurrencyLimit {
   private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting = new FifoQueue<() => void>();
 
   constructor(private readonly limit: number) {}
+
+  /** Tasks waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
 
   /** Runs `task` when a slot is free. */
   async run<T>(task: () => Promise<T>): Promise<T> {
@@ -18,6 +58,30 @@ export class ConcurrencyLimit {
       else this.active--;
     }
   }
+}
+
+/**
+ * Calls `work` for every item with at most `workers` calls in flight: a fixed set of workers
+ * pulls from the iterator, so a long list never becomes a long list of pending promises.
+ * Resolves when every call settled; a rejected call is reported to `onError` and skipped.
+ */
+export async function forEachConcurrently<T>(
+  items: Iterable<T>,
+  workers: number,
+  work: (item: T) => Promise<unknown>,
+  onError: (error: unknown) => void = () => undefined,
+): Promise<void> {
+  const iterator = items[Symbol.iterator]();
+  const worker = async (): Promise<void> => {
+    for (let next = iterator.next(); !next.done; next = iterator.next()) {
+      try {
+        await work(next.value);
+      } catch (error) {
+        onError(error);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, workers) }, worker));
 }
 
 /** Rejects with the signal's reason when it is aborted (checked between awaits). */

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { ConcurrencyLimit, FifoQueue, forEachConcurrently } from './concurrency';
+
+/** A promise settled from outside. */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('FifoQueue', () => {
+  it('keeps arrival order across compactions, interleaving pushes and shifts', () => {
+    const queue = new FifoQueue<number>();
+    const out: number[] = [];
+    let next = 0;
+    for (let round = 0; round < 50; round++) {
+      for (let i = 0; i < 100; i++) queue.push(next++);
+      for (let i = 0; i < 70; i++) out.push(queue.shift() as number);
+    }
+    expect(queue.length).toBe(50 * 30);
+    while (queue.length > 0) out.push(queue.shift() as number);
+    expect(out).toEqual(Array.from({ length: next }, (_, i) => i));
+    expect(queue.shift()).toBeUndefined();
+    queue.push(-1);
+    expect(queue.shift()).toBe(-1);
+  });
+});
+
+describe('ConcurrencyLimit', () => {
+  it('runs thousands of waiters in arrival order, never more than the limit at once', async () => {
+    const limit = new ConcurrencyLimit(3);
+    const started: number[] = [];
+    let active = 0;
+    let maxActive = 0;
+    const gates = Array.from({ length: 5000 }, deferred);
+    const runs = gates.map((gate, i) =>
+      limit.run(async () => {
+        started.push(i);
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await gate.promise;
+        active--;
+        return i;
+      }),
+    );
+    await Promise.resolve();
+    expect(limit.queued).toBe(5000 - 3);
+    // Each release hands its slot to the oldest waiter.
+    for (let i = 0; i < gates.length; i++) {
+      gates[i].resolve();
+      await runs[i];
+    }
+    expect(await Promise.all(runs)).toEqual(gates.map((_, i) => i));
+    expect(started).toEqual(gates.map((_, i) => i));
+    expect(maxActive).toBe(3);
+    expect(limit.queued).toBe(0);
+  });
+
+  it('frees the slot of a task that throws', async () => {
+    const limit = new ConcurrencyLimit(1);
+    await expect(limit.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(limit.run(async () => 'after')).resolves.toBe('after');
+  });
+});
+
+describe('forEachConcurrently', () => {
+  it('visits every item once with at most `workers` calls in flight, reporting failures', async () => {
+    const seen: number[] = [];
+    const errors: unknown[] = [];
+    let active = 0;
+    let maxActive = 0;
+    await forEachConcurrently(
+      Array.from({ length: 1000 }, (_, i) => i),
+      4,
+      async (item) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await new Promise((r) => setImmediate(r));
+        active--;
+        if (item % 250 === 0) throw new Error(`item ${item}`);
+        seen.push(item);
+      },
+      (error) => errors.push(error),
+    );
+    expect(maxActive).toBe(4);
+    expect(seen.length + errors.length).toBe(1000);
+    expect(new Set(seen).size).toBe(996);
+    expect(errors.map((e) => (e as Error).message).sort()).toEqual(['item 0', 'item 250', 'item 500', 'item 750']);
+  });
+
+  it('pulls items lazily, so nothing is taken before a worker is free', async () => {
+    let taken = 0;
+    function* items(): Generator<number> {
+      for (let i = 0; i < 10; i++) {
+        taken++;
+        yield i;
+      }
+    }
+    const gate = deferred();
+    const done = forEachConcurrently(items(), 2, () => gate.promise);
+    await Promise.resolve();
+    expect(taken).toBe(2);
+    gate.resolve();
+    await done;
+    expect(taken).toBe(10);
+  });
+});
