@@ -6,74 +6,6 @@ export function candidateLabel(summary: StoredSessionSummary): string {
   return typeof summary.title === 'string' ? summary.title : summary.id;
 }
 
-interface SearchKeys {
-  summary: StoredSessionSummary;
-  id: string;
-  cwd: string | undefined;
-  title: string | undefined;
-  /** The lower-cased id, cwd and label joined by NUL: one `includes` answers for all three. */
-  haystack: string;
-  lowerId: string;
-  lowerCwd: string | undefined;
-  lowerLabel: string;
-}
-
-const FIELD_SEPARATOR = '\u0000';
-
-// Candidate listing runs on every keystroke over possibly 100,000 sessions, so lower-casing happens once:
-// keys are cached per summary object (a store that changes one session keeps the other objects), and per
-// listing array, whose index lookup is much cheaper than 100,000 WeakMap lookups when the store returns
-// the same array again. A summary changed in place is noticed and re-keyed.
-const keysBySummary = new WeakMap<StoredSessionSummary, SearchKeys>();
-const keysByListing = new WeakMap<readonly StoredSessionSummary[], Array<SearchKeys | undefined>>();
-
-const isCurrent = (keys: SearchKeys | undefined, summary: StoredSessionSummary): keys is SearchKeys =>
-  keys !== undefined && keys.summary === summary && keys.id === summary.id && keys.cwd === summary.cwd && keys.title === summary.title;
-
-function searchKeys(summary: StoredSessionSummary): SearchKeys {
-  const cached = keysBySummary.get(summary);
-  if (isCurrent(cached, summary)) return cached;
-  const lowerId = summary.id.toLocaleLowerCase();
-  const lowerCwd = summary.cwd?.toLocaleLowerCase();
-  const lowerLabel = candidateLabel(summary).toLocaleLowerCase();
-  const keys: SearchKeys = {
-    summary,
-    id: summary.id,
-    cwd: summary.cwd,
-    title: summary.title,
-    haystack: [lowerId, lowerCwd ?? '', lowerLabel].join(FIELD_SEPARATOR),
-    lowerId,
-    lowerCwd,
-    lowerLabel,
-  };
-  keysBySummary.set(summary, keys);
-  return keys;
-}
-
-/**
- * dsh's query rule as a predicate over the listing's positions: id, cwd or label contains the query,
- * `toLocaleLowerCase()` on both sides, no trimming; message bodies are never searched.
- */
-function queryMatcher(sessions: readonly StoredSessionSummary[], query: string): (index: number) => boolean {
-  const needle = query.toLocaleLowerCase();
-  if (needle === '') return () => true;
-  let listingKeys = keysByListing.get(sessions);
-  if (listingKeys === undefined) {
-    listingKeys = new Array<SearchKeys | undefined>(sessions.length);
-    keysByListing.set(sessions, listingKeys);
-  }
-  const keysAt = listingKeys;
-  // A needle without NUL can only match the joined haystack inside one field.
-  const spansFields = needle.includes(FIELD_SEPARATOR);
-  return (index) => {
-    const summary = sessions[index]!;
-    let keys = keysAt[index];
-    if (!isCurrent(keys, summary)) keys = keysAt[index] = searchKeys(summary);
-    if (!spansFields) return keys.haystack.includes(needle);
-    return keys.lowerId.includes(needle) || keys.lowerCwd?.includes(needle) === true || keys.lowerLabel.includes(needle);
-  };
-}
-
 /** The row a client sees: exactly `sessionId, label, cwd?, createdAt`, `cwd` absent when unknown. */
 export function toCandidate(summary: StoredSessionSummary): SessionReferenceCandidate {
   const label = candidateLabel(summary);
@@ -82,11 +14,244 @@ export function toCandidate(summary: StoredSessionSummary): SessionReferenceCand
     : { sessionId: summary.id, label, cwd: summary.cwd, createdAt: summary.createdAt };
 }
 
+// Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,
+// lower-cased haystacks that native `indexOf` searches: a session's segment is its lower-cased id, then (when
+// it has a title) its lower-cased label, each followed by SEPARATOR. A needle without SEPARATOR can only match
+// inside one field, so a hit is a field match; a needle with it falls back to per-field checks. The cwd is
+// not in the segments: sessions are grouped by cwd, and a cwd is matched once per group.
+
+const SEPARATOR = '\u0000';
+
+/** The sessions sharing one cwd (or having none), with their own haystack, in store order. */
+interface CwdGroup {
+  /** The lower-cased cwd; undefined for the group of sessions without a cwd. */
+  lowerCwd: string | undefined;
+  /** The members' segments, concatenated. */
+  haystack: string;
+  /** Where each member's segment starts in `haystack`. */
+  starts: Int32Array;
+  /** Each member's position in the listing. */
+  members: Int32Array;
+}
+
+/** Everything a query needs about one listing array. */
+interface ListingIndex {
+  /** Every session's segment, in store order. */
+  haystack: string;
+  /** Where each session's segment starts in `haystack`. */
+  starts: Int32Array;
+  /** Length of each session's lower-cased id (its segment's first field). */
+  idLengths: Int32Array;
+  /** The group of each session. */
+  groupOf: Int32Array;
+  groups: CwdGroup[];
+  groupByCwd: Map<string, number>;
+  /** The group of the sessions without a cwd, or -1. */
+  noCwdGroup: number;
+}
+
+// The store hands out the same frozen array (of frozen summaries) until something changes, so an index
+// keyed by that array stays right for as long as the array lives. An array that could change in place is
+// indexed afresh on each call.
+const indexByListing = new WeakMap<readonly StoredSessionSummary[], ListingIndex>();
+
+function listingIndex(sessions: readonly StoredSessionSummary[]): ListingIndex {
+  const cached = indexByListing.get(sessions);
+  if (cached !== undefined) return cached;
+  const { index, immutable } = buildIndex(sessions);
+  if (immutable) indexByListing.set(sessions, index);
+  return index;
+}
+
+function buildIndex(sessions: readonly StoredSessionSummary[]): { index: ListingIndex; immutable: boolean } {
+  const n = sessions.length;
+  let immutable = Object.isFrozen(sessions);
+  const segments = new Array<string>(n);
+  const starts = new Int32Array(n);
+  const idLengths = new Int32Array(n);
+  const groupOf = new Int32Array(n);
+  const groupByCwd = new Map<string, number>();
+  const groupMembers: number[][] = [];
+  const groupCwds: Array<string | undefined> = [];
+  let noCwdGroup = -1;
+  let offset = 0;
+  for (let i = 0; i < n; i++) {
+    const summary = sessions[i]!;
+    if (immutable && !Object.isFrozen(summary)) immutable = false;
+    // Each field lower-cased on its own, exactly as dsh does (lower-casing can change lengths and look at
+    // neighbouring characters, so the joined string would not do).
+    const lowerId = summary.id.toLocaleLowerCase();
+    const segment =
+      typeof summary.title === 'string' ? lowerId + SEPARATOR + summary.title.toLocaleLowerCase() + SEPARATOR : lowerId + SEPARATOR;
+    segments[i] = segment;
+    starts[i] = offset;
+    idLengths[i] = lowerId.length;
+    offset += segment.length;
+    let group: number;
+    if (summary.cwd === undefined) {
+      if (noCwdGroup < 0) {
+        noCwdGroup = groupMembers.length;
+        groupMembers.push([]);
+        groupCwds.push(undefined);
+      }
+      group = noCwdGroup;
+    } else {
+      let known = groupByCwd.get(summary.cwd);
+      if (known === undefined) {
+        known = groupMembers.length;
+        groupByCwd.set(summary.cwd, known);
+        groupMembers.push([]);
+        groupCwds.push(summary.cwd);
+      }
+      group = known;
+    }
+    groupOf[i] = group;
+    groupMembers[group]!.push(i);
+  }
+  const groups = groupMembers.map((members, group): CwdGroup => {
+    const groupStarts = new Int32Array(members.length);
+    let at = 0;
+    for (let m = 0; m < members.length; m++) {
+      groupStarts[m] = at;
+      at += segments[members[m]!]!.length;
+    }
+    return {
+      lowerCwd: groupCwds[group]?.toLocaleLowerCase(),
+      haystack: members.map((position) => segments[position]!).join(''),
+      starts: groupStarts,
+      members: Int32Array.from(members),
+    };
+  });
+  const index = { haystack: segments.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup };
+  return { index, immutable };
+}
+
+/** The segment holding offset `at`: the last start ≤ `at`. */
+function segmentAt(starts: Int32Array, at: number): number {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >>> 1;
+    if (starts[middle]! <= at) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/** Whether the id or label segment at `start` (id length `idLength`, ending at `end`) contains `needle`. */
+function segmentContains(haystack: string, start: number, end: number, idLength: number, needle: string): boolean {
+  const lowerId = haystack.slice(start, start + idLength);
+  if (lowerId.includes(needle)) return true;
+  // A segment longer than id + separator holds a label; otherwise the label is the id.
+  return end - start > idLength + 1 && haystack.slice(start + idLength + 1, end - 1).includes(needle);
+}
+
+/** Collects one rank's matches in store order, up to its room; the target session is never taken. */
+class Bucket {
+  readonly positions: number[] = [];
+  constructor(
+    private readonly sessions: readonly StoredSessionSummary[],
+    private readonly targetId: string | undefined,
+    private readonly room: number,
+  ) {}
+
+  get full(): boolean {
+    return this.positions.length >= this.room;
+  }
+
+  /** Take the session at `position`; true once the bucket is full. */
+  take(position: number): boolean {
+    if (this.targetId === undefined || this.sessions[position]!.id !== this.targetId) this.positions.push(position);
+    return this.full;
+  }
+}
+
+/** Fill `bucket` with the matching members of one cwd group, in store order. */
+function collectGroup(index: ListingIndex, group: CwdGroup, needle: string, bucket: Bucket): void {
+  if (bucket.full) return;
+  const { members } = group;
+  if (needle === '' || group.lowerCwd?.includes(needle) === true) {
+    for (let m = 0; m < members.length; m++) if (bucket.take(members[m]!)) return;
+    return;
+  }
+  if (needle.includes(SEPARATOR)) {
+    for (let m = 0; m < members.length; m++) {
+      const position = members[m]!;
+      const end = position + 1 < index.starts.length ? index.starts[position + 1]! : index.haystack.length;
+      if (segmentContains(index.haystack, index.starts[position]!, end, index.idLengths[position]!, needle) && bucket.take(position)) return;
+    }
+    return;
+  }
+  const { haystack, starts } = group;
+  let hit = haystack.indexOf(needle);
+  while (hit >= 0) {
+    const m = segmentAt(starts, hit);
+    if (bucket.take(members[m]!) || m + 1 >= members.length) return;
+    hit = haystack.indexOf(needle, starts[m + 1]!);
+  }
+}
+
+/** Fill `bucket` with the matching sessions of every group but `excluded` ones, in store order. */
+function collectOthers(index: ListingIndex, needle: string, excluded: ReadonlySet<number>, bucket: Bucket): void {
+  if (bucket.full) return;
+  const { groups, groupOf, haystack, starts, idLengths } = index;
+  const n = starts.length;
+  // A group whose cwd matches has every member matching.
+  const wholeGroup = new Uint8Array(groups.length);
+  let anyWholeGroup = false;
+  for (let g = 0; g < groups.length; g++) {
+    if (excluded.has(g)) continue;
+    if (needle === '' || groups[g]!.lowerCwd?.includes(needle) === true) {
+      wholeGroup[g] = 1;
+      anyWholeGroup = true;
+    }
+  }
+  if (needle === '') {
+    for (let i = 0; i < n; i++) if (wholeGroup[groupOf[i]!] === 1 && bucket.take(i)) return;
+    return;
+  }
+  if (needle.includes(SEPARATOR)) {
+    for (let i = 0; i < n; i++) {
+      const group = groupOf[i]!;
+      if (excluded.has(group)) continue;
+      const end = i + 1 < n ? starts[i + 1]! : haystack.length;
+      if ((wholeGroup[group] === 1 || segmentContains(haystack, starts[i]!, end, idLengths[i]!, needle)) && bucket.take(i)) return;
+    }
+    return;
+  }
+  // The next session at or after `from` whose id or label holds the needle (n when none).
+  const nextHit = (from: number): number => {
+    if (from >= n) return n;
+    const at = haystack.indexOf(needle, starts[from]!);
+    return at < 0 ? n : segmentAt(starts, at);
+  };
+  let hit = nextHit(0);
+  if (!anyWholeGroup) {
+    // Only id/label hits: jump from one to the next.
+    while (hit < n) {
+      if (!excluded.has(groupOf[hit]!) && bucket.take(hit)) return;
+      hit = nextHit(hit + 1);
+    }
+    return;
+  }
+  for (let i = 0; i < n; i++) {
+    const group = groupOf[i]!;
+    let matches = wholeGroup[group] === 1;
+    if (i === hit) {
+      matches ||= !excluded.has(group);
+      hit = nextHit(i + 1);
+    }
+    if (matches && bucket.take(i)) return;
+  }
+}
+
 /**
  * Select candidates from the store's listing (session-reference.md §6 steps 2–6): drop the target, keep
- * query matches, rank same cwd, then no cwd, then the rest (stable, store order), cut to `limit`.
- * As in dsh, sessions without a cwd still come before the others when the target cwd is unknown
- * (nothing is "same" then); dsh compatibility wins over a prettier order.
+ * query matches (id, cwd or label contains the query, `toLocaleLowerCase()` on both sides, no trimming;
+ * message bodies are never searched), rank same cwd, then no cwd, then the rest (stable, store order),
+ * cut to `limit`. As in dsh, sessions without a cwd still come before the others when the target cwd is
+ * unknown (nothing is "same" then); dsh compatibility wins over a prettier order. Each rank is searched
+ * only until the limit is reached.
  */
 export function selectCandidates(
   sessions: readonly StoredSessionSummary[],
@@ -94,20 +259,25 @@ export function selectCandidates(
   query: string,
   limit: number,
 ): SessionReferenceCandidate[] {
+  const index = listingIndex(sessions);
+  const needle = query.toLocaleLowerCase();
   const targetId = target?.sessionId;
   const targetCwd = target?.cwd;
-  const matches = queryMatcher(sessions, query);
-  // Three stable buckets (same cwd, no cwd, other); each needs at most `limit` entries.
-  const buckets: StoredSessionSummary[][] = [[], [], []];
-  for (let index = 0; index < sessions.length; index++) {
-    const summary = sessions[index]!;
-    if (targetId !== undefined && summary.id === targetId) continue;
-    if (!matches(index)) continue;
-    const rank = targetCwd !== undefined && summary.cwd === targetCwd ? 0 : summary.cwd === undefined ? 1 : 2;
-    const bucket = buckets[rank]!;
-    if (bucket.length < limit) bucket.push(summary);
-    // Nothing later can outrank a full first bucket.
-    if (buckets[0]!.length >= limit) break;
+  const sameCwdGroup = targetCwd === undefined ? -1 : (index.groupByCwd.get(targetCwd) ?? -1);
+  const excluded = new Set<number>();
+  const candidates: SessionReferenceCandidate[] = [];
+  const add = (bucket: Bucket): void => {
+    for (const position of bucket.positions) candidates.push(toCandidate(sessions[position]!));
+  };
+  for (const group of [sameCwdGroup, index.noCwdGroup]) {
+    if (group < 0) continue;
+    excluded.add(group);
+    const bucket = new Bucket(sessions, targetId, limit - candidates.length);
+    collectGroup(index, index.groups[group]!, needle, bucket);
+    add(bucket);
   }
-  return buckets.flat().slice(0, limit).map(toCandidate);
+  const rest = new Bucket(sessions, targetId, limit - candidates.length);
+  collectOthers(index, needle, excluded, rest);
+  add(rest);
+  return candidates;
 }
