@@ -8,10 +8,14 @@ import * as esbuild from 'esbuild';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const production = process.argv.includes('--production');
 const serverEntry = path.resolve(here, '..', 'server', 'src', 'main.ts');
+// The index's worker thread: the server looks for it beside itself (dist/summarizeWorker.js).
+const workerEntry = path.resolve(here, '..', 'server', 'src', 'store', 'summarize', 'summarizeWorker.ts');
 
-if (!existsSync(serverEntry)) {
-  console.error(`esbuild: the server entry ${serverEntry} does not exist; the extension cannot ship without its server`);
-  process.exit(1);
+for (const entry of [serverEntry, workerEntry]) {
+  if (!existsSync(entry)) {
+    console.error(`esbuild: the server entry ${entry} does not exist; the extension cannot ship without its server`);
+    process.exit(1);
+  }
 }
 
 /** @type {esbuild.BuildOptions} */
@@ -40,5 +44,10 @@ await Promise.all([
     ...common,
     entryPoints: [serverEntry],
     outfile: path.join(here, 'dist', 'server.js'),
+  }),
+  esbuild.build({
+    ...common,
+    entryPoints: [workerEntry],
+    outfile: path.join(here, 'dist', 'summarizeWorker.js'),
   }),
 ]);

@@ -247,7 +247,7 @@ export class DiskSessionStore implements SessionStoreService {
     this.changeEmitter.clear();
     this.problemEmitter.clear();
     this.statusEmitter.clear();
-    this.pool.dispose();
+    void this.pool.dispose();
   }
 
   /** Live handles (for leak tests): directory watches and pending timers. */

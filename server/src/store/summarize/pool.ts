@@ -144,17 +144,18 @@ export class SummarizePool {
     return this.submit({ id: this.nextId++, task, exitForTest: code });
   }
 
-  /** Stops every worker; tasks not yet finished fail. */
-  dispose(): void {
-    if (this.disposed) return;
+  /** Stops every worker and fails unfinished tasks; resolves with the workers' exit codes once they have all exited. */
+  dispose(): Promise<number[]> {
+    if (this.disposed) return Promise.resolve([]);
     this.disposed = true;
     const unfinished = [...this.retries, ...this.queue.drain(), ...this.slots.flatMap((slot) => slot.inFlight)];
     this.retries = [];
-    for (const slot of this.slots.splice(0)) {
+    const exits = this.slots.splice(0).map((slot) => {
       slot.inFlight = [];
-      void slot.worker.terminate().catch(() => undefined);
-    }
+      return slot.worker.terminate().catch(() => -1);
+    });
     for (const pending of unfinished) pending.resolve(failed('the session index was closed'));
+    return Promise.all(exits);
   }
 
   private submit(request: WorkerRequest): Promise<SummarizeOutcome> {
@@ -179,7 +180,10 @@ export class SummarizePool {
   private pump(): void {
     while (!this.disposed && !this.inline && this.retries.length + this.queue.length > 0) {
       const slot = this.slotWithRoom();
-      if (!slot) return;
+      if (!slot) {
+        if (this.slots.length === 0) continue; // none could start: try again (or, after repeated failures, go inline)
+        return;
+      }
       const pending = this.nextPending()!;
       if (slot.inFlight.push(pending) === 1) slot.worker.ref(); // busy: keep the process alive for the answer
       slot.worker.postMessage(pending.request);

@@ -1,0 +1,215 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findConformanceDir, findProgram, fixtureStore, REPO_ROOT } from '../../../../test/support/conformance';
+import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../log/testLogs';
+import { SummarizePool } from './pool';
+import { mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
+
+const conformance = findConformanceDir();
+const zstdCli = findProgram('zstd');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-summarize-pool-'));
+const built = path.join(dir, 'built');
+const workerFile = path.join(built, 'summarizeWorker.js');
+const pools: SummarizePool[] = [];
+
+/** The worker and the pool as the server ships them (JavaScript), built from these sources. */
+beforeAll(async () => {
+  const here = path.join(REPO_ROOT, 'server', 'src', 'store', 'summarize');
+  await build({
+    entryPoints: { summarizeWorker: path.join(here, 'summarizeWorker.ts'), pool: path.join(here, 'pool.ts') },
+    outdir: built,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    logLevel: 'warning',
+    alias: { '@dsh-session-ls/shared': path.join(REPO_ROOT, 'shared', 'src', 'index.ts') },
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.dispose()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function pool(options: ConstructorParameters<typeof SummarizePool>[0] = {}): SummarizePool {
+  const created = new SummarizePool({ size: 2, workerFile, ...options });
+  pools.push(created);
+  return created;
+}
+
+let fileCount = 0;
+function writeLog(bytes: Uint8Array | string): string {
+  const file = path.join(dir, `log-${fileCount++}`);
+  writeFileSync(file, bytes);
+  return file;
+}
+
+/** The task that continues `outcome`, as the index builds it. */
+function continuation(task: SummarizeTask, outcome: SummarizeOutcome): SummarizeTask {
+  if (outcome.kind !== 'summary') return task;
+  const saved = mayResume(outcome.summary) ? outcome.saved : undefined;
+  return { ...task, previous: { ...outcome.opened, size: outcome.position }, saved };
+}
+
+/** Every transcript of a fixture store. */
+function fixtureTasks(encoding: 'raw' | 'zstd'): SummarizeTask[] {
+  const root = fixtureStore(conformance.dir as string, encoding);
+  const name = encoding === 'raw' ? 'session.jsonl' : 'session.jsonl.zstd';
+  return readdirSync(root).flatMap((project) =>
+    readdirSync(path.join(root, project)).map((session) => ({ file: path.join(root, project, session, name), encoding })),
+  );
+}
+
+describe.skipIf(!conformance.dir)(`the pool on the fixture store ${conformance.reason ?? ''}`, () => {
+  it('summarizes every transcript, raw and zstd, exactly as inline', async () => {
+    const workers = pool();
+    const tasks = [...fixtureTasks('raw'), ...fixtureTasks('zstd')];
+    expect(tasks.length).toBeGreaterThanOrEqual(22);
+    const pooled = await Promise.all(tasks.map((task) => workers.run(task)));
+    const inline = await Promise.all(tasks.map((task) => summarizeTranscriptFile(task)));
+    expect(workers.runsInline).toBe(false);
+    expect(pooled).toEqual(inline);
+    expect(pooled.filter((outcome) => outcome.kind === 'summary' && outcome.summary.header !== undefined).length).toBeGreaterThan(tasks.length / 2);
+  });
+});
+
+describe('the pool on damaged, torn and appended transcripts', () => {
+  const enc = new TextEncoder();
+  const titled = [...DEMO_2, ev.title(17, 'Renamed again')];
+
+  it('summarizes them exactly as inline', async () => {
+    const cases: SummarizeTask[] = [
+      { file: writeLog(rawTranscript(DEMO_1)), encoding: 'raw' },
+      { file: writeLog(concatBytes([rawTranscript(DEMO_2), enc.encode('{"type":"session/ti')])), encoding: 'raw' },
+      { file: writeLog(concatBytes([rawTranscript(DEMO_2.slice(0, 4)), enc.encode('{"type":\n'), rawTranscript(DEMO_2.slice(4))])), encoding: 'raw' },
+      { file: writeLog(headerLine('half').slice(0, 25)), encoding: 'raw' },
+      { file: writeLog('{"type":"nonsense"}\n'), encoding: 'raw' },
+      { file: writeLog(''), encoding: 'raw' },
+      { file: writeLog('not zstd at all'), encoding: 'zstd' },
+      { file: path.join(dir, 'missing'), encoding: 'raw' },
+    ];
+    if (zstdCli.found) {
+      const frames = zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1, 8), DEMO_2.slice(8)]);
+      const flipped = frames.slice();
+      flipped[frames.length - 6] ^= 0xff; // inside the last frame: a checksum or content failure
+      cases.push(
+        { file: writeLog(frames), encoding: 'zstd' },
+        { file: writeLog(frames.subarray(0, frames.length - 9)), encoding: 'zstd' },
+        { file: writeLog(flipped), encoding: 'zstd' },
+      );
+    }
+    const workers = pool();
+    const pooled = await Promise.all(cases.map((task) => workers.run(task)));
+    const inline = await Promise.all(cases.map((task) => summarizeTranscriptFile(task)));
+    expect(pooled).toEqual(inline);
+    expect(pooled.some((outcome) => outcome.kind === 'summary' && outcome.summary.bodyError !== undefined)).toBe(true);
+    expect(pooled.some((outcome) => outcome.kind === 'failed')).toBe(true);
+  });
+
+  it('resumes appends from the state a worker saved, as inline does', async () => {
+    const workers = pool();
+    const parts = zstdCli.found ? (['raw', 'zstd'] as const) : (['raw'] as const);
+    for (const encoding of parts) {
+      const whole = encoding === 'raw' ? rawTranscript(titled) : concatBytes([zstdFrame(titled.slice(0, 1)), zstdFrame(titled.slice(1, 9)), zstdFrame(titled.slice(9))]);
+      const cuts = [whole.length >> 2, whole.length >> 1, whole.length - 7, whole.length];
+      const file = writeLog(whole.subarray(0, cuts[0]));
+      let pooledTask: SummarizeTask = { file, encoding };
+      let inlineTask: SummarizeTask = { file, encoding };
+      let previousCut = cuts[0];
+      for (const cut of cuts.slice(1)) {
+        const pooled = await workers.run(pooledTask);
+        const inline = await summarizeTranscriptFile(inlineTask);
+        expect(pooled).toEqual(inline);
+        pooledTask = continuation(pooledTask, pooled);
+        inlineTask = continuation(inlineTask, inline);
+        appendFileSync(file, whole.subarray(previousCut, cut));
+        previousCut = cut;
+      }
+      const last = await workers.run(pooledTask);
+      expect(last).toEqual(await summarizeTranscriptFile(inlineTask));
+      expect(last).toMatchObject({ kind: 'summary', resumed: true, summary: { title: 'Renamed again' } });
+    }
+  });
+});
+
+describe('pool lifecycle', () => {
+  const good = (): SummarizeTask => ({ file: writeLog(rawTranscript(DEMO_1)), encoding: 'raw' });
+
+  it('fails only the task whose worker crashed, and keeps working', async () => {
+    const workers = pool({ size: 1, tasksPerWorker: 3 });
+    const [before, crashed, after] = await Promise.all([
+      workers.run(good()),
+      workers.runExitingForTest(good(), 7),
+      workers.run(good()),
+    ]);
+    expect(before).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
+    expect(crashed).toMatchObject({ kind: 'failed', error: { reason: 'io' } });
+    expect(crashed.kind === 'failed' && crashed.error.message).toMatch(/index worker stopped while reading .*exit code 7/);
+    expect(after).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
+    expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
+    expect(workers.runsInline).toBe(false);
+    expect(workers.workers).toBe(1);
+  });
+
+  it('dispose stops every worker and fails what was unfinished', async () => {
+    const workers = pool({ size: 2 });
+    expect(await workers.run(good())).toMatchObject({ kind: 'summary' });
+    const unfinished = Array.from({ length: 20 }, () => workers.run(good()));
+    expect(workers.workers).toBe(2);
+    const exits = await workers.dispose();
+    expect(exits).toHaveLength(2);
+    expect(workers.workers).toBe(0);
+    const outcomes = await Promise.all(unfinished);
+    // Nothing could finish: dispose ran before the event loop delivered any answer.
+    for (const outcome of outcomes) expect(outcome).toEqual({ kind: 'failed', error: { reason: 'io', message: 'the session index was closed' } });
+    expect(await workers.run(good())).toMatchObject({ kind: 'failed', error: { message: 'the session index was closed' } });
+  });
+
+  it('runs inline when the worker file is missing, and logs that once', async () => {
+    const messages: string[] = [];
+    const first = pool({ workerFile: path.join(dir, 'no-such-worker.js'), log: (message) => messages.push(message) });
+    const second = pool({ workerFile: path.join(dir, 'no-such-worker.js'), log: (message) => messages.push(message) });
+    expect(first.runsInline && second.runsInline).toBe(true);
+    expect(messages.length).toBeLessThanOrEqual(1);
+    expect(await first.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
+    expect(first.workers).toBe(0);
+  });
+
+  it('falls back to inline when workers keep failing to start, losing no task', async () => {
+    const broken = path.join(dir, 'broken-worker.js');
+    writeFileSync(broken, 'throw new Error("cannot load");\n');
+    const messages: string[] = [];
+    const workers = pool({ workerFile: broken, log: (message) => messages.push(message) });
+    const outcomes = await Promise.all([workers.run(good()), workers.run(good()), workers.run(good())]);
+    for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
+    expect(workers.runsInline).toBe(true);
+    expect(messages.join('\n')).toMatch(/cannot load.*main thread/);
+  });
+
+  it('runs inline with size 0', async () => {
+    const workers = pool({ size: 0 });
+    expect(workers.runsInline).toBe(true);
+    expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
+    expect(workers.workers).toBe(0);
+  });
+
+  it('never keeps the process alive: a process that used the pool and did not dispose it exits', () => {
+    const script = path.join(dir, 'uses-pool.js');
+    mkdirSync(path.dirname(script), { recursive: true });
+    writeFileSync(
+      script,
+      `const { SummarizePool } = require(${JSON.stringify(path.join(built, 'pool.js'))});
+       const pool = new SummarizePool({ size: 2 });
+       pool.run({ file: process.argv[2], encoding: 'raw' }).then((outcome) => {
+         process.stdout.write(JSON.stringify({ inline: pool.runsInline, workers: pool.workers, title: outcome.summary && outcome.summary.title }));
+       });`,
+    );
+    // Were a worker to stay referenced, the child would never exit and the generous timeout would fail this test.
+    const output = execFileSync(process.execPath, [script, good().file], { encoding: 'utf8', timeout: 50_000 });
+    expect(JSON.parse(output)).toEqual({ inline: false, workers: 1, title: 'Say hi' });
+  });
+});

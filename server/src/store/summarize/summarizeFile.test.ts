@@ -1,0 +1,163 @@
+import { appendFileSync, mkdtempSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findProgram } from '../../../../test/support/conformance';
+import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../log/testLogs';
+import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
+import { HEADER_REASONS, mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
+
+const zstdCli = findProgram('zstd');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-summarize-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCount = 0;
+function writeLog(bytes: Uint8Array | string, name = `log-${fileCount++}`): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, bytes);
+  return file;
+}
+
+function summaryOf(outcome: SummarizeOutcome): Extract<SummarizeOutcome, { kind: 'summary' }> {
+  if (outcome.kind !== 'summary') throw new Error(`expected a summary, got ${JSON.stringify(outcome)}`);
+  return outcome;
+}
+
+/** The task that continues `outcome` (as the index builds it). */
+function continuation(file: string, encoding: SummarizeTask['encoding'], outcome: SummarizeOutcome): SummarizeTask {
+  const done = summaryOf(outcome);
+  return { file, encoding, previous: { ...done.opened, size: done.position }, saved: mayResume(done.summary) ? done.saved : undefined };
+}
+
+const titled = [...DEMO_2, ev.title(17, 'Renamed again')];
+
+describe('summarizeTranscriptFile', () => {
+  it('reads a whole raw log: header, title, counts, and state to resume from', async () => {
+    const file = writeLog(rawTranscript(DEMO_2));
+    const outcome = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    expect(outcome.summary.header).toEqual({ id: 'demo-2', createdAt: 1767225700000, cwd: '/home/alice/proj' });
+    expect(outcome.summary.title).toBe('Alpha file check');
+    expect(outcome.summary.eventCount).toBe(DEMO_2.length - 1);
+    expect(outcome.position).toBe(outcome.opened.size);
+    expect(outcome.resumed).toBe(false);
+    expect(outcome.saved?.version).toBe(1);
+  });
+
+  it('gives plain data only (a structured clone is identical, classes included)', async () => {
+    const damaged = writeLog(concatBytes([rawTranscript(DEMO_2.slice(0, 4)), new TextEncoder().encode('{"type":\n'), rawTranscript(DEMO_2.slice(4))]));
+    for (const file of [writeLog(rawTranscript(DEMO_2)), damaged, path.join(dir, 'missing')]) {
+      const outcome = await summarizeTranscriptFile({ file, encoding: 'raw' });
+      expect(structuredClone(outcome)).toStrictEqual(outcome);
+    }
+  });
+
+  it('continues an append from the saved state, as a read from scratch would', async () => {
+    const file = writeLog(rawTranscript(DEMO_2.slice(0, 6)));
+    const first = await summarizeTranscriptFile({ file, encoding: 'raw' });
+    appendFileSync(file, rawTranscript(titled.slice(6)));
+    const resumed = summaryOf(await summarizeTranscriptFile(continuation(file, 'raw', first)));
+    const scratch = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.summary.title).toBe('Renamed again');
+    expect({ ...resumed, resumed: false }).toEqual(scratch);
+  });
+
+  it('completes a torn raw tail when the rest of the line arrives', async () => {
+    const whole = rawTranscript(titled);
+    const cut = whole.length - 20;
+    const file = writeLog(whole.subarray(0, cut));
+    const torn = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    expect(torn.summary.title).toBe('Alpha file check'); // the torn title line is not read yet
+    expect(torn.position).toBe(cut);
+    appendFileSync(file, whole.subarray(cut));
+    const done = summaryOf(await summarizeTranscriptFile(continuation(file, 'raw', torn)));
+    expect(done.resumed).toBe(true);
+    expect(done.summary.title).toBe('Renamed again');
+  });
+
+  it.skipIf(!zstdCli.found)(`completes a torn zstd frame when the rest arrives ${zstdCli.reason ?? ''}`, async () => {
+    const head = zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1, 6)]);
+    const last = zstdFrame(titled.slice(6));
+    const file = writeLog(concatBytes([head, last.subarray(0, 10)]));
+    const torn = summaryOf(await summarizeTranscriptFile({ file, encoding: 'zstd' }));
+    expect(torn.summary.header?.id).toBe('demo-2');
+    expect(torn.summary.title).toBe('Read a.txt');
+    appendFileSync(file, last.subarray(10));
+    const done = summaryOf(await summarizeTranscriptFile(continuation(file, 'zstd', torn)));
+    const scratch = summaryOf(await summarizeTranscriptFile({ file, encoding: 'zstd' }));
+    expect(done.resumed).toBe(true);
+    expect(done.summary.title).toBe('Renamed again');
+    expect({ ...done, resumed: false }).toEqual(scratch);
+  });
+
+  it('keeps no state after body damage, so the next read starts over (damage is sticky)', async () => {
+    const file = writeLog(concatBytes([rawTranscript(DEMO_2.slice(0, 4)), new TextEncoder().encode('{"type":\n'), rawTranscript(DEMO_2.slice(4))]));
+    const damaged = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    expect(damaged.summary.bodyError?.reason).toBe('corrupt');
+    expect(damaged.saved).toBeUndefined();
+    expect(mayResume(damaged.summary)).toBe(false);
+    appendFileSync(file, rawTranscript([ev.title(17, 'After damage')]));
+    const again = summaryOf(await summarizeTranscriptFile(continuation(file, 'raw', damaged)));
+    expect(again.resumed).toBe(false);
+    expect(again.summary.bodyError?.reason).toBe('corrupt');
+  });
+
+  it('reports an incomplete header as resumable, and an invalid one as not', async () => {
+    const partial = summaryOf(await summarizeTranscriptFile({ file: writeLog(headerLine('h-1').slice(0, 30)), encoding: 'raw' }));
+    expect(partial.summary.headerProblem).toBe(HEADER_REASONS.incomplete);
+    expect(partial.saved).toBeDefined();
+    const invalid = summaryOf(await summarizeTranscriptFile({ file: writeLog('{"type":"nonsense"}\n'), encoding: 'raw' }));
+    expect(invalid.summary.headerProblem).toMatch(/^invalid session header: /);
+    expect(invalid.saved).toBeUndefined();
+  });
+
+  it('reads from scratch when the file shrank or was replaced', async () => {
+    const file = writeLog(rawTranscript(titled));
+    const first = await summarizeTranscriptFile({ file, encoding: 'raw' });
+    truncateSync(file, rawTranscript(DEMO_2.slice(0, 5)).length);
+    const shrunk = summaryOf(await summarizeTranscriptFile(continuation(file, 'raw', first)));
+    expect(shrunk.resumed).toBe(false);
+    expect(shrunk.summary.title).toBe('Read a.txt');
+
+    const replacement = writeLog(rawTranscript(titled));
+    renameSync(replacement, file); // a new inode, longer than before
+    const replaced = summaryOf(await summarizeTranscriptFile(continuation(file, 'raw', shrunk)));
+    expect(replaced.resumed).toBe(false);
+    expect(replaced.summary.title).toBe('Renamed again');
+  });
+
+  it('reads from scratch when the saved state is unusable', async () => {
+    const file = writeLog(rawTranscript(DEMO_2.slice(0, 6)));
+    const first = continuation(file, 'raw', await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    appendFileSync(file, rawTranscript(titled.slice(6)));
+    const outcome = summaryOf(await summarizeTranscriptFile({ ...first, saved: { version: 1, reader: { nonsense: true } } as never }));
+    expect(outcome.resumed).toBe(false);
+    expect(outcome.summary.title).toBe('Renamed again');
+  });
+
+  it('stops at the bytes present when the file shrinks while being read', async () => {
+    const bytes = rawTranscript(titled);
+    const file = writeLog(bytes);
+    // The opened file claims to be longer than the bytes it has (as if truncated after fstat).
+    const claimingMore: TranscriptFiles = {
+      ...nodeTranscriptFiles,
+      async open(name) {
+        const handle = await nodeTranscriptFiles.open(name);
+        return { ...handle, stat: async () => Object.assign(await handle.stat(), { size: bytes.length + 4096 }) };
+      },
+    };
+    const outcome = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }, claimingMore));
+    expect(outcome.opened.size).toBe(bytes.length + 4096);
+    expect(outcome.position).toBe(bytes.length);
+    expect(outcome.summary.title).toBe('Renamed again');
+  });
+
+  it('fails (never throws) for a missing file, with its errno code, and for a link', async () => {
+    const missing = await summarizeTranscriptFile({ file: path.join(dir, 'nothing-here'), encoding: 'raw' });
+    expect(missing).toMatchObject({ kind: 'failed', error: { reason: 'io', code: 'ENOENT' } });
+    const link = path.join(dir, 'a-link');
+    symlinkSync(writeLog(rawTranscript(DEMO_2)), link);
+    const linked = await summarizeTranscriptFile({ file: link, encoding: 'raw' });
+    expect(linked.kind).toBe('failed');
+  });
+});
