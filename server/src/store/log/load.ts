@@ -3,6 +3,7 @@
  * `readSurface` performs, in one piece or streamed.
  */
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
+import { SURFACE_EVENT_TYPES } from './eventRules';
 import { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
 import { MAX_RECORD_BYTES, SingleLineCollector, utf8Text } from './lines';
 import { SessionLogReader, type LogReading, type TranscriptEncoding } from './sessionLogReader';
@@ -13,7 +14,7 @@ import { scanZstdFrame } from './zstdFrames';
 /** A session log as dsh's read-only `inspect()` sees it. */
 export interface LoadedSessionLog {
   header: SessionHeaderRecord;
-  /** Every event: rows expanded, legacy shapes upgraded, in-memory closers appended (empty with `keepEvents: false`). */
+  /** Every event: rows expanded, legacy shapes upgraded, in-memory closers appended (fewer or none per `keepEvents`). */
   events: SessionEventRecord[];
   /** The current surface, in surface order. */
   surface: SessionEventRecord[];
@@ -33,8 +34,12 @@ export interface LoadSessionLogOptions {
   maxRecordBytes?: number;
   /** zstd frame decoder (tests pick one). */
   zstdDecoder?: ZstdFrameDecoder;
-  /** False: `events` is left empty and only surface-type events are kept in memory (enough for `surface`). */
-  keepEvents?: boolean;
+  /**
+   * True (the default): `events` holds every event. False: `events` is left empty, and only the
+   * events on the current surface are kept in memory. 'surface-types': `events` holds just the
+   * user/message, assistant/message and tool/result events, shadowed ones included.
+   */
+  keepEvents?: boolean | 'surface-types';
 }
 
 /** A full load fed in pieces (see {@link createSessionLogLoader}). */
@@ -48,12 +53,13 @@ export interface SessionLogLoader {
 /**
  * The streaming form of {@link loadSessionLog}: push a file's bytes in any pieces (a large file
  * never needs to be in memory whole), then `finish()`. Memory is bounded by the record limit and,
- * for zstd, the compressed size of one frame; with `keepEvents: false` also by the surface.
+ * for zstd, the compressed size of one frame; with `keepEvents: false` also by the current surface.
  * For 'zstd', `await initZstdSupport()` once beforehand.
  */
 export function createSessionLogLoader(encoding: TranscriptEncoding, options: LoadSessionLogOptions = {}): SessionLogLoader {
   const keepEvents = options.keepEvents ?? true;
-  const reader = new SessionLogReader(encoding, { ...options, collectEvents: keepEvents ? 'all' : 'surface' });
+  const collectEvents = keepEvents === true ? 'all' : keepEvents === false ? 'surface' : keepEvents;
+  const reader = new SessionLogReader(encoding, { ...options, collectEvents });
   let finished = false;
   const open = (): void => {
     if (finished) throw new Error('session log loader already finished');
@@ -72,16 +78,18 @@ export function createSessionLogLoader(encoding: TranscriptEncoding, options: Lo
 }
 
 /** A finished reading as the loaded log, or its failure thrown. */
-function loadedLog(reading: LogReading, keepEvents: boolean): LoadedSessionLog {
+function loadedLog(reading: LogReading, keepEvents: boolean | 'surface-types'): LoadedSessionLog {
   if (reading.error) throw reading.error;
   const outcome = reading.outcome;
   const header = reading.header;
   if (!outcome || !header || !reading.events) throw new SessionReadError('corrupt', 'corrupt session log: unreadable');
-  const kept = [...reading.events, ...outcome.closers];
-  const bySeq = keepEvents ? undefined : new Map(kept.map((event) => [event.seq, event]));
+  const closers = keepEvents === 'surface-types' ? outcome.closers.filter((event) => SURFACE_EVENT_TYPES.has(event.type)) : outcome.closers;
+  const kept = [...reading.events, ...closers];
+  // Only the whole log is indexed by seq; a partial one is looked up.
+  const bySeq = keepEvents === true ? undefined : new Map(kept.map((event) => [event.seq, event]));
   const loaded: LoadedSessionLog = {
     header,
-    events: keepEvents ? kept : [],
+    events: keepEvents === false ? [] : kept,
     surface: outcome.surfaceSeqs.map((seq) => (bySeq ? (bySeq.get(seq) as SessionEventRecord) : kept[seq])),
     capturedThroughSeq: outcome.capturedThroughSeq,
     surfaceCounts: outcome.surfaceCounts,

@@ -75,6 +75,13 @@ export interface FoldOutcome {
   closers: SessionEventRecord[];
 }
 
+/**
+ * Which kept events a full load collects: every one ('all'); only those on the current surface
+ * ('surface': an event a replace shadows is let go at once, so memory follows the surface, not
+ * the log); or every surface-type event, shadowed or not ('surface-types', for a transcript).
+ */
+export type EventCollection = 'all' | 'surface' | 'surface-types';
+
 /** A fresh fold state. */
 export function emptyFoldState(): LogFoldState {
   return { eventCount: 0, refusals: {}, turns: emptyTurnState(), surface: emptySurface() };
@@ -82,15 +89,25 @@ export function emptyFoldState(): LogFoldState {
 
 const corrupt = (message: string): FoldFailure => ({ reason: 'corrupt', message });
 
+/** Removes the events of `seqs` from `sink` in place (a sink is in log order; the seqs are few). */
+function dropShadowed(sink: SessionEventRecord[], seqs: readonly number[]): void {
+  const shadowed = new Set(seqs);
+  let kept = 0;
+  for (const event of sink) {
+    if (!shadowed.has(event.seq)) sink[kept++] = event;
+  }
+  sink.length = kept;
+}
+
 /** Folds kept events (seq already checked by the scanner) for one session header. */
 export class LogFold {
   constructor(
     readonly header: SessionHeaderRecord,
     readonly state: LogFoldState = emptyFoldState(),
-    /** Receives every kept (upgraded) event, for a full load; the index passes none. */
+    /** Receives kept (upgraded) events in log order, for a full load; the index passes none. */
     private readonly sink?: SessionEventRecord[],
-    /** Only surface-type events go to the sink (a load that needs just the surface). */
-    private readonly sinkSurfaceOnly = false,
+    /** Which events go to the sink. */
+    private readonly collect: EventCollection = 'all',
   ) {}
 
   /** The next seq the log must continue with. */
@@ -100,7 +117,7 @@ export class LogFold {
 
   /** An independent copy (for reading a torn tail without committing it). */
   fork(sink?: SessionEventRecord[]): LogFold {
-    return new LogFold(this.header, structuredClone(this.state), sink, this.sinkSurfaceOnly);
+    return new LogFold(this.header, structuredClone(this.state), sink, this.collect);
   }
 
   /** Folds the next kept event; `event.seq` equals {@link eventCount}. */
@@ -130,8 +147,9 @@ export class LogFold {
       const data = event.data as JsonRecord | null | undefined;
       state.title = typeof data?.title === 'string' ? data.title : undefined;
     }
-    if (this.sink && (!this.sinkSurfaceOnly || SURFACE_EVENT_TYPES.has(event.type as string))) {
-      this.sink.push(event as unknown as SessionEventRecord);
+    const sink = this.sink;
+    if (sink && (this.collect === 'all' || (this.collect === 'surface-types' && SURFACE_EVENT_TYPES.has(event.type as string)))) {
+      sink.push(event as unknown as SessionEventRecord);
     }
 
     if (state.unknownTypeFailure !== undefined) return;
@@ -149,8 +167,16 @@ export class LogFold {
       return;
     }
     if (state.sessionFailure !== undefined) return;
-    const problem = envelopeProblem(event, seq) ?? foldSurfaceEvent(state.surface, event, seq);
-    if (problem !== undefined) state.sessionFailure = corrupt(`invalid event at seq ${seq}: ${problem}`);
+    const onShadowed = sink && this.collect === 'surface' ? (seqs: readonly number[]) => dropShadowed(sink, seqs) : undefined;
+    const problem = envelopeProblem(event, seq) ?? foldSurfaceEvent(state.surface, event, seq, onShadowed);
+    if (problem !== undefined) {
+      state.sessionFailure = corrupt(`invalid event at seq ${seq}: ${problem}`);
+      return;
+    }
+    // Surface-type and folded without failure: the event is on the surface (until shadowed).
+    if (sink && this.collect === 'surface' && SURFACE_EVENT_TYPES.has(event.type as string)) {
+      sink.push(event as unknown as SessionEventRecord);
+    }
   }
 
   /**
@@ -160,7 +186,7 @@ export class LogFold {
    * last time move, and the events are never built.
    */
   acceptPackedRow(row: PackedRow): void {
-    if (this.sink && !this.sinkSurfaceOnly) {
+    if (this.sink && this.collect === 'all') {
       for (const event of row.events()) this.accept(event);
       return;
     }

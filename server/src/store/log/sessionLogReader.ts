@@ -9,7 +9,7 @@
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { parseHeaderLineForLoad, type SessionHeaderRecord } from './header';
 import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type CollectedLine } from './lines';
-import { LogFold, emptyFoldState, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
+import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
 import { RecordScanner, type ScanState } from './recordScanner';
 import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
@@ -21,8 +21,8 @@ export type TranscriptEncoding = 'raw' | 'zstd';
 export interface SessionLogReaderOptions {
   /** The id being looked up: a header naming another id is corrupt. */
   expectedId?: string;
-  /** Keep the decoded events ('all': a full load; 'surface': only surface-type events); the index keeps none. */
-  collectEvents?: 'all' | 'surface';
+  /** Keep the decoded events (see {@link EventCollection}); the index keeps none. */
+  collectEvents?: EventCollection;
   /** Record size limit (tests lower it). */
   maxRecordBytes?: number;
   /** zstd frame decoder (tests pick one); default: `node:zlib` when present, else fzstd. */
@@ -39,7 +39,7 @@ export interface LogReading {
   error?: SessionReadError;
   /** The folded log when it loads. */
   outcome?: FoldOutcome;
-  /** The kept events (closers not included; only surface-type ones with collectEvents 'surface'), when collecting. */
+  /** The kept events in log order (closers not included; which ones: `collectEvents`), when collecting. */
   events?: SessionEventRecord[];
 }
 
@@ -230,7 +230,7 @@ export class SessionLogReader {
   }
 
   private startFold(header: SessionHeaderRecord, foldState = emptyFoldState(), scanState?: ScanState): void {
-    this.fold = new LogFold(header, foldState, this.sink, this.options.collectEvents === 'surface');
+    this.fold = new LogFold(header, foldState, this.sink, this.options.collectEvents);
     this.scanner = new RecordScanner(this.fold, this.maxRecordBytes, scanState);
   }
 

@@ -130,9 +130,15 @@ function provenanceProblem(event: JsonRecord, seq: number, shadowed: readonly nu
 
 /**
  * Validates one event (already at its contiguous seq) against the surface rules and applies it.
- * Returns why the event is invalid (the state is then unchanged), or undefined.
+ * Returns why the event is invalid (the state is then unchanged), or undefined; `onShadowed`
+ * gets the seqs an applied replace took off the surface (they can never come back).
  */
-export function foldSurfaceEvent(state: SurfaceState, event: JsonRecord, seq: number): string | undefined {
+export function foldSurfaceEvent(
+  state: SurfaceState,
+  event: JsonRecord,
+  seq: number,
+  onShadowed?: (seqs: readonly number[]) => void,
+): string | undefined {
   const type = String(event.type);
   if (!SURFACE_EVENT_TYPES.has(type)) {
     if (event.surfaceOp !== undefined) return `session event "${type}" is not surface-eligible and cannot carry surfaceOp`;
@@ -185,5 +191,6 @@ export function foldSurfaceEvent(state: SurfaceState, event: JsonRecord, seq: nu
   state.kinds = state.kinds.slice(0, startIdx) + kind + state.kinds.slice(endIdx + 1);
   state.tools = state.tools.filter(([toolSeq]) => !removed.has(toolSeq));
   if (replacement !== undefined) state.tools.push(replacement);
+  onShadowed?.(shadowed);
   return undefined;
 }
