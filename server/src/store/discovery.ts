@@ -133,24 +133,30 @@ async function pointsToDirectory(file: string): Promise<boolean> {
   }
 }
 
+/** Entries classified between two turns of the event loop. */
+const ENTRIES_PER_SLICE = 4096;
+
 /**
  * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
  * directories (or flat files), 3 = transcripts.
  */
 async function classify(root: string, relToRoot: Found[], result: DiscoveryResult): Promise<void> {
+  let classified = 0;
   for (const entry of relToRoot) {
+    // A root holds hundreds of thousands of entries: let answers run between slices.
+    if (++classified % ENTRIES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     const parts = entry.rel.split('/');
-    const full = keyPath(root, entry.rel);
+    const full = () => keyPath(root, entry.rel);
     if (entry.kind === 'dir' && parts.length <= 2) result.directories.push(entry.rel);
     if (parts.length === 1) {
       // Non-directories in the root are ignored; a link to a directory would be a project directory.
-      if (entry.kind === 'symlink' && (await pointsToDirectory(full))) {
+      if (entry.kind === 'symlink' && (await pointsToDirectory(full()))) {
         result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
       }
     } else if (parts.length === 2) {
       if (isFlatTranscriptName(parts[1]) && (entry.kind === 'file' || entry.kind === 'symlink')) {
         result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.flat });
-      } else if (entry.kind === 'symlink' && (await pointsToDirectory(full))) {
+      } else if (entry.kind === 'symlink' && (await pointsToDirectory(full()))) {
         result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
       }
     } else if (parts.length === 3) {

@@ -714,7 +714,7 @@ describe('the index', () => {
     const bFile = writeLog(root, bLog, 'raw');
     const first = open(root, {}, cacheDir);
     await first.store.whenIndexed();
-    await eventually(() => expect(readdirSync(cacheDir).filter((n) => n.endsWith('.json'))).toHaveLength(1));
+    await eventually(() => expect(readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl'))).toHaveLength(1));
     const expected = await first.store.listSessions();
     first.store.dispose();
 

@@ -5,7 +5,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { SessionSurface, StoredSessionSummary } from '../resolver/sessionStore';
-import { throwIfAborted } from './concurrency';
+import { forEachConcurrently, throwIfAborted } from './concurrency';
 import { DirectoryWatches, type WatchFactory } from './directoryWatches';
 import {
   discover,
@@ -20,6 +20,7 @@ import { Emitter } from './emitter';
 import { buildListing, type Listing } from './listing';
 import { readSessionSurface } from './lookup';
 import { PendingScopes } from './pendingScopes';
+import { ScopedKeys } from './scopedKeys';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { defaultIndexWorkers, SummarizePool } from './summarize/pool';
 import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
@@ -80,8 +81,13 @@ const INDEXING_NOTIFY_SPACING = 5;
  */
 const INDEXING_REBUILD_COST_FACTOR = 100;
 
-/** How many transcripts keep a summarizer resume state in the persistent cache. */
-const RESUMABLE_IN_CACHE = 256;
+/** Long synchronous loops (a root scope at 100,000 sessions) give the event loop a turn this often. */
+const ITEMS_PER_SLICE = 2048;
+
+/** Lets answers and I/O callbacks run between slices of a long loop. */
+function nextSlice(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -108,7 +114,7 @@ interface Attached {
   index: TranscriptIndex;
   watches: DirectoryWatches;
   discoveryProblems: Map<string, DiscoveryProblem>;
-  directories: Set<string>;
+  directories: ScopedKeys;
   cacheFile?: string;
   /** Summaries from the persistent cache, consulted while the first index is built. */
   cache?: Map<string, CachedSummary>;
@@ -152,6 +158,8 @@ export class DiskSessionStore implements SessionStoreService {
   private statusTimer?: Timer;
   private lastStatusAt = 0;
   private cacheTimer?: Timer;
+  /** A cache write in progress (writes never overlap, so an older snapshot cannot win the rename). */
+  private cacheSaving = false;
   private cacheFailureLogged = false;
 
   private readonly indexedWaiters = new Set<() => void>();
@@ -298,7 +306,7 @@ export class DiskSessionStore implements SessionStoreService {
         this.tuning.watchFactory,
       ),
       discoveryProblems: new Map(),
-      directories: new Set(),
+      directories: new ScopedKeys(),
     };
     this.attached = attached;
     this.indexing = true;
@@ -390,7 +398,10 @@ export class DiskSessionStore implements SessionStoreService {
     this.reconciling = run.catch(() => undefined);
     const keys = await run;
     if (!keys) return;
-    await Promise.all(keys.map((key) => this.refresh(attached, key)));
+    // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.
+    await forEachConcurrently(keys, this.tuning.concurrency, (key) => this.refresh(attached, key), (error) =>
+      this.log(`refreshing a transcript failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
   }
 
   private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<string[] | undefined> {
@@ -403,24 +414,29 @@ export class DiskSessionStore implements SessionStoreService {
     let changed =
       problemsBefore.size !== found.problems.length ||
       found.problems.some((p) => problemsBefore.get(p.key)?.reason !== p.reason);
-    const before = [...attached.directories].filter((dir) => inScope(dir, scope));
+    // Only the scope's own keys are visited: a session-directory event costs no full pass.
+    const before = attached.directories.inScope(scope);
     for (const dir of before) attached.directories.delete(dir);
     for (const dir of found.directories) attached.directories.add(dir);
     const directoriesChanged =
       before.length !== found.directories.length || before.some((dir) => !attached.directories.has(dir));
     const foundKeys = new Set(found.transcripts.map((t) => t.key));
-    for (const key of attached.index.keys()) {
-      if (inScope(key, scope) && !foundKeys.has(key)) {
+    let visited = 0;
+    for (const key of attached.index.keysIn(scope)) {
+      if (!foundKeys.has(key)) {
         attached.index.delete(key);
         changed = true;
       }
+      if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
     }
     for (const location of found.transcripts) {
+      if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
       if (!attached.index.add(location)) continue;
       changed = true;
       const cached = attached.cache?.get(location.key);
       if (cached) attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
     }
+    if (!this.isCurrent(attached)) return undefined;
     if (changed) this.markListingDirty(attached);
     // While the first index is built, watches wait for it (then ordered by recency).
     if (directoriesChanged && !this.indexing) this.updateWatches(attached);
@@ -450,6 +466,8 @@ export class DiskSessionStore implements SessionStoreService {
   private markDirty(scope: DiscoveryScope): void {
     if (this.disposed) return;
     this.pending.add(scope);
+    // Nothing competes with the first index: it ends by re-reading the whole root, which covers this.
+    if (this.indexing && this.attached) return;
     const now = Date.now();
     if (!this.flushTimer) this.pendingSince = now;
     if (this.flushTimer) clearTimeout(this.flushTimer);
@@ -632,23 +650,34 @@ export class DiskSessionStore implements SessionStoreService {
     if (!attached.cacheFile || this.indexing || this.cacheTimer || this.disposed) return;
     this.cacheTimer = this.timer(() => {
       this.cacheTimer = undefined;
-      if (!this.isCurrent(attached) || !attached.cacheFile) return;
-      const entries: Array<[string, CachedSummary]> = [];
-      for (const entry of attached.index.all()) {
-        if (entry.identity && entry.summary) entries.push([entry.location.key, { identity: entry.identity, summary: entry.summary }]);
-      }
-      // Resume states only for the most recently written transcripts: they are the ones that grow.
-      const recent = [...entries].sort(([, a], [, b]) => b.identity.mtimeMs - a.identity.mtimeMs).slice(0, RESUMABLE_IN_CACHE);
-      for (const [key, cached] of recent) {
-        const resume = attached.index.savedState(key);
-        if (resume) cached.resume = resume;
-      }
+      const cacheFile = attached.cacheFile;
+      if (!this.isCurrent(attached) || !cacheFile) return;
+      if (this.cacheSaving) return this.scheduleCacheSave(attached, Math.max(delayMs, this.tuning.cacheSaveDelayMs));
+      this.cacheSaving = true;
       this.background(
-        saveSummaryCache(attached.cacheFile, attached.realRoot, entries).catch((error) => {
-          if (!this.cacheFailureLogged) this.log(`cannot write the index cache ${attached.cacheFile}: ${(error as Error).message}`);
-          this.cacheFailureLogged = true;
-        }),
+        saveSummaryCache(cacheFile, attached.realRoot, cachedSummaries(attached.index))
+          .catch((error) => {
+            if (!this.cacheFailureLogged) this.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
+            this.cacheFailureLogged = true;
+          })
+          .finally(() => {
+            this.cacheSaving = false;
+          }),
       );
     }, delayMs);
+  }
+}
+
+/**
+ * The index as cache entries, produced as the writer asks for them (never a 100,000-entry
+ * array). Resume states are those the index keeps: the most recently written transcripts'.
+ */
+function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSummary]> {
+  for (const entry of index.all()) {
+    if (!entry.identity || !entry.summary) continue;
+    const cached: CachedSummary = { identity: entry.identity, summary: entry.summary };
+    const resume = index.savedState(entry.location.key);
+    if (resume) cached.resume = resume;
+    yield [entry.location.key, cached];
   }
 }

@@ -1,14 +1,15 @@
 /**
  * The title/summary index: one summary per transcript, keyed by file identity. An unchanged
- * file costs one lstat; an appended one is summarized from where the last read stopped; a
- * shrunk or replaced one from scratch.
+ * file costs one lstat; an appended one is summarized from where the last read stopped (a
+ * recently written one; an older one from scratch, see RESUMABLE_TRANSCRIPTS); a shrunk or
+ * replaced one from scratch.
  */
-import { SessionReadError } from '../resolver/sessionStore';
+import type { SessionReadError } from '../resolver/sessionStore';
 import { pathBindingProblem, type SessionHeaderFields } from './binding';
 import { ConcurrencyLimit } from './concurrency';
-import { keyPath, type TranscriptLocation } from './discovery';
-import type { TranscriptEncoding } from './layout';
-import { initZstdSupport, SessionLogSummarizer, type SessionLogSummarizerJSON } from './log';
+import { keyPath, type DiscoveryScope, type TranscriptLocation } from './discovery';
+import { initZstdSupport, type SessionLogSummarizerJSON } from './log';
+import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
 import { HEADER_REASONS, mayResume } from './summarize/summarizeFile';
 import { fileIdentity, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
@@ -43,9 +44,10 @@ export interface IndexedTranscript {
 export type RefreshOutcome = 'unchanged' | 'changed' | 'gone';
 
 interface IndexEntry extends IndexedTranscript {
-  /** Live summarizer state for incremental re-reads. */
-  summarizer?: SessionLogSummarizer;
-  /** Saved summarizer state from the persistent cache, restored when the file is next read. */
+  /**
+   * What an append resumes from (the compact saved state; no live summarizer is kept), for the
+   * most recently written transcripts only (see {@link RESUMABLE_TRANSCRIPTS}).
+   */
   saved?: SessionLogSummarizerJSON;
   running?: Promise<RefreshOutcome>;
   queued?: Promise<RefreshOutcome>;
@@ -58,22 +60,15 @@ export function ensureZstdSupport(): Promise<void> {
   return (zstdReady ??= initZstdSupport());
 }
 
-/** Uncommitted bytes (a torn tail) a live summarizer may hold; beyond this only its saved state is kept. */
-const MAX_LIVE_PENDING_BYTES = 1024 * 1024;
-
 /**
- * Keeps what the next append needs: nothing after damage (it is re-read from scratch), the
- * live summarizer normally, or its compact saved state when it holds a large torn tail, so an
- * idle half-written record never pins memory.
+ * How many transcripts, the most recently modified, keep a saved state to resume an append
+ * from (up to twice as many between prunings). A saved state is about 1–2 KB (header, open
+ * turn, surface seqs), so keeping one per transcript would cost 100–200 MB at 100,000
+ * sessions; dsh appends only to the sessions in use, which are the recently written ones. An
+ * older transcript that grows is read once from byte 0 (the logs are small; the pool reads
+ * it off the main thread) and then is among the recent ones.
  */
-function keepForResume(entry: IndexEntry, summarizer: SessionLogSummarizer): void {
-  entry.summarizer = entry.saved = undefined;
-  const summary = entry.summary;
-  if (!summary || summary.bodyError !== undefined) return;
-  if (summary.header === undefined && summary.headerProblem !== HEADER_REASONS.incomplete) return;
-  if (summarizer.consumedBytes - summarizer.resumeOffset <= MAX_LIVE_PENDING_BYTES) entry.summarizer = summarizer;
-  else entry.saved = summarizer.toJSON();
-}
+export const RESUMABLE_TRANSCRIPTS = 512;
 
 /** The summaries of every known transcript of one root. */
 export class TranscriptIndex {
@@ -81,6 +76,10 @@ export class TranscriptIndex {
   private readonly limit: ConcurrencyLimit;
   /** Entries with a summary (status reports it often, so it is kept rather than counted). */
   private summarizedCount = 0;
+  /** Entries holding a saved state, pruned to the most recently modified. */
+  private readonly resumable = new Set<IndexEntry>();
+  /** The same keys as `entries`, listable by discovery scope. */
+  private readonly scoped = new ScopedKeys();
 
   constructor(
     private readonly root: string,
@@ -121,7 +120,25 @@ export class TranscriptIndex {
   add(location: TranscriptLocation): boolean {
     if (this.entries.has(location.key)) return false;
     this.entries.set(location.key, { location });
+    this.scoped.add(location.key);
     return true;
+  }
+
+  /** Keeps (or drops) what the next append resumes from, within the bound on saved states. */
+  private keepForResume(entry: IndexEntry, saved: SessionLogSummarizerJSON | undefined): void {
+    entry.saved = saved;
+    if (saved === undefined) {
+      this.resumable.delete(entry);
+      return;
+    }
+    this.resumable.add(entry);
+    if (this.resumable.size <= 2 * RESUMABLE_TRANSCRIPTS) return;
+    // Pruning to half the allowance at a time keeps the sorting amortized O(log n) per entry.
+    const byRecency = [...this.resumable].sort((a, b) => (b.identity?.mtimeMs ?? 0) - (a.identity?.mtimeMs ?? 0));
+    for (const dropped of byRecency.slice(RESUMABLE_TRANSCRIPTS)) {
+      dropped.saved = undefined;
+      this.resumable.delete(dropped);
+    }
   }
 
   /** Adopts a summary from the persistent cache; it is trusted only while the file keeps this identity. */
@@ -129,15 +146,14 @@ export class TranscriptIndex {
     const entry = this.entries.get(key);
     if (entry && entry.identity === undefined) {
       this.setSummary(entry, summary);
-      Object.assign(entry, { identity, saved });
+      entry.identity = identity;
+      this.keepForResume(entry, saved);
     }
   }
 
   /** The summarizer state worth persisting for a transcript (so an append after a restart resumes). */
   savedState(key: string): SessionLogSummarizerJSON | undefined {
-    const entry = this.entries.get(key);
-    if (!entry?.summarizer || entry.summary?.bodyError !== undefined) return entry?.saved;
-    return entry.summarizer.toJSON();
+    return this.entries.get(key)?.saved;
   }
 
   /** The body-level failure summarized for a transcript at exactly this identity, if any. */
@@ -151,13 +167,22 @@ export class TranscriptIndex {
 
   /** Forgets a transcript. */
   delete(key: string): boolean {
-    if (this.entries.get(key)?.summary !== undefined) this.summarizedCount--;
+    const entry = this.entries.get(key);
+    if (!entry) return false;
+    if (entry.summary !== undefined) this.summarizedCount--;
+    this.resumable.delete(entry);
+    this.scoped.delete(key);
     return this.entries.delete(key);
   }
 
-  /** The keys of every known transcript. */
+  /** The keys of every known transcript (a copy). */
   keys(): string[] {
     return [...this.entries.keys()];
+  }
+
+  /** The keys of the known transcripts inside a discovery scope (a copy), without visiting the others. */
+  keysIn(scope: DiscoveryScope): string[] {
+    return this.scoped.inScope(scope);
   }
 
   /**
@@ -191,7 +216,7 @@ export class TranscriptIndex {
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || identity === undefined) return 'gone';
     if (this.entries.get(entry.location.key) !== entry) return 'gone';
     entry.identity = identity;
-    entry.summarizer = entry.saved = undefined;
+    this.keepForResume(entry, undefined);
     this.setSummary(entry, {
       headerProblem: `${HEADER_REASONS.unreadable}: ${(error as Error).message}`,
       capturedThroughSeq: null,
@@ -214,7 +239,7 @@ export class TranscriptIndex {
     if (sameIdentity(entry.identity, current)) return 'unchanged';
     const previous = entry.summary;
     // Only a summary an append may continue hands over its state: damage is sticky.
-    const saved = previous !== undefined && mayResume(previous) ? (entry.saved ?? entry.summarizer?.toJSON()) : undefined;
+    const saved = previous !== undefined && mayResume(previous) ? entry.saved : undefined;
     const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved });
     if (outcome.kind === 'failed') return this.unreadable(entry, outcome.error, current);
     if (this.entries.get(key) !== entry) return 'gone';
@@ -236,8 +261,7 @@ export class TranscriptIndex {
     entry.identity = identity;
     this.setSummary(entry, summary);
     // What the next append resumes from: the compact saved state (the worker kept no live summarizer).
-    entry.summarizer = undefined;
-    entry.saved = outcome.saved;
+    this.keepForResume(entry, outcome.saved);
     return 'changed';
   }
 }
