@@ -16,32 +16,32 @@ export function toCandidate(summary: StoredSessionSummary): SessionReferenceCand
 
 // Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,
 // lower-cased haystacks that native `indexOf` searches: a session's segment is its lower-cased id, then (when
-// it has a title) its lower-cased label, each followed by SEPARATOR. A needle without SEPARATOR can only match
-// inside one field, so a hit is a field match; a needle with it falls back to per-field checks. The cwd is
-// not in the segments: sessions are grouped by cwd, and a cwd is matched once per group.
+// it has a title) its lower-cased label, each followed by SEPARATOR. A hit of a needle without SEPARATOR lies
+// inside one field; a hit of one with it counts only when it does. The cwd is not in the segments: sessions
+// are grouped by cwd, and a cwd is matched once per group.
 
 const SEPARATOR = '\u0000';
 
+/** Segments searched together. */
+interface Haystack {
+  /** The segments, concatenated. */
+  text: string;
+  /** Where each segment starts in `text`. */
+  starts: Int32Array;
+  /** Length of each segment's lower-cased id (its first field). */
+  idLengths: Int32Array;
+}
+
 /** The sessions sharing one cwd (or having none), with their own haystack, in store order. */
-interface CwdGroup {
+interface CwdGroup extends Haystack {
   /** The lower-cased cwd; undefined for the group of sessions without a cwd. */
   lowerCwd: string | undefined;
-  /** The members' segments, concatenated. */
-  haystack: string;
-  /** Where each member's segment starts in `haystack`. */
-  starts: Int32Array;
   /** Each member's position in the listing. */
   members: Int32Array;
 }
 
-/** Everything a query needs about one listing array. */
-interface ListingIndex {
-  /** Every session's segment, in store order. */
-  haystack: string;
-  /** Where each session's segment starts in `haystack`. */
-  starts: Int32Array;
-  /** Length of each session's lower-cased id (its segment's first field). */
-  idLengths: Int32Array;
+/** Everything a query needs about one listing array; its haystack holds every session, in store order. */
+interface ListingIndex extends Haystack {
   /** The group of each session. */
   groupOf: Int32Array;
   groups: CwdGroup[];
@@ -110,19 +110,22 @@ function buildIndex(sessions: readonly StoredSessionSummary[]): { index: Listing
   }
   const groups = groupMembers.map((members, group): CwdGroup => {
     const groupStarts = new Int32Array(members.length);
+    const groupIdLengths = new Int32Array(members.length);
     let at = 0;
     for (let m = 0; m < members.length; m++) {
       groupStarts[m] = at;
+      groupIdLengths[m] = idLengths[members[m]!]!;
       at += segments[members[m]!]!.length;
     }
     return {
       lowerCwd: groupCwds[group]?.toLocaleLowerCase(),
-      haystack: members.map((position) => segments[position]!).join(''),
+      text: members.map((position) => segments[position]!).join(''),
       starts: groupStarts,
+      idLengths: groupIdLengths,
       members: Int32Array.from(members),
     };
   });
-  const index = { haystack: segments.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup };
+  const index = { text: segments.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup };
   return { index, immutable };
 }
 
@@ -138,12 +141,28 @@ function segmentAt(starts: Int32Array, at: number): number {
   return low;
 }
 
-/** Whether the id or label segment at `start` (id length `idLength`, ending at `end`) contains `needle`. */
-function segmentContains(haystack: string, start: number, end: number, idLength: number, needle: string): boolean {
-  const lowerId = haystack.slice(start, start + idLength);
-  if (lowerId.includes(needle)) return true;
-  // A segment longer than id + separator holds a label; otherwise the label is the id.
-  return end - start > idLength + 1 && haystack.slice(start + idLength + 1, end - 1).includes(needle);
+/** Whether `length` characters at `at` lie inside one field (id, or label) of `segment`. */
+function withinField(haystack: Haystack, segment: number, at: number, length: number): boolean {
+  const start = haystack.starts[segment]!;
+  const idEnd = start + haystack.idLengths[segment]!;
+  if (at + length <= idEnd) return true;
+  const end = segment + 1 < haystack.starts.length ? haystack.starts[segment + 1]! : haystack.text.length;
+  // A segment longer than id + separator holds a label, then its separator.
+  return end > idEnd + 1 && at > idEnd && at + length < end;
+}
+
+/** The first segment at or after `from` whose id or label holds `needle`; the segment count when none. */
+function nextMatch(haystack: Haystack, needle: string, from: number): number {
+  const { text, starts } = haystack;
+  if (from >= starts.length) return starts.length;
+  const spansFields = needle.includes(SEPARATOR);
+  let at = text.indexOf(needle, starts[from]!);
+  while (at >= 0) {
+    const segment = segmentAt(starts, at);
+    if (!spansFields || withinField(haystack, segment, at, needle.length)) return segment;
+    at = text.indexOf(needle, at + 1);
+  }
+  return starts.length;
 }
 
 /** Collects one rank's matches in store order, up to its room; the target session is never taken. */
@@ -167,35 +186,23 @@ class Bucket {
 }
 
 /** Fill `bucket` with the matching members of one cwd group, in store order. */
-function collectGroup(index: ListingIndex, group: CwdGroup, needle: string, bucket: Bucket): void {
+function collectGroup(group: CwdGroup, needle: string, bucket: Bucket): void {
   if (bucket.full) return;
   const { members } = group;
   if (needle === '' || group.lowerCwd?.includes(needle) === true) {
     for (let m = 0; m < members.length; m++) if (bucket.take(members[m]!)) return;
     return;
   }
-  if (needle.includes(SEPARATOR)) {
-    for (let m = 0; m < members.length; m++) {
-      const position = members[m]!;
-      const end = position + 1 < index.starts.length ? index.starts[position + 1]! : index.haystack.length;
-      if (segmentContains(index.haystack, index.starts[position]!, end, index.idLengths[position]!, needle) && bucket.take(position)) return;
-    }
-    return;
-  }
-  const { haystack, starts } = group;
-  let hit = haystack.indexOf(needle);
-  while (hit >= 0) {
-    const m = segmentAt(starts, hit);
-    if (bucket.take(members[m]!) || m + 1 >= members.length) return;
-    hit = haystack.indexOf(needle, starts[m + 1]!);
+  for (let m = nextMatch(group, needle, 0); m < members.length; m = nextMatch(group, needle, m + 1)) {
+    if (bucket.take(members[m]!)) return;
   }
 }
 
 /** Fill `bucket` with the matching sessions of every group but `excluded` ones, in store order. */
 function collectOthers(index: ListingIndex, needle: string, excluded: ReadonlySet<number>, bucket: Bucket): void {
   if (bucket.full) return;
-  const { groups, groupOf, haystack, starts, idLengths } = index;
-  const n = starts.length;
+  const { groups, groupOf } = index;
+  const n = index.starts.length;
   // A group whose cwd matches has every member matching.
   const wholeGroup = new Uint8Array(groups.length);
   let anyWholeGroup = false;
@@ -210,36 +217,21 @@ function collectOthers(index: ListingIndex, needle: string, excluded: ReadonlySe
     for (let i = 0; i < n; i++) if (wholeGroup[groupOf[i]!] === 1 && bucket.take(i)) return;
     return;
   }
-  if (needle.includes(SEPARATOR)) {
-    for (let i = 0; i < n; i++) {
-      const group = groupOf[i]!;
-      if (excluded.has(group)) continue;
-      const end = i + 1 < n ? starts[i + 1]! : haystack.length;
-      if ((wholeGroup[group] === 1 || segmentContains(haystack, starts[i]!, end, idLengths[i]!, needle)) && bucket.take(i)) return;
-    }
-    return;
-  }
-  // The next session at or after `from` whose id or label holds the needle (n when none).
-  const nextHit = (from: number): number => {
-    if (from >= n) return n;
-    const at = haystack.indexOf(needle, starts[from]!);
-    return at < 0 ? n : segmentAt(starts, at);
-  };
-  let hit = nextHit(0);
+  let hit = nextMatch(index, needle, 0);
   if (!anyWholeGroup) {
     // Only id/label hits: jump from one to the next.
-    while (hit < n) {
+    for (; hit < n; hit = nextMatch(index, needle, hit + 1)) {
       if (!excluded.has(groupOf[hit]!) && bucket.take(hit)) return;
-      hit = nextHit(hit + 1);
     }
     return;
   }
+  // Walk the store order, taking members of matching groups and id/label hits as they come.
   for (let i = 0; i < n; i++) {
     const group = groupOf[i]!;
     let matches = wholeGroup[group] === 1;
     if (i === hit) {
       matches ||= !excluded.has(group);
-      hit = nextHit(i + 1);
+      hit = nextMatch(index, needle, i + 1);
     }
     if (matches && bucket.take(i)) return;
   }
@@ -273,7 +265,7 @@ export function selectCandidates(
     if (group < 0) continue;
     excluded.add(group);
     const bucket = new Bucket(sessions, targetId, limit - candidates.length);
-    collectGroup(index, index.groups[group]!, needle, bucket);
+    collectGroup(index.groups[group]!, needle, bucket);
     add(bucket);
   }
   const rest = new Bucket(sessions, targetId, limit - candidates.length);
