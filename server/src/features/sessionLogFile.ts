@@ -8,7 +8,8 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { SessionReadError, raceWithSignal, throwIfCancelled, type SessionStore } from '../resolver';
 import { TRANSCRIPT_NAMES, projectDirName, encodeSegment, type TranscriptEncoding } from '../store/layout';
-import { loadSessionLog } from '../store/log';
+import type { LoadedSessionLog } from '../store/log';
+import { loadOpenTranscript } from '../store/lookup';
 import { nodeTranscriptFiles } from '../store/transcriptFiles';
 import { ensureZstdSupport } from '../store/transcriptIndex';
 import type { SessionLog, SessionLogReader } from './transcript';
@@ -37,16 +38,17 @@ export async function readSessionLogFile(root: string, sessions: SessionStore, s
   for (const encoding of ['zstd', 'raw'] as TranscriptEncoding[]) {
     const file = path.join(sessionDir, TRANSCRIPT_NAMES[encoding]);
     if (!(await isPlainEntry(file, 'file'))) continue;
+    if (encoding === 'zstd') await ensureZstdSupport();
     const handle = await nodeTranscriptFiles.open(file);
-    let bytes: Uint8Array;
+    let loaded: LoadedSessionLog;
     try {
-      bytes = await handle.readFile();
+      // Streamed in bounded reads, keeping only the events a transcript shows or counts.
+      const { size } = await handle.stat();
+      loaded = await loadOpenTranscript(handle, size, encoding, { expectedId: sessionId, keepEvents: 'surface-types', signal });
     } finally {
       await handle.close().catch(() => undefined);
     }
     throwIfCancelled(signal);
-    if (encoding === 'zstd') await ensureZstdSupport();
-    const loaded = loadSessionLog(bytes, encoding, { expectedId: sessionId });
     return {
       header: surface.header,
       events: loaded.events,

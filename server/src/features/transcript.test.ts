@@ -1,18 +1,22 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionCommands } from '@dsh-session-ls/shared';
-import { findProgram } from '../../../test/support/conformance';
+import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
 import { foldSessionTitle, type InMemorySession } from '../resolver/inMemorySessionStore';
 import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
-import { loadSessionLog } from '../store/log';
+import { TRANSCRIPT_NAMES } from '../store/layout';
+import { initZstdSupport, loadSessionLog } from '../store/log';
 import { DEMO_2, rawTranscript, zstdTranscript } from '../store/log/testLogs';
 import { openSessionStore } from '../store';
 import { executeEditorCommand } from './editorCommands';
 import { readSessionLogFile } from './sessionLogFile';
 import { testWorkspace } from './testWorkspace';
 import { sessionTranscriptMarkdown, transcriptCommand, type SessionLog, type SessionLogReader } from './transcript';
+
+const conformance = findConformanceDir();
+await initZstdSupport();
 
 const demo2 = (): SessionLog => {
   const loaded = loadSessionLog(rawTranscript(DEMO_2), 'raw');
@@ -163,12 +167,39 @@ describe('whole logs from transcript files', () => {
     }
   }
 
-  it('reads every event of a raw log, as the decoder gives them', async () => {
+  it('reads every message and tool result of a raw log, as the decoder gives them, and no other event', async () => {
     const root = storeWith({ '--home-alice-proj--/demo-2/session.jsonl': rawTranscript(DEMO_2) });
     const log = await readFrom(root, 'demo-2');
     expect(log).toMatchObject({ whole: true, title: 'Alpha file check', header: { id: 'demo-2', cwd: '/home/alice/proj' } });
-    expect(log.events.map((event) => event.seq)).toEqual([...Array(17).keys()]);
+    const surfaceTypes = new Set(['user/message', 'assistant/message', 'tool/result']);
+    expect(log.events).toEqual(demo2().events.filter((event) => surfaceTypes.has(event.type)));
+    expect(log.events.map((event) => event.type)).toContain('tool/result');
     expect(sessionTranscriptMarkdown(log)).toBe(sessionTranscriptMarkdown(demo2()));
+  });
+
+  describe.skipIf(!conformance.dir)(`on the fixture store ${conformance.reason ?? ''}`, () => {
+    for (const encoding of ['raw', 'zstd'] as const) {
+      it(`${encoding}: every session's transcript is the one of all its events`, async () => {
+        const root = fixtureStore(conformance.dir as string, encoding);
+        const store = openSessionStore({ root });
+        let sessions = 0;
+        try {
+          for (const project of readdirSync(root)) {
+            for (const session of readdirSync(path.join(root, project))) {
+              const bytes = new Uint8Array(readFileSync(path.join(root, project, session, TRANSCRIPT_NAMES[encoding])));
+              const whole = loadSessionLog(bytes, encoding);
+              const header = { id: whole.header.id, createdAt: whole.header.createdAt, ...(whole.header.cwd === undefined ? {} : { cwd: whole.header.cwd }) };
+              const expected = sessionTranscriptMarkdown({ header, events: whole.events, whole: true, ...(whole.title === undefined ? {} : { title: whole.title }) });
+              expect(sessionTranscriptMarkdown(await readSessionLogFile(root, store, whole.header.id))).toBe(expected);
+              sessions++;
+            }
+          }
+        } finally {
+          store.dispose();
+        }
+        expect(sessions).toBeGreaterThanOrEqual(11);
+      });
+    }
   });
 
   const zstd = findProgram('zstd');

@@ -15,7 +15,7 @@ import type { SessionServices } from './services';
 /** A session's events for a transcript: the whole log, or (when only that can be read) its current surface. */
 export interface SessionLog {
   header: StoredSessionHeader;
-  /** In log order when `whole`, else in surface order. */
+  /** When `whole`: in log order, at least every surface-type event (the only ones a transcript reads); else the surface, in surface order. */
   events: readonly SessionEventRecord[];
   /** True when `events` is the whole log, so what the user saw (append-origin events) can be told apart. */
   whole: boolean;

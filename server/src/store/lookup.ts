@@ -4,13 +4,13 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { SessionReadError, type SessionEventRecord, type SessionSurface } from '../resolver/sessionStore';
+import { SessionReadError, type SessionSurface } from '../resolver/sessionStore';
 import { pathBindingProblem } from './binding';
 import { ConcurrencyLimit, throwIfAborted } from './concurrency';
 import { DISCOVERY_REASONS } from './discovery';
 import { encodeSegment, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import { LISTING_REASONS } from './listing';
-import { createSessionLogLoader, type SessionHeaderRecord } from './log';
+import { createSessionLogLoader, type LoadedSessionLog, type LoadSessionLogOptions } from './log';
 import { ensureZstdSupport } from './transcriptIndex';
 import { fileIdentity, type FileIdentity, type OpenTranscript, type TranscriptFiles } from './transcriptFiles';
 
@@ -20,8 +20,11 @@ import { fileIdentity, type FileIdentity, type OpenTranscript, type TranscriptFi
  */
 export type KnownFailure = (key: string, identity: FileIdentity) => { reason: SessionReadError['reason']; message: string } | undefined;
 
-/** Read granularity of a full load. */
-const READ_CHUNK_BYTES = 1024 * 1024;
+/**
+ * Read granularity of a full load. zstd bytes are queued until their frame is complete, so a
+ * smaller chunk also keeps that queue small; 256 KiB reads cost no measurable time over 1 MiB.
+ */
+const READ_CHUNK_BYTES = 256 * 1024;
 
 /** Lookups stat project directories in parallel, within this bound. */
 const LOOKUP_CONCURRENCY = 32;
@@ -128,7 +131,7 @@ export async function readSessionSurface(
   const file = path.join(sessionPath, TRANSCRIPT_NAMES[encoding]);
   if (encoding === 'zstd') await ensureZstdSupport();
 
-  let loaded: StreamedLoad;
+  let loaded: LoadedSessionLog;
   let identity;
   try {
     const handle = await files.open(file);
@@ -137,7 +140,8 @@ export async function readSessionSurface(
       identity = fileIdentity(stats);
       const known = knownFailure?.([copy.projectDir, dirName, TRANSCRIPT_NAMES[encoding]].join('/'), identity);
       if (known) throw new SessionReadError(known.reason, known.message);
-      loaded = await streamSessionLog(handle, stats.size, encoding, sessionId, signal);
+      // Only the current surface is kept (`readSurface` needs no other event).
+      loaded = await loadOpenTranscript(handle, stats.size, encoding, { expectedId: sessionId, keepEvents: false, signal });
     } finally {
       await handle.close().catch(() => undefined);
     }
@@ -174,26 +178,24 @@ async function rawCommittedEnd(handle: OpenTranscript, size: number, buffer: Uin
   return size;
 }
 
-/** What `readSurface` keeps of a full load. */
-interface StreamedLoad {
-  header: SessionHeaderRecord;
-  capturedThroughSeq: number | null;
-  surface: SessionEventRecord[];
+/** Options of {@link loadOpenTranscript}. */
+export interface OpenTranscriptLoadOptions extends Pick<LoadSessionLogOptions, 'expectedId' | 'keepEvents'> {
+  signal?: AbortSignal;
 }
 
 /**
- * The full load dsh's `inspect()` performs (`loadSessionLog` with `keepEvents: false`), fed from
- * the file in chunks up to its size when opened: a snapshot whose memory is bounded by the
- * surface and the record limit, never by the log's size.
+ * The full load dsh's `inspect()` performs (`loadSessionLog`), fed from an open transcript in
+ * chunks up to its size when opened: a snapshot whose memory is bounded by what `keepEvents` keeps
+ * and the record limit, never by the log's size. For 'zstd', `await ensureZstdSupport()` first.
  */
-async function streamSessionLog(
+export async function loadOpenTranscript(
   handle: OpenTranscript,
   size: number,
   encoding: TranscriptEncoding,
-  expectedId: string,
-  signal?: AbortSignal,
-): Promise<StreamedLoad> {
-  const loader = createSessionLogLoader(encoding, { expectedId, keepEvents: false });
+  options: OpenTranscriptLoadOptions = {},
+): Promise<LoadedSessionLog> {
+  const { signal, ...loadOptions } = options;
+  const loader = createSessionLogLoader(encoding, loadOptions);
   const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, size)); // the loader copies what it keeps
   const end = encoding === 'raw' ? await rawCommittedEnd(handle, size, buffer) : size;
   for (let position = 0; position < end; ) {
@@ -203,6 +205,5 @@ async function streamSessionLog(
     position += bytesRead;
     throwIfAborted(signal);
   }
-  const { header, capturedThroughSeq, surface } = loader.finish();
-  return { header, capturedThroughSeq, surface };
+  return loader.finish();
 }
