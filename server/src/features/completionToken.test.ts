@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import { findSessionCompletionToken } from './completionToken';
+import { formatSessionReferenceMention, scanSessionMentions } from '@dsh-session-ls/shared';
+import { findSessionCompletionToken, mentionScanStart } from './completionToken';
 
 /** The token at the `|` marker of `marked`. */
 function tokenAt(marked: string) {
@@ -62,5 +63,73 @@ describe('findSessionCompletionToken (dsh token rule)', () => {
 
   it('counts positions in UTF-16 code units', () => {
     expect(tokenAt('😀 @日本|')).toEqual({ at: 3, end: 6, query: '日本' });
+  });
+});
+
+describe('mentionScanStart (the token rule scans for mentions only near the cursor)', () => {
+  /** The mentions the whole-text scan finds that start at or after `from`, and whether one spans `from`. */
+  const wholeScan = (text: string, from: number) => {
+    const all = [...scanSessionMentions(text)];
+    return { spanned: all.some((m) => m.start < from && m.end > from), after: all.filter((m) => m.start >= from) };
+  };
+
+  it('restarts after the run of the last unescaped `]` with no `@[` after it', () => {
+    const text = 'see @[a b](dsh-session:x) and @q';
+    expect(mentionScanStart(text, text.length - 2)).toBe(text.indexOf(' and') + 1);
+    expect(mentionScanStart('x] @q', 3)).toBe(3);
+    // A `]` after a backslash, or one with an `@[` after it, may sit inside a label: look further back.
+    expect(mentionScanStart('a] b\\] @q', 7)).toBe(3);
+    expect(mentionScanStart('a] b]@[c @q', 9)).toBe(3);
+    // (A `]` after an escaped backslash would do, but telling it apart needs the label's start: not worth it.)
+    expect(mentionScanStart('x\\\\] @q', 5)).toBe(0);
+    expect(mentionScanStart('@[a b\\] c @q', 10)).toBe(0);
+  });
+
+  it('gives a point no mention spans, from which the scan finds what the whole-text scan finds', () => {
+    // Single characters of the grammar, and whole or broken mentions whose labels hold whitespace and escapes.
+    const piece = fc.constantFrom(
+      '@', '[', ']', '(', ')', '\\', ' ', '\n', 'd', 'x', 'é', 'dsh-session:', 'dsh-session:ab', '@[', '](', '](dsh-session:z)',
+      '@[a b](dsh-session:x)', '@[a\\] b](dsh-session:y)', '@[\\\\](dsh-session:w)', 'a] b', '@[a ',
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, pick) => {
+        const text = pieces.join('');
+        // Offsets right after whitespace (or 0), as findSessionCompletionToken gives it.
+        const starts = [0, ...[...text].flatMap((_, i) => (/\s/.test(text[i]!) ? [i + 1] : []))].filter((i) => i <= text.length);
+        const start = starts[pick % starts.length]!;
+        const from = mentionScanStart(text, start);
+        expect(from).toBeLessThanOrEqual(start);
+        const whole = wholeScan(text, from);
+        expect(whole.spanned).toBe(false);
+        const local = [...scanSessionMentions(text.slice(from))].map((m) => ({ ...m, start: m.start + from, end: m.end + from, uriStart: m.uriStart + from }));
+        expect(local).toEqual(whole.after);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('finds the same token as the rule with a scan of the whole text, anywhere in random text', () => {
+    // The token rule as first written: every mention of the text is looked at.
+    const reference = (text: string, offset: number) => {
+      if (offset < 1 || offset > text.length) return undefined;
+      let start = offset;
+      while (start > 0 && !/\s/.test(text[start - 1]!)) start--;
+      if (start === offset || text[start] !== '@') return undefined;
+      let end = offset;
+      while (end < text.length && !/\s/.test(text[end]!)) end++;
+      const query = text.slice(start + 1, offset);
+      if (query.startsWith('"')) return undefined;
+      if ([...scanSessionMentions(text)].some((m) => m.start < end && m.end > start)) return undefined;
+      return { at: start, end, query };
+    };
+    const piece = fc.constantFrom('@', '[', ']', '(', ')', '\\', ' ', '\n', 'dsh-session:ab', 'x', '@[', '](', '@x', '](dsh-session:z)', '@[a b](dsh-session:x)', 'a] b');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, pick) => {
+        const text = pieces.join('');
+        const offset = pick % (text.length + 1);
+        expect(findSessionCompletionToken(text, offset)).toEqual(reference(text, offset));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -32,9 +32,38 @@ export function findSessionCompletionToken(text: string, offset: number): Sessio
   while (end < text.length && !isWhitespace(text, end)) end++;
   const query = text.slice(start + 1, offset);
   if (query.startsWith('"')) return undefined;
-  for (const mention of scanSessionMentions(text)) {
-    if (mention.start >= end) break;
-    if (mention.end > start) return undefined;
+  // Completion runs on every keystroke: scan for mentions from a nearby point the whole-text scan passes.
+  const from = mentionScanStart(text, start);
+  for (const mention of scanSessionMentions(from === 0 ? text : text.slice(from))) {
+    if (from + mention.start >= end) break;
+    if (from + mention.end > start) return undefined;
   }
   return { at: start, end, query };
+}
+
+/**
+ * An offset at or before `start` (where text[start - 1] is whitespace) that no mention spans, so the mention
+ * scan of the whole text reaches it and finds from there what a scan of the text after it finds.
+ *
+ * Why it holds: a `]` not preceded by a backslash closes every label begun before it (a label walk steps over
+ * escape pairs and cannot jump it), so a mention begun before it ends inside the whitespace-free run that
+ * holds it (the rest of a mention, `](dsh-session:…)`, has no whitespace; a bare URI has no `]`). When no
+ * `@[` follows that `]` in the run, nothing begun in the run has a label either, so no mention spans the
+ * whitespace after the run. The last such run before `start` gives the offset after it; none gives 0.
+ */
+export function mentionScanStart(text: string, start: number): number {
+  // `runEnd` is the whitespace that ends the run being looked at.
+  let runEnd = start - 1;
+  while (runEnd > 0) {
+    let runStart = runEnd - 1;
+    while (runStart >= 0 && !isWhitespace(text, runStart)) runStart--;
+    // Right to left: the last good `]` wins, unless an `@[` comes after it.
+    for (let at = runEnd - 1; at > runStart; at--) {
+      const ch = text.charCodeAt(at);
+      if (ch === 0x5b /* [ */ && at - 1 > runStart && text.charCodeAt(at - 1) === 0x40 /* @ */) break;
+      if (ch === 0x5d /* ] */ && (at === 0 || text.charCodeAt(at - 1) !== 0x5c /* backslash */)) return runEnd + 1;
+    }
+    runEnd = runStart;
+  }
+  return 0;
 }
