@@ -11,6 +11,7 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { EventEmitter } from 'node:events';
@@ -550,9 +551,13 @@ describe('freshness while the store is open', () => {
 /** File access that records every positioned read per path. */
 function recordingFiles() {
   const reads: Array<{ file: string; position: number; bytes: number }> = [];
+  const lstats: string[] = [];
   let gate: { opened: Promise<void>; applies: (file: string) => boolean } | undefined;
   const files: TranscriptFiles = {
-    lstat: nodeTranscriptFiles.lstat,
+    lstat(file) {
+      lstats.push(file);
+      return nodeTranscriptFiles.lstat(file);
+    },
     stat: nodeTranscriptFiles.stat,
     async open(file) {
       if (gate?.applies(file)) await gate.opened;
@@ -576,6 +581,7 @@ function recordingFiles() {
   return {
     files,
     reads,
+    lstats,
     /** Holds opening (every file, or those `applies` picks) until the returned release is called. */
     hold(applies: (file: string) => boolean = () => true) {
       let release!: () => void;
@@ -690,6 +696,27 @@ describe('the index', () => {
     release();
     await store.whenIndexed();
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Late'));
+  });
+
+  it('runs no sweep and no rescan while the first index is being built, then both resume', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const fastFile = writeLog(root, session('fast', 1, 'Fast'), 'raw');
+    const slowFile = writeLog(root, session('slow', 0, 'Slow', '/elsewhere'), 'raw');
+    const recorder = recordingFiles();
+    const release = recorder.hold((f) => f === slowFile);
+    // Only the root is watched, so every transcript is the sweep's, and it would run every few ms.
+    const { store } = open(root, { files: recorder.files, maxWatches: 1, sweepIntervalMs: 5, rescanMinIntervalMs: 5 });
+    await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
+    const checksWhenRead = recorder.lstats.filter((f) => f === fastFile).length;
+    // A change the root watch sees, and many sweep intervals, while the first index waits for the slow file.
+    const now = new Date();
+    utimesSync(path.dirname(path.dirname(fastFile)), now, now);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(store.status().indexing).toBe(true);
+    expect(recorder.lstats.filter((f) => f === fastFile)).toHaveLength(checksWhenRead);
+    release();
+    await store.whenIndexed();
+    await eventually(() => expect(recorder.lstats.filter((f) => f === fastFile).length).toBeGreaterThan(checksWhenRead + 2));
   });
 
   it('returns the same cached array until something changes', async () => {
