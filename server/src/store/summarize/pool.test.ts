@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -197,19 +197,23 @@ describe('pool lifecycle', () => {
     expect(workers.workers).toBe(0);
   });
 
-  it('never keeps the process alive: a process that used the pool and did not dispose it exits', () => {
+  it('never keeps the process alive, nor writes to its stdout: a process that used the pool and did not dispose it exits', () => {
+    // A worker whose code writes to stdout, which in stdio mode carries the protocol.
+    const chatty = path.join(built, 'chattyWorker.js');
+    writeFileSync(chatty, `require('./summarizeWorker.js');\nprocess.stdout.write('stray output\\n');\n`);
     const script = path.join(dir, 'uses-pool.js');
-    mkdirSync(path.dirname(script), { recursive: true });
     writeFileSync(
       script,
       `const { SummarizePool } = require(${JSON.stringify(path.join(built, 'pool.js'))});
-       const pool = new SummarizePool({ size: 2 });
+       const pool = new SummarizePool({ size: 2, workerFile: ${JSON.stringify(chatty)} });
        pool.run({ file: process.argv[2], encoding: 'raw' }).then((outcome) => {
          process.stdout.write(JSON.stringify({ inline: pool.runsInline, workers: pool.workers, title: outcome.summary && outcome.summary.title }));
        });`,
     );
-    // Were a worker to stay referenced, the child would never exit and the generous timeout would fail this test.
-    const output = execFileSync(process.execPath, [script, good().file], { encoding: 'utf8', timeout: 50_000 });
-    expect(JSON.parse(output)).toEqual({ inline: false, workers: 1, title: 'Say hi' });
+    // Were a worker to stay referenced, the child would never exit: the generous timeout would fail this test.
+    const child = spawnSync(process.execPath, [script, good().file], { encoding: 'utf8', timeout: 50_000 });
+    expect(child.error).toBeUndefined();
+    expect(child.status).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ inline: false, workers: 1, title: 'Say hi' });
   });
 });

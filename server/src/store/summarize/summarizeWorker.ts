@@ -32,6 +32,10 @@ const blockingFiles: TranscriptFiles = {
 const port = parentPort;
 if (!port) throw new Error('summarizeWorker.js runs only as a worker thread');
 
+// A worker's stdout is the process's, which in stdio mode carries the protocol: anything written
+// there (a dependency's diagnostics) goes to stderr instead.
+process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+
 let previous: Promise<unknown> = Promise.resolve();
 
 port.on('message', (request: WorkerRequest) => {
