@@ -480,6 +480,30 @@ describe('freshness while the store is open', () => {
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 's0')?.title).toBe('swept title'));
   });
 
+  it('beyond the watch cap, watches the project directories and the most recently written session directories', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const files = Array.from({ length: 8 }, (_, i) => writeLog(root, session(`w${i}`, i, `title ${i}`), 'raw'));
+    // Written in a shuffled order of age: w5, w2 and w7 are the newest.
+    const age = [7, 6, 1, 5, 4, 0, 3, 2];
+    files.forEach((file, i) => utimesSync(file, 1_700_000_000 - age[i] * 60, 1_700_000_000 - age[i] * 60));
+    const watched = new Set<string>();
+    const recording: DiskStoreTuning['watchFactory'] = (dir) => {
+      watched.add(dir);
+      const watcher = Object.assign(new EventEmitter(), {
+        close: () => watched.delete(dir),
+        ref: () => watcher,
+        unref: () => watcher,
+      });
+      return watcher as never;
+    };
+    // The root, one project directory and three session directories.
+    const { store } = open(root, { watchFactory: recording, maxWatches: 5, rescanMinIntervalMs: 60_000 });
+    await store.whenIndexed();
+    await eventually(() => expect(watched.size).toBe(5));
+    const expected = [root, path.dirname(path.dirname(files[0])), ...[5, 2, 7].map((i) => path.dirname(files[i]))];
+    expect([...watched].sort()).toEqual(expected.sort());
+  });
+
   it('falls back to the periodic rescan when no watch fires', async () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('one', 1, 'One'), 'raw');

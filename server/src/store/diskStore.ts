@@ -101,6 +101,19 @@ function sameSessions(a: readonly StoredSessionSummary[], b: readonly StoredSess
   return true;
 }
 
+/**
+ * The `count` items with the highest `score` (more on ties), unordered: only the few thousand
+ * that get a watch are sorted, not 100,000 session directories (a sort that long would hold
+ * answers back).
+ */
+function mostRecent<T>(items: T[], score: (item: T) => number, count: number): T[] {
+  if (count <= 0) return [];
+  if (items.length <= count) return [...items];
+  const scores = Float64Array.from(items, score);
+  const threshold = scores.slice().sort()[items.length - count];
+  return items.filter((_, i) => scores[i] >= threshold);
+}
+
 /** The session directory (`<projectDir>/<sessionDir>`) a transcript key lies in. */
 function sessionDirOf(key: string): string {
   return key.slice(0, key.lastIndexOf('/'));
@@ -524,8 +537,10 @@ export class DiskSessionStore implements SessionStoreService {
     const sessions: string[] = [];
     for (const dir of attached.directories) (dir.includes('/') ? sessions : projects).push(dir);
     // A session directory without a transcript yet is about to get one: watch it first.
-    sessions.sort((a, b) => (recency.get(b) ?? Infinity) - (recency.get(a) ?? Infinity) || (a < b ? -1 : 1));
-    attached.watches.update([...projects, ...sessions]);
+    const recencyOf = (dir: string) => recency.get(dir) ?? Infinity;
+    const chosen = mostRecent(sessions, recencyOf, this.tuning.maxWatches - 1 - projects.length);
+    chosen.sort((a, b) => recencyOf(b) - recencyOf(a) || (a < b ? -1 : 1));
+    attached.watches.update([...projects, ...chosen]);
   }
 
   /** Re-stats a batch of transcripts whose directories are not watched, round robin. */
