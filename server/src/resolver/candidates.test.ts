@@ -80,6 +80,15 @@ describe('selectCandidates', () => {
     expect(ids(selectCandidates(listing, { cwd: '/x' }, 'match', 3))).toEqual(['match-id', 'q2', 'z']);
   });
 
+  it('answers for the store\'s next listing as for a fresh one: renamed, added, removed and retitled sessions', () => {
+    const first = frozen([summary('İa', '/w', 'Old'), summary('b', '/w'), summary('c', undefined, 'Keep'), summary('d', '/x', 'Gone')]);
+    expect(ids(selectCandidates(first, undefined, 'old', 10))).toEqual(['İa']);
+    const next = frozen([summary('e', '/w', 'old too'), summary('İa', '/w', 'New'), summary('b', '/w', 'Now titled'), summary('c', undefined)]);
+    for (const query of ['old', 'new', 'titled', 'keep', 'gone', 'i\u0307', 'c', '']) {
+      expect(selectCandidates(next, { cwd: '/w' }, query, 10), query).toEqual(referenceSelect(next, { cwd: '/w' }, query, 10));
+    }
+  });
+
   it('sees a summary changed in place in an array that is not frozen', () => {
     const listing = [summary('x', '/a', 'Before')];
     expect(ids(selectCandidates(listing, undefined, 'before', 10))).toEqual(['x']);
