@@ -54,6 +54,7 @@ interface ListingIndex extends Haystack {
 // keyed by that array stays right for as long as the array lives. An array that could change in place is
 // indexed afresh on each call.
 const indexByListing = new WeakMap<readonly StoredSessionSummary[], ListingIndex>();
+
 function listingIndex(sessions: readonly StoredSessionSummary[]): ListingIndex {
   const cached = indexByListing.get(sessions);
   if (cached !== undefined) return cached;
