@@ -1,7 +1,7 @@
 import type { SessionReferenceCandidate, SessionReferenceTarget } from '@dsh-session-ls/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { candidateLabel, selectCandidates, toCandidate } from './candidates';
+import { candidateLabel, findListedSession, selectCandidates, toCandidate } from './candidates';
 import type { StoredSessionSummary } from './sessionStore';
 
 /** session-reference.md §6 steps 2–6 as written: the slow rule the indexed selection must equal. */
@@ -123,5 +123,26 @@ describe('selectCandidates', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('findListedSession', () => {
+  it('finds the first session with the id in a frozen listing, and nothing for an unknown id', () => {
+    const listing = frozen([summary('a', '/1'), summary('b', '/2'), summary('a', '/3')]);
+    expect(findListedSession(listing, 'a')).toBe(listing[0]);
+    expect(findListedSession(listing, 'b')).toBe(listing[1]);
+    expect(findListedSession(listing, 'A')).toBeUndefined();
+    expect(findListedSession(listing, 'a')).toBe(listing[0]);
+  });
+
+  it('sees changes to a listing that is not frozen', () => {
+    const listing = [summary('a', '/1')];
+    expect(findListedSession(listing, 'a')?.cwd).toBe('/1');
+    listing[0] = summary('a', '/2');
+    expect(findListedSession(listing, 'a')?.cwd).toBe('/2');
+    const halfFrozen = Object.freeze([{ id: 'b', createdAt: 0, cwd: '/x' }]);
+    expect(findListedSession(halfFrozen, 'b')?.cwd).toBe('/x');
+    (halfFrozen[0] as { id: string }).id = 'c';
+    expect(findListedSession(halfFrozen, 'c')?.cwd).toBe('/x');
   });
 });

@@ -239,6 +239,31 @@ function collectOthers(index: ListingIndex, needle: string, excluded: ReadonlySe
   }
 }
 
+const positionsById = new WeakMap<readonly StoredSessionSummary[], Map<string, number>>();
+
+/**
+ * The first session of the listing with this id. A target session's cwd is looked up on every keystroke,
+ * and at 100,000 sessions a scan costs milliseconds, so a listing that cannot change (frozen, as the store
+ * hands it out) gets a map from id to position, made once.
+ */
+export function findListedSession(sessions: readonly StoredSessionSummary[], id: string): StoredSessionSummary | undefined {
+  let positions = positionsById.get(sessions);
+  if (positions === undefined) {
+    if (!Object.isFrozen(sessions)) return sessions.find((summary) => summary.id === id);
+    positions = new Map<string, number>();
+    let immutable = true;
+    // Backwards, so the first of duplicate ids wins.
+    for (let i = sessions.length - 1; i >= 0; i--) {
+      const summary = sessions[i]!;
+      if (!Object.isFrozen(summary)) immutable = false;
+      positions.set(summary.id, i);
+    }
+    if (immutable) positionsById.set(sessions, positions);
+  }
+  const position = positions.get(id);
+  return position === undefined ? undefined : sessions[position];
+}
+
 /**
  * Select candidates from the store's listing (session-reference.md §6 steps 2–6): drop the target, keep
  * query matches (id, cwd or label contains the query, `toLocaleLowerCase()` on both sides, no trimming;
