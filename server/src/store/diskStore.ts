@@ -17,7 +17,7 @@ import {
   type DiscoveryScope,
 } from './discovery';
 import { Emitter } from './emitter';
-import { buildListing, type Listing } from './listing';
+import { buildListing, patchListing, type Listing } from './listing';
 import { readSessionSurface } from './lookup';
 import { PendingScopes } from './pendingScopes';
 import { ScopedKeys } from './scopedKeys';
@@ -25,7 +25,7 @@ import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreS
 import { defaultIndexWorkers, SummarizePool } from './summarize/pool';
 import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
 import { nodeTranscriptFiles, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
-import { TranscriptIndex, type RefreshOutcome } from './transcriptIndex';
+import { TranscriptIndex, type IndexedTranscript, type RefreshOutcome } from './transcriptIndex';
 
 /** Knobs with production defaults; tests shorten or observe them. */
 export interface DiskStoreTuning {
@@ -80,6 +80,9 @@ const INDEXING_NOTIFY_SPACING = 5;
  * rebuild's duration apart, so rebuilding a large listing takes little of the indexing time.
  */
 const INDEXING_REBUILD_COST_FACTOR = 100;
+
+/** Beyond this many re-read transcripts, the listing is rebuilt rather than patched. */
+const MAX_PATCHED_TRANSCRIPTS = 256;
 
 /** Long synchronous loops (a root scope at 100,000 sessions) give the event loop a turn this often. */
 const ITEMS_PER_SLICE = 2048;
@@ -148,6 +151,11 @@ export class DiskSessionStore implements SessionStoreService {
 
   private listing: Listing = { sessions: Object.freeze([]), problems: [] };
   private listingDirty = false;
+  /**
+   * When only re-read transcripts made the listing stale, their keys (the listing may then be
+   * patched); undefined when it must be rebuilt.
+   */
+  private rereadKeys?: Set<string>;
   private listingRebuildMs = 0;
   private listingVersion = 0;
   private notifiedVersion = 0;
@@ -383,6 +391,7 @@ export class DiskSessionStore implements SessionStoreService {
     for (const timer of [this.sweepTimer, this.rescanTimer, this.cacheTimer]) if (timer) clearTimeout(timer);
     this.sweepTimer = this.rescanTimer = this.cacheTimer = undefined;
     this.sweepQueue = [];
+    this.rereadKeys = undefined;
     this.listingDirty = true;
     this.log(`sessions root ${this.root} is gone; waiting for it to appear`);
     this.waitForRoot();
@@ -460,7 +469,7 @@ export class DiskSessionStore implements SessionStoreService {
   private async refresh(attached: Attached, key: string): Promise<RefreshOutcome> {
     const outcome = await attached.index.refresh(key);
     if (!this.isCurrent(attached)) return outcome;
-    if (outcome === 'changed') this.markListingDirty(attached);
+    if (outcome === 'changed') this.markListingDirty(attached, key);
     if (outcome === 'gone') {
       // Let discovery decide what the path is now (deleted, replaced by a link, …).
       this.markDirty(sessionScopeOf(key));
@@ -582,9 +591,13 @@ export class DiskSessionStore implements SessionStoreService {
 
   private rebuildListing(): void {
     this.listingDirty = false;
+    const rereadKeys = this.rereadKeys;
+    this.rereadKeys = undefined;
     const attached = this.attached;
     const started = performance.now();
-    const next = attached ? buildListing(attached.index.all()) : { sessions: Object.freeze([]), problems: [] };
+    const next =
+      (attached && rereadKeys && patchListing(this.listing, transcriptsOf(attached.index, rereadKeys))) ??
+      (attached ? buildListing(attached.index.all()) : { sessions: Object.freeze([]), problems: [] });
     this.listingRebuildMs = performance.now() - started;
     if (sameSessions(this.listing.sessions, next.sessions)) {
       this.listing = { sessions: this.listing.sessions, problems: next.problems };
@@ -606,7 +619,12 @@ export class DiskSessionStore implements SessionStoreService {
     }
   }
 
-  private markListingDirty(attached: Attached): void {
+  /** The listing is stale: because `rereadKey` was re-read, or (no key) for any other reason. */
+  private markListingDirty(attached: Attached, rereadKey?: string): void {
+    if (rereadKey === undefined) this.rereadKeys = undefined;
+    else if (!this.listingDirty) this.rereadKeys = new Set([rereadKey]);
+    else if (this.rereadKeys && this.rereadKeys.size < MAX_PATCHED_TRANSCRIPTS) this.rereadKeys.add(rereadKey);
+    else this.rereadKeys = undefined;
     this.listingDirty = true;
     if (this.disposed) return;
     this.scheduleCacheSave(attached, this.tuning.cacheSaveDelayMs);
@@ -680,6 +698,14 @@ export class DiskSessionStore implements SessionStoreService {
           }),
       );
     }, delayMs);
+  }
+}
+
+/** The indexed transcripts behind some keys (keys no longer indexed are skipped). */
+function* transcriptsOf(index: TranscriptIndex, keys: Iterable<string>): Generator<IndexedTranscript> {
+  for (const key of keys) {
+    const entry = index.get(key);
+    if (entry) yield entry;
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildListing, LISTING_REASONS } from './listing';
+import { buildListing, LISTING_REASONS, patchListing } from './listing';
 import type { TranscriptEncoding } from './layout';
 import type { IndexedTranscript, TranscriptSummary } from './transcriptIndex';
 
@@ -88,5 +88,39 @@ describe('buildListing', () => {
 
   it('does not list a transcript before it is summarized', () => {
     expect(buildListing([transcript('--p--', 'pending')]).sessions).toEqual([]);
+  });
+});
+
+describe('patchListing', () => {
+  const base = () => [
+    transcript('--p--', 'b', ok('b', 5, { title: 'B' })),
+    transcript('--p--', 'a', ok('a', 5)),
+    transcript('--q--', 'old', ok('old', 1, { title: 'Old' })),
+    transcript('--p--', 'new', ok('new', 9, { title: 'New' }, null)),
+  ];
+
+  it('gives what a rebuild gives when listed transcripts only got new titles', () => {
+    const before = buildListing(base());
+    const after = base();
+    after[1] = transcript('--p--', 'a', ok('a', 5, { title: 'A now' }));
+    after[3] = transcript('--p--', 'new', ok('new', 9, {}, null));
+    const patched = patchListing(before, [after[1], after[3]]);
+    expect(patched).toEqual(buildListing(after));
+    expect(Object.isFrozen(patched?.sessions)).toBe(true);
+    expect(before.sessions.map((s) => s.title)).toEqual(['New', undefined, 'B', 'Old']);
+  });
+
+  it('returns the same listing when no title changed', () => {
+    const before = buildListing(base());
+    expect(patchListing(before, [base()[0]])).toBe(before);
+  });
+
+  it('gives up (a rebuild is needed) when a header changed, a problem appeared or the transcript was not listed', () => {
+    const before = buildListing(base());
+    expect(patchListing(before, [transcript('--p--', 'a', ok('a', 6))])).toBeUndefined();
+    expect(patchListing(before, [transcript('--p--', 'a', ok('a', 5, {}, '/elsewhere'))])).toBeUndefined();
+    expect(patchListing(before, [transcript('--p--', 'a', ok('a', 5, { headerProblem: 'unbound' }))])).toBeUndefined();
+    expect(patchListing(before, [transcript('--p--', 'zz', ok('zz', 5))])).toBeUndefined();
+    expect(patchListing(before, [transcript('--p--', 'a')])).toBeUndefined();
   });
 });
