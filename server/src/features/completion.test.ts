@@ -105,6 +105,29 @@ describe('session completion', () => {
     expect(item.data).toMatchObject({ sessionId: 'sneaky' });
   });
 
+  it('builds each item from the candidate as it is now, after a retitle, a move or a recreation with the same id', async () => {
+    const versions = [
+      session('kept', '/same', NOW - DAY, 'First title'),
+      session('kept', '/same', NOW - DAY, 'Second title'),
+      session('kept', '/moved', NOW - DAY, 'Second title'),
+      session('kept', undefined, NOW - DAY, 'Second title'),
+      session('kept', undefined, NOW - 2 * DAY, 'Second title'),
+    ];
+    const seen: unknown[][] = [];
+    for (const version of versions) {
+      const { list } = await complete('@ke|', {}, [version]);
+      const item = list.items[0]!;
+      seen.push([item.label, item.detail, item.filterText, (item.data as { cwd?: string }).cwd, (item.data as { createdAt: number }).createdAt]);
+    }
+    expect(seen).toEqual([
+      ['First title', '/same', 'ke First title kept /same', '/same', NOW - DAY],
+      ['Second title', '/same', 'ke Second title kept /same', '/same', NOW - DAY],
+      ['Second title', '/moved', 'ke Second title kept /moved', '/moved', NOW - DAY],
+      ['Second title', '(no cwd)', 'ke Second title kept', undefined, NOW - DAY],
+      ['Second title', '(no cwd)', 'ke Second title kept', undefined, NOW - 2 * DAY],
+    ]);
+  });
+
   it('falls back to the session id when nothing of the label is displayable', async () => {
     const blank = session('blank-title', undefined, NOW, '\u202e\u0001');
     const { list } = await complete('@|', {}, [blank]);

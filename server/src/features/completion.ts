@@ -45,6 +45,49 @@ export function completionSortText(group: 'a' | 'b', rank: number): string {
 
 const EMPTY: CompletionList = { isIncomplete: false, items: [] };
 
+/** The parts of a session's item that depend only on the candidate (not on the query, range or time). */
+interface SessionItemParts {
+  label: string;
+  detail: string;
+  newText: string;
+  /** The `filterText` after the query: label, id and cwd. */
+  filterRest: string;
+  data: SessionCompletionData;
+}
+
+// The same sessions come back keystroke after keystroke; making their display-safe texts and mention once
+// takes most of the item-building work off each request. Keyed by id, checked against label and cwd.
+const partsBySession = new Map<string, { candidate: SessionReferenceCandidate; parts: SessionItemParts }>();
+const PARTS_CACHE_LIMIT = 4096;
+
+function itemParts(candidate: SessionReferenceCandidate): SessionItemParts {
+  const cached = partsBySession.get(candidate.sessionId);
+  if (cached !== undefined && cached.candidate.label === candidate.label && cached.candidate.cwd === candidate.cwd && cached.candidate.createdAt === candidate.createdAt) {
+    return cached.parts;
+  }
+  const label = displaySafeLabel(candidate.label, candidate.sessionId);
+  const cwd = candidate.cwd === undefined ? undefined : displaySafeText(candidate.cwd);
+  // The `@` is already in the document: clients that ignore the range (ALE, omnifuncs) would double it.
+  const mention = formatSessionReferenceMention({ sessionId: candidate.sessionId, label });
+  const data: SessionCompletionData = Object.freeze({
+    kind: 'dsh-session',
+    sessionId: candidate.sessionId,
+    label,
+    ...(candidate.cwd === undefined ? {} : { cwd: candidate.cwd }),
+    createdAt: candidate.createdAt,
+  });
+  const parts: SessionItemParts = {
+    label,
+    detail: cwd ?? '(no cwd)',
+    newText: mention.slice(1),
+    filterRest: cwd === undefined ? `${label} ${displaySafeText(candidate.sessionId)}` : `${label} ${displaySafeText(candidate.sessionId)} ${cwd}`,
+    data,
+  };
+  if (partsBySession.size >= PARTS_CACHE_LIMIT) partsBySession.clear();
+  partsBySession.set(candidate.sessionId, { candidate, parts });
+  return parts;
+}
+
 /** One candidate as an item whose edit turns the `@` token into `@` + the mention of the display-safe label. */
 function sessionItem(
   candidate: SessionReferenceCandidate,
@@ -53,27 +96,17 @@ function sessionItem(
   editRange: { start: Position; end: Position },
   now: number,
 ): CompletionItem {
-  const label = displaySafeLabel(candidate.label, candidate.sessionId);
-  const cwd = candidate.cwd === undefined ? undefined : displaySafeText(candidate.cwd);
-  // The `@` is already in the document: clients that ignore the range (ALE, omnifuncs) would double it.
-  const mention = formatSessionReferenceMention({ sessionId: candidate.sessionId, label });
-  const data: SessionCompletionData = {
-    kind: 'dsh-session',
-    sessionId: candidate.sessionId,
-    label,
-    ...(candidate.cwd === undefined ? {} : { cwd: candidate.cwd }),
-    createdAt: candidate.createdAt,
-  };
+  const parts = itemParts(candidate);
   return {
-    label,
+    label: parts.label,
     kind: CompletionItemKind.Reference,
-    detail: cwd ?? '(no cwd)',
+    detail: parts.detail,
     labelDetails: { description: formatAge(candidate.createdAt, now) },
-    textEdit: { range: editRange, newText: mention.slice(1) },
+    textEdit: { range: editRange, newText: parts.newText },
     insertTextFormat: InsertTextFormat.PlainText,
-    filterText: [query, label, displaySafeText(candidate.sessionId), ...(cwd === undefined ? [] : [cwd])].join(' '),
+    filterText: `${query} ${parts.filterRest}`,
     sortText: completionSortText('b', rank),
-    data,
+    data: parts.data,
   };
 }
 
