@@ -90,6 +90,9 @@ interface Found {
   kind: 'dir' | 'file' | 'symlink' | 'other';
 }
 
+/** Directory reads in flight during a scan. */
+const DIRECTORY_READS_IN_FLIGHT = 32;
+
 /** Lists the entries matching glob patterns below `base`, symbolic links reported as such, never followed. */
 async function globEntries(base: string, patterns: string[]): Promise<Found[]> {
   const entries = await fg(patterns, {
@@ -99,6 +102,9 @@ async function globEntries(base: string, patterns: string[]): Promise<Found[]> {
     followSymbolicLinks: false,
     objectMode: true,
     suppressErrors: true,
+    // fast-glob reads as many directories at once as there are cores (2 here); a root holds
+    // 100,000 session directories, and a directory read mostly waits, so keep more in flight.
+    concurrency: DIRECTORY_READS_IN_FLIGHT,
   });
   return entries.map((entry) => ({
     rel: entry.path,
