@@ -4,6 +4,7 @@ import { SessionReadError } from '../../resolver/sessionStore';
 import { findProgram } from '../../../../test/support/conformance';
 import { availableZstdDecoders, createSessionLogLoader, initZstdSupport, loadSessionLog, type LoadedSessionLog } from './index';
 import { SURFACE_EVENT_TYPES } from './eventRules';
+import { StoredLine } from './logFold';
 import { SessionLogReader } from './sessionLogReader';
 import { ev, headerLine, rawTranscript, toolCallBlock, zstdTranscript } from './testLogs';
 
@@ -95,6 +96,33 @@ describe('which events a full load keeps (keepEvents)', () => {
     reader.push(raw.bytes);
     // Log order; the closer (seq 25) is appended only when the load finishes.
     expect(reader.read().events?.map((event) => event.seq)).toEqual([15, 16, 20, 22]);
+  });
+
+  it('false: a current-shape event is held as its line, an upgraded legacy one as the upgraded event', () => {
+    const legacyResult = (seq: number, text: string, extra: Record<string, unknown>) =>
+      ev.of('tool/result', seq, { turn: 1, step: 1, callId: 'c1', content: [{ type: 'text', text }], isError: false }, extra);
+    const bytes = rawTranscript([
+      headerLine('legacy'),
+      ev.assistant(0, [toolCallBlock('c1')]),
+      legacyResult(1, 'long output', { surfaceOp: 'append' }),
+      ev.of('compaction/prune', 2, {}),
+      // A legacy rewrite inherits the message id of the node it replaces.
+      legacyResult(3, 'short', { surfaceOp: { op: 'replace', start: 1, end: 1 }, sourceEventSeqs: [1] }),
+      ev.of('user/message', 4, { content: [{ type: 'text', text: 'legacy prompt' }], source: { kind: 'user' } }, { surfaceOp: 'append' }),
+      ev.user(5, 'current prompt'),
+    ]);
+    const reader = new SessionLogReader('raw', { collectEvents: 'surface' });
+    reader.push(bytes);
+    const held = reader.read().events ?? [];
+    expect(held.map((kept) => [kept.seq, kept instanceof StoredLine])).toEqual([
+      [0, true],
+      [3, false],
+      [4, false],
+      [5, true],
+    ]);
+    const full = loadSessionLog(bytes, 'raw');
+    expect(full.surface[1].data.message.id).toBe('legacy-message:legacy:1');
+    expect(loadSessionLog(bytes, 'raw', { keepEvents: false })).toEqual({ ...full, events: [] });
   });
 
   it("'surface-types': every user/message, assistant/message and tool/result, shadowed ones and closers included", () => {

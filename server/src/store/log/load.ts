@@ -5,6 +5,7 @@
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { SURFACE_EVENT_TYPES } from './eventRules';
 import { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
+import { keptEvent } from './logFold';
 import { MAX_RECORD_BYTES, SingleLineCollector, utf8Text } from './lines';
 import { SessionLogReader, type LogReading, type TranscriptEncoding } from './sessionLogReader';
 import type { SurfaceCounts } from './surfaceFold';
@@ -84,7 +85,8 @@ function loadedLog(reading: LogReading, keepEvents: boolean | 'surface-types'): 
   const header = reading.header;
   if (!outcome || !header || !reading.events) throw new SessionReadError('corrupt', 'corrupt session log: unreadable');
   const closers = keepEvents === 'surface-types' ? outcome.closers.filter((event) => SURFACE_EVENT_TYPES.has(event.type)) : outcome.closers;
-  const kept = [...reading.events, ...closers];
+  const kept = reading.events.map(keptEvent);
+  kept.push(...closers);
   // Only the whole log is indexed by seq; a partial one is looked up.
   const bySeq = keepEvents === true ? undefined : new Map(kept.map((event) => [event.seq, event]));
   const loaded: LoadedSessionLog = {

@@ -12,6 +12,7 @@ import { SessionReadError, type SessionEventRecord } from '../../resolver/sessio
 import { interruptedTurnClosers, emptyTurnState, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
+import { utf8Text } from './lines';
 import type { PackedRow } from './rows';
 import {
   LEGACY_REFUSALS,
@@ -82,6 +83,31 @@ export interface FoldOutcome {
  */
 export type EventCollection = 'all' | 'surface' | 'surface-types';
 
+/**
+ * A surface event kept as a copy of its line's bytes (outside the JS heap): most are shadowed
+ * before the log ends, so only the survivors are parsed again, and the parsed objects of the
+ * others never outlive their line (which keeps a large log from growing the heap).
+ */
+export class StoredLine {
+  constructor(
+    readonly seq: number,
+    private readonly bytes: Uint8Array,
+  ) {}
+
+  /** The event as the line parses (an event stored this way needed no legacy upgrade). */
+  event(): SessionEventRecord {
+    return JSON.parse(utf8Text(this.bytes)) as SessionEventRecord;
+  }
+}
+
+/** A collected event: the event itself, or its line (see {@link StoredLine}). */
+export type KeptEvent = SessionEventRecord | StoredLine;
+
+/** The event a {@link KeptEvent} stands for. */
+export function keptEvent(kept: KeptEvent): SessionEventRecord {
+  return kept instanceof StoredLine ? kept.event() : kept;
+}
+
 /** A fresh fold state. */
 export function emptyFoldState(): LogFoldState {
   return { eventCount: 0, refusals: {}, turns: emptyTurnState(), surface: emptySurface() };
@@ -90,7 +116,7 @@ export function emptyFoldState(): LogFoldState {
 const corrupt = (message: string): FoldFailure => ({ reason: 'corrupt', message });
 
 /** Removes the events of `seqs` from `sink` in place (a sink is in log order; the seqs are few). */
-function dropShadowed(sink: SessionEventRecord[], seqs: readonly number[]): void {
+function dropShadowed(sink: KeptEvent[], seqs: readonly number[]): void {
   const shadowed = new Set(seqs);
   let kept = 0;
   for (const event of sink) {
@@ -105,7 +131,7 @@ export class LogFold {
     readonly header: SessionHeaderRecord,
     readonly state: LogFoldState = emptyFoldState(),
     /** Receives kept (upgraded) events in log order, for a full load; the index passes none. */
-    private readonly sink?: SessionEventRecord[],
+    private readonly sink?: KeptEvent[],
     /** Which events go to the sink. */
     private readonly collect: EventCollection = 'all',
   ) {}
@@ -116,12 +142,15 @@ export class LogFold {
   }
 
   /** An independent copy (for reading a torn tail without committing it). */
-  fork(sink?: SessionEventRecord[]): LogFold {
+  fork(sink?: KeptEvent[]): LogFold {
     return new LogFold(this.header, structuredClone(this.state), sink, this.collect);
   }
 
-  /** Folds the next kept event; `event.seq` equals {@link eventCount}. */
-  accept(stored: JsonRecord): void {
+  /**
+   * Folds the next kept event; `event.seq` equals {@link eventCount}. `line`, the bytes it was
+   * parsed from (valid during the call), lets a 'surface' collection keep a copy of them instead.
+   */
+  accept(stored: JsonRecord, line?: Uint8Array): void {
     const state = this.state;
     const seq = state.eventCount;
     state.eventCount++;
@@ -175,7 +204,8 @@ export class LogFold {
     }
     // Surface-type and folded without failure: the event is on the surface (until shadowed).
     if (sink && this.collect === 'surface' && SURFACE_EVENT_TYPES.has(event.type as string)) {
-      sink.push(event as unknown as SessionEventRecord);
+      // An upgraded legacy event differs from its line: it is kept as it is.
+      sink.push(event === stored && line !== undefined ? new StoredLine(seq, line.slice()) : (event as unknown as SessionEventRecord));
     }
   }
 

@@ -78,6 +78,6 @@ export class RecordScanner {
       return;
     }
     if (row !== undefined) this.fold.acceptPackedRow(row);
-    else this.fold.accept(value as Record<string, unknown>);
+    else this.fold.accept(value as Record<string, unknown>, bytes);
   };
 }

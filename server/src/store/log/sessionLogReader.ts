@@ -9,7 +9,7 @@
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { parseHeaderLineForLoad, type SessionHeaderRecord } from './header';
 import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type CollectedLine } from './lines';
-import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
+import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type KeptEvent, type LogFoldState } from './logFold';
 import { RecordScanner, type ScanState } from './recordScanner';
 import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
@@ -40,7 +40,7 @@ export interface LogReading {
   /** The folded log when it loads. */
   outcome?: FoldOutcome;
   /** The kept events in log order (closers not included; which ones: `collectEvents`), when collecting. */
-  events?: SessionEventRecord[];
+  events?: KeptEvent[];
 }
 
 /** Serializable reader state (see {@link SessionLogReader.state}). */
@@ -134,7 +134,7 @@ function decodeInto(decode: (sink: PlaintextSink) => void, sink: PlaintextSink):
 export class SessionLogReader {
   readonly maxRecordBytes: number;
   private readonly decoder: ZstdFrameDecoder | undefined;
-  private readonly sink: SessionEventRecord[] | undefined;
+  private readonly sink: KeptEvent[] | undefined;
   private consumedBytes = 0;
   private committedBytes: number;
   private zstdFrames: number;
