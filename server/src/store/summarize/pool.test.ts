@@ -143,7 +143,7 @@ describe('pool lifecycle', () => {
     const workers = pool({ size: 1, tasksPerWorker: 3 });
     const [before, crashed, after] = await Promise.all([
       workers.run(good()),
-      workers.runExitingForTest(good(), 7),
+      workers.runWithTestHook(good(), { exit: 7 }),
       workers.run(good()),
     ]);
     expect(before).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
@@ -152,6 +152,15 @@ describe('pool lifecycle', () => {
     expect(after).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
     expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
     expect(workers.runsInline).toBe(false);
+    expect(workers.workers).toBe(1);
+  });
+
+  it('replaces a hung worker: only the task it hung on fails', async () => {
+    // Generous for the queued task (a fresh worker must start and read a small log), and what a hang costs this test.
+    const workers = pool({ size: 1, tasksPerWorker: 2, taskTimeoutMs: 3000 });
+    const [hung, queued] = await Promise.all([workers.runWithTestHook(good(), 'hang'), workers.run(good())]);
+    expect(hung.kind === 'failed' && hung.error.message).toMatch(/index worker stopped while reading .*no answer after 3000 ms/);
+    expect(queued).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
     expect(workers.workers).toBe(1);
   });
 

@@ -28,6 +28,8 @@ export interface SummarizePoolOptions {
   files?: TranscriptFiles;
   /** Tasks handed to one worker at once, so it never waits for the main thread between two. */
   tasksPerWorker?: number;
+  /** A worker that has not answered its running task for this long is hung: it is replaced and the task fails. */
+  taskTimeoutMs?: number;
   log?: (message: string) => void;
 }
 
@@ -39,6 +41,12 @@ export function defaultIndexWorkers(): number {
 
 /** Workers that fail before they start this many times in a row: the pool runs inline from then on. */
 const MAX_START_FAILURES = 3;
+
+/**
+ * How long one transcript may take. Summarizing is linear in the file (tens of MB/s even on a
+ * loaded machine), so only a decoder stuck in a loop comes near this.
+ */
+const DEFAULT_TASK_TIMEOUT_MS = 300_000;
 
 interface Pending {
   request: WorkerRequest;
@@ -52,6 +60,8 @@ interface Slot {
   ready: boolean;
   /** The worker's uncaught error, reported with the task it interrupted. */
   failure?: string;
+  /** Armed while a task runs: when it fires the worker is deemed hung. */
+  watchdog?: ReturnType<typeof setTimeout>;
 }
 
 /** FIFO with O(1) push and shift (a head index, compacted as it grows). */
@@ -98,6 +108,7 @@ export class SummarizePool {
   private readonly workerFile: string;
   private readonly files: TranscriptFiles;
   private readonly tasksPerWorker: number;
+  private readonly taskTimeoutMs: number;
   private readonly log: (message: string) => void;
   private readonly slots: Slot[] = [];
   private readonly queue = new TaskQueue<Pending>();
@@ -113,6 +124,7 @@ export class SummarizePool {
     this.workerFile = options.workerFile ?? path.join(__dirname, SUMMARIZE_WORKER_FILE);
     this.files = options.files ?? nodeTranscriptFiles;
     this.tasksPerWorker = Math.max(1, options.tasksPerWorker ?? 2);
+    this.taskTimeoutMs = options.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
     this.log = options.log ?? (() => undefined);
     this.inline = this.size === 0 || this.files !== nodeTranscriptFiles;
     if (!this.inline && !existsSync(this.workerFile)) {
@@ -139,9 +151,9 @@ export class SummarizePool {
     return this.submit({ id: this.nextId++, task });
   }
 
-  /** Tests only: a task whose worker exits with `code` instead of running it (inline: fails at once). */
-  runExitingForTest(task: SummarizeTask, code: number): Promise<SummarizeOutcome> {
-    return this.submit({ id: this.nextId++, task, exitForTest: code });
+  /** Tests only: a task whose worker exits with a code or hangs instead of running it (inline: fails at once). */
+  runWithTestHook(task: SummarizeTask, testHook: NonNullable<WorkerRequest['testHook']>): Promise<SummarizeOutcome> {
+    return this.submit({ id: this.nextId++, task, testHook });
   }
 
   /** Stops every worker and fails unfinished tasks; resolves with the workers' exit codes once they have all exited. */
@@ -152,6 +164,7 @@ export class SummarizePool {
     this.retries = [];
     const exits = this.slots.splice(0).map((slot) => {
       slot.inFlight = [];
+      clearTimeout(slot.watchdog);
       return slot.worker.terminate().catch(() => -1);
     });
     for (const pending of unfinished) pending.resolve(failed('the session index was closed'));
@@ -168,7 +181,7 @@ export class SummarizePool {
   }
 
   private runInline(request: WorkerRequest): Promise<SummarizeOutcome> {
-    if (request.exitForTest !== undefined) return Promise.resolve(failed('no worker to exit (inline)'));
+    if (request.testHook !== undefined) return Promise.resolve(failed('no worker for a test hook (inline)'));
     return summarizeTranscriptFile(request.task, this.files);
   }
 
@@ -185,7 +198,10 @@ export class SummarizePool {
         return;
       }
       const pending = this.nextPending()!;
-      if (slot.inFlight.push(pending) === 1) slot.worker.ref(); // busy: keep the process alive for the answer
+      if (slot.inFlight.push(pending) === 1) {
+        slot.worker.ref(); // busy: keep the process alive for the answer
+        this.watch(slot);
+      }
       slot.worker.postMessage(pending.request);
     }
     if (this.inline) this.drainInline();
@@ -226,12 +242,14 @@ export class SummarizePool {
     if (!('id' in reply)) {
       slot.ready = true;
       this.startFailures = 0;
+      this.watch(slot); // the running task's time starts now, not while the worker loaded
       return;
     }
     const index = slot.inFlight.findIndex((pending) => pending.request.id === reply.id);
     if (index < 0) return;
     const [pending] = slot.inFlight.splice(index, 1);
     if (slot.inFlight.length === 0) slot.worker.unref();
+    this.watch(slot);
     pending.resolve(reply.outcome);
     this.pump();
   }
@@ -241,6 +259,7 @@ export class SummarizePool {
     const at = this.slots.indexOf(slot);
     if (at < 0) return; // disposed
     this.slots.splice(at, 1);
+    clearTimeout(slot.watchdog);
     const [running, ...notStarted] = slot.inFlight;
     slot.inFlight = [];
     if (!slot.ready) {
@@ -255,6 +274,18 @@ export class SummarizePool {
       }
     }
     this.pump();
+  }
+
+  /** (Re)arms the slot's watchdog for the task it now runs, if any (a worker that never starts is caught too). */
+  private watch(slot: Slot): void {
+    clearTimeout(slot.watchdog);
+    slot.watchdog = undefined;
+    if (slot.inFlight.length === 0) return;
+    slot.watchdog = setTimeout(() => {
+      slot.failure = `no answer after ${this.taskTimeoutMs} ms`;
+      void slot.worker.terminate().catch(() => undefined);
+    }, this.taskTimeoutMs);
+    slot.watchdog.unref();
   }
 
   private startFailed(message: string): void {
