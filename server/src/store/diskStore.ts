@@ -417,7 +417,11 @@ export class DiskSessionStore implements SessionStoreService {
   /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
   private async scan(attached: Attached, scope: DiscoveryScope): Promise<void> {
     const run = this.reconciling.then(() => this.reconcile(attached, scope));
-    this.reconciling = run.catch(() => undefined);
+    // Not `run.catch(…)`: that would keep the last scope's key list alive until the next scan.
+    this.reconciling = run.then(
+      () => undefined,
+      () => undefined,
+    );
     const keys = await run;
     if (!keys) return;
     // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.

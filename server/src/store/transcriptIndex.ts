@@ -78,6 +78,8 @@ export class TranscriptIndex {
   private summarizedCount = 0;
   /** Entries holding a saved state, pruned to the most recently modified. */
   private readonly resumable = new Set<IndexEntry>();
+  /** One copy of each cwd seen (bounded by the distinct cwds, a few per project directory). */
+  private readonly cwds = new Map<string, string>();
   /** The same keys as `entries`, listable by discovery scope. */
   private readonly scoped = new ScopedKeys();
 
@@ -108,6 +110,13 @@ export class TranscriptIndex {
 
   private setSummary(entry: IndexEntry, summary: TranscriptSummary): void {
     if (entry.summary === undefined) this.summarizedCount++;
+    // Many sessions share a cwd; each arrives as its own copy (from a worker or the cache).
+    const cwd = summary.header?.cwd;
+    if (cwd !== undefined && summary.header) {
+      const shared = this.cwds.get(cwd);
+      if (shared === undefined) this.cwds.set(cwd, cwd);
+      else summary.header.cwd = shared;
+    }
     entry.summary = summary;
   }
 
