@@ -93,9 +93,12 @@ interface Found {
 /** Directory reads in flight during a scan. */
 const DIRECTORY_READS_IN_FLIGHT = 32;
 
-/** Lists the entries matching glob patterns below `base`, symbolic links reported as such, never followed. */
-async function globEntries(base: string, patterns: string[]): Promise<Found[]> {
-  const entries = await fg(patterns, {
+/**
+ * The entries matching glob patterns below `base`, symbolic links reported as such, never
+ * followed; streamed, so a root of 100,000 sessions never holds all its directory entries at once.
+ */
+async function* globEntries(base: string, patterns: string[]): AsyncGenerator<Found> {
+  const entries = fg.stream(patterns, {
     cwd: base,
     dot: true,
     onlyFiles: false,
@@ -106,16 +109,16 @@ async function globEntries(base: string, patterns: string[]): Promise<Found[]> {
     // 100,000 session directories, and a directory read mostly waits, so keep more in flight.
     concurrency: DIRECTORY_READS_IN_FLIGHT,
   });
-  return entries.map((entry) => ({
-    rel: entry.path,
-    kind: entry.dirent.isSymbolicLink()
-      ? 'symlink'
-      : entry.dirent.isDirectory()
-        ? 'dir'
-        : entry.dirent.isFile()
-          ? 'file'
-          : 'other',
-  }));
+  for await (const entry of entries as AsyncIterable<fg.Entry>) {
+    const { dirent } = entry;
+    const kind = dirent.isSymbolicLink() ? 'symlink' : dirent.isDirectory() ? 'dir' : dirent.isFile() ? 'file' : 'other';
+    yield { rel: entry.path, kind };
+  }
+}
+
+/** The same entries with their path made relative to the root. */
+async function* underProject(projectDir: string, entries: AsyncIterable<Found>): AsyncGenerator<Found> {
+  for await (const entry of entries) yield { rel: `${projectDir}/${entry.rel}`, kind: entry.kind };
 }
 
 async function lstatKind(file: string): Promise<Found['kind'] | 'missing'> {
@@ -146,9 +149,9 @@ const ENTRIES_PER_SLICE = 4096;
  * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
  * directories (or flat files), 3 = transcripts.
  */
-async function classify(root: string, relToRoot: Found[], result: DiscoveryResult): Promise<void> {
+async function classify(root: string, relToRoot: Iterable<Found> | AsyncIterable<Found>, result: DiscoveryResult): Promise<void> {
   let classified = 0;
-  for (const entry of relToRoot) {
+  for await (const entry of relToRoot) {
     // A root holds hundreds of thousands of entries: let answers run between slices.
     if (++classified % ENTRIES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
     const parts = entry.rel.split('/');
@@ -186,8 +189,7 @@ const TRANSCRIPT_PATTERNS = Object.values(TRANSCRIPT_NAMES);
 export async function discover(root: string, scope: DiscoveryScope): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
   if (scope.kind === 'root') {
-    const found = await globEntries(root, ['*', '*/*', ...TRANSCRIPT_PATTERNS.map((name) => `*/*/${name}`)]);
-    await classify(root, found, result);
+    await classify(root, globEntries(root, ['*', '*/*', ...TRANSCRIPT_PATTERNS.map((name) => `*/*/${name}`)]), result);
     return result;
   }
   const projectPath = keyPath(root, scope.projectDir);
@@ -198,12 +200,8 @@ export async function discover(root: string, scope: DiscoveryScope): Promise<Dis
     } else if (kind === 'dir') {
       result.directories.push(scope.projectDir);
       // The project directory is the glob base, so its own name never needs glob escaping.
-      const found = await globEntries(projectPath, ['*', ...TRANSCRIPT_PATTERNS.map((name) => `*/${name}`)]);
-      await classify(
-        root,
-        found.map((entry) => ({ ...entry, rel: `${scope.projectDir}/${entry.rel}` })),
-        result,
-      );
+      const found = globEntries(projectPath, ['*', ...TRANSCRIPT_PATTERNS.map((name) => `*/${name}`)]);
+      await classify(root, underProject(scope.projectDir, found), result);
     }
     return result;
   }
