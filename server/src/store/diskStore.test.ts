@@ -787,6 +787,46 @@ describe('the index', () => {
     expect(ids(await third.store.listSessions())).toEqual(['b', 'a']);
   });
 
+  it('rewrites the cache only when the index differs from it', async () => {
+    const base = tempDir();
+    const root = path.join(base, 'sessions');
+    const cacheDir = path.join(base, 'cache');
+    const log = session('a', 1, 'A');
+    const file = writeLog(root, log, 'raw');
+    writeLog(root, session('gone-soon', 2, 'G'), 'raw');
+    const first = open(root, {}, cacheDir);
+    await first.store.whenIndexed();
+    const cacheFile = await eventually(() => {
+      const names = readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl'));
+      expect(names).toHaveLength(1);
+      return path.join(cacheDir, names[0]);
+    });
+    first.store.dispose();
+    const written = () => lstatSync(cacheFile).ino;
+    const firstWrite = written();
+
+    // Nothing changed: the restart keeps the file (each write is a new file renamed into place).
+    const second = open(root, {}, cacheDir);
+    await second.store.whenIndexed();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(written()).toBe(firstWrite);
+    second.store.dispose();
+
+    // A session removed while no server ran: the file is rewritten without it.
+    rmSync(path.dirname(transcriptPath(root, session('gone-soon', 2), 'raw')), { recursive: true });
+    const third = open(root, {}, cacheDir);
+    await third.store.whenIndexed();
+    await eventually(() => expect(written()).not.toBe(firstWrite));
+    expect(readFileSync(cacheFile, 'utf8')).not.toContain('gone-soon');
+    const thirdWrite = written();
+
+    // An append while open: rewritten again.
+    appendBatch(file, log.rename('A2'), 'raw');
+    await eventually(async () => expect((await third.store.listSessions())[0].title).toBe('A2'));
+    await eventually(() => expect(written()).not.toBe(thirdWrite));
+    expect(readFileSync(cacheFile, 'utf8')).toContain('A2');
+  });
+
   it('never puts a cache under the sessions root', async () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('a', 1, 'A'), 'raw');

@@ -134,6 +134,13 @@ interface Attached {
   cacheFile?: string;
   /** Summaries from the persistent cache, consulted while the first index is built. */
   cache?: Map<string, CachedSummary>;
+  /** How many cached summaries were adopted. */
+  adopted: number;
+  /**
+   * Whether the index differs from the cache file: a restart that changed nothing writes no
+   * new cache (at 100k that would be 50 MB of strings for nothing).
+   */
+  cacheStale: boolean;
 }
 
 /** A dsh sessions root on disk, served read-only and kept fresh. */
@@ -328,6 +335,8 @@ export class DiskSessionStore implements SessionStoreService {
       ),
       discoveryProblems: new Map(),
       directories: new ScopedKeys(),
+      adopted: 0,
+      cacheStale: false,
     };
     this.attached = attached;
     this.indexing = true;
@@ -343,6 +352,8 @@ export class DiskSessionStore implements SessionStoreService {
       this.log(`indexing ${realRoot} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (!this.isCurrent(attached)) return;
+    // Cached sessions that are gone (or no cache at all) make the file worth rewriting.
+    if (attached.adopted !== (attached.cache?.size ?? -1)) attached.cacheStale = true;
     attached.cache = undefined;
     this.updateWatches(attached);
     this.finishIndexing();
@@ -451,7 +462,7 @@ export class DiskSessionStore implements SessionStoreService {
     for (const key of attached.index.keysIn(scope)) {
       if (!foundKeys.has(key)) {
         attached.index.delete(key);
-        changed = true;
+        attached.cacheStale = changed = true;
       }
       if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
     }
@@ -460,7 +471,10 @@ export class DiskSessionStore implements SessionStoreService {
       if (!attached.index.add(location)) continue;
       changed = true;
       const cached = attached.cache?.get(location.key);
-      if (cached) attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
+      if (cached) {
+        attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
+        attached.adopted++;
+      }
     }
     if (!this.isCurrent(attached)) return undefined;
     if (changed) this.markListingDirty(attached);
@@ -473,7 +487,10 @@ export class DiskSessionStore implements SessionStoreService {
   private async refresh(attached: Attached, key: string): Promise<RefreshOutcome> {
     const outcome = await attached.index.refresh(key);
     if (!this.isCurrent(attached)) return outcome;
-    if (outcome === 'changed') this.markListingDirty(attached, key);
+    if (outcome === 'changed') {
+      attached.cacheStale = true;
+      this.markListingDirty(attached, key);
+    }
     if (outcome === 'gone') {
       // Let discovery decide what the path is now (deleted, replaced by a link, …).
       this.markDirty(sessionScopeOf(key));
@@ -690,10 +707,13 @@ export class DiskSessionStore implements SessionStoreService {
       const cacheFile = attached.cacheFile;
       if (!this.isCurrent(attached) || !cacheFile) return;
       if (this.cacheSaving) return this.scheduleCacheSave(attached, Math.max(delayMs, this.tuning.cacheSaveDelayMs));
+      if (!attached.cacheStale) return;
+      attached.cacheStale = false;
       this.cacheSaving = true;
       this.background(
         saveSummaryCache(cacheFile, attached.realRoot, cachedSummaries(attached.index))
           .catch((error) => {
+            attached.cacheStale = true;
             if (!this.cacheFailureLogged) this.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
             this.cacheFailureLogged = true;
           })
