@@ -53,6 +53,11 @@ interface ListingIndex extends Haystack {
   groupByCwd: Map<string, number>;
   /** The group of the sessions without a cwd, or -1. */
   noCwdGroup: number;
+  /** The lower-cased cwds of the groups that have one, each followed by SEPARATOR. */
+  cwdText: string;
+  /** Where each of those cwds starts in `cwdText`, and its group. */
+  cwdStarts: Int32Array;
+  cwdGroups: Int32Array;
 }
 
 // The store hands out the same frozen array (of frozen summaries) until something changes, so an index
@@ -118,7 +123,15 @@ function buildIndex(sessions: readonly StoredSessionSummary[]): { index: Listing
   const groups = groupMembers.map(
     (members, group): CwdGroup => ({ lowerCwd: groupCwds[group]?.toLocaleLowerCase(), members: Int32Array.from(members) }),
   );
-  const index = { text: segments.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup };
+  const cwdGroups = Int32Array.from(groupByCwd.values());
+  const cwdStarts = new Int32Array(cwdGroups.length);
+  let cwdOffset = 0;
+  cwdGroups.forEach((group, entry) => {
+    cwdStarts[entry] = cwdOffset;
+    cwdOffset += groups[group]!.lowerCwd!.length + 1;
+  });
+  const cwdText = Array.from(cwdGroups, (group) => groups[group]!.lowerCwd! + SEPARATOR).join('');
+  const index = { text: segments.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup, cwdText, cwdStarts, cwdGroups };
   return { index, immutable };
 }
 
@@ -210,42 +223,79 @@ function groupHaystack(index: ListingIndex, members: Int32Array): Haystack {
   return { text: segments.join(''), starts, idLengths };
 }
 
-/** Fill `bucket` with the matching sessions of every group but `excluded` ones, in store order. */
-function collectOthers(index: ListingIndex, needle: string, excluded: ReadonlySet<number>, bucket: Bucket): void {
+/** The groups (other than `excludedA` and `excludedB`) whose cwd holds the non-empty `needle`, ascending. */
+function groupsWithCwdMatch(index: ListingIndex, needle: string, excludedA: number, excludedB: number): number[] {
+  const found: number[] = [];
+  const { cwdText, cwdStarts, cwdGroups, groups } = index;
+  const keep = (group: number): void => {
+    if (group !== excludedA && group !== excludedB) found.push(group);
+  };
+  if (needle.includes(SEPARATOR)) {
+    // Rare: a hit in the joined cwds could span two of them.
+    for (const group of cwdGroups) if (groups[group]!.lowerCwd!.includes(needle)) keep(group);
+  } else {
+    // One scan over all cwds; a hit lies inside one cwd, and the next search starts at the next cwd.
+    for (let at = cwdText.indexOf(needle); at >= 0; ) {
+      const entry = segmentAt(cwdStarts, at);
+      keep(cwdGroups[entry]!);
+      if (entry + 1 >= cwdStarts.length) break;
+      at = cwdText.indexOf(needle, cwdStarts[entry + 1]!);
+    }
+  }
+  return found.sort((a, b) => a - b);
+}
+
+/** Fill `bucket` with the matching sessions of every group but `excludedA` and `excludedB`, in store order. */
+function collectOthers(index: ListingIndex, needle: string, excludedA: number, excludedB: number, bucket: Bucket): void {
   if (bucket.full) return;
   const { groups, groupOf } = index;
   const n = index.starts.length;
-  // A group whose cwd matches has every member matching.
-  const wholeGroup = new Uint8Array(groups.length);
-  let anyWholeGroup = false;
-  for (let g = 0; g < groups.length; g++) {
-    if (excluded.has(g)) continue;
-    if (needle === '' || groups[g]!.lowerCwd?.includes(needle) === true) {
-      wholeGroup[g] = 1;
-      anyWholeGroup = true;
-    }
-  }
+  const excluded = (position: number): boolean => groupOf[position] === excludedA || groupOf[position] === excludedB;
   if (needle === '') {
-    for (let i = 0; i < n; i++) if (wholeGroup[groupOf[i]!] === 1 && bucket.take(i)) return;
+    for (let i = 0; i < n; i++) if (!excluded(i) && bucket.take(i)) return;
     return;
   }
+  // Sessions match by id or label (hits in the haystack), or as members of a group whose cwd matches.
+  const wholeGroups = groupsWithCwdMatch(index, needle, excludedA, excludedB);
   let hit = nextMatch(index, needle, 0);
-  if (!anyWholeGroup) {
-    // Only id/label hits: jump from one to the next.
+  if (wholeGroups.length === 0) {
     for (; hit < n; hit = nextMatch(index, needle, hit + 1)) {
-      if (!excluded.has(groupOf[hit]!) && bucket.take(hit)) return;
+      if (!excluded(hit) && bucket.take(hit)) return;
     }
     return;
   }
-  // Walk the store order, taking members of matching groups and id/label hits as they come.
-  for (let i = 0; i < n; i++) {
-    const group = groupOf[i]!;
-    let matches = wholeGroup[group] === 1;
-    if (i === hit) {
-      matches ||= !excluded.has(group);
-      hit = nextMatch(index, needle, i + 1);
+  let members = 0;
+  for (const group of wholeGroups) members += groups[group]!.members.length;
+  if (members * 8 >= n) {
+    // Matches are dense: walking the store order reaches the limit soon.
+    const whole = new Uint8Array(groups.length);
+    for (const group of wholeGroups) whole[group] = 1;
+    for (let i = 0; i < n; i++) {
+      let matches = whole[groupOf[i]!] === 1;
+      if (i === hit) {
+        matches ||= !excluded(i);
+        hit = nextMatch(index, needle, i + 1);
+      }
+      if (matches && bucket.take(i)) return;
     }
-    if (matches && bucket.take(i)) return;
+    return;
+  }
+  // Few sessions in matching groups: their positions in store order, merged with the hits.
+  const positions = new Int32Array(members);
+  let filled = 0;
+  for (const group of wholeGroups) {
+    positions.set(groups[group]!.members, filled);
+    filled += groups[group]!.members.length;
+  }
+  positions.sort();
+  let next = 0;
+  for (;;) {
+    const member = next < positions.length ? positions[next]! : n;
+    const position = Math.min(member, hit);
+    if (position >= n) return;
+    if (position === member) next++;
+    if (position === hit) hit = nextMatch(index, needle, hit + 1);
+    if ((position === member || !excluded(position)) && bucket.take(position)) return;
   }
 }
 
@@ -293,20 +343,18 @@ export function selectCandidates(
   const targetId = target?.sessionId;
   const targetCwd = target?.cwd;
   const sameCwdGroup = targetCwd === undefined ? -1 : (index.groupByCwd.get(targetCwd) ?? -1);
-  const excluded = new Set<number>();
   const candidates: SessionReferenceCandidate[] = [];
   const add = (bucket: Bucket): void => {
     for (const position of bucket.positions) candidates.push(toCandidate(sessions[position]!));
   };
   for (const group of [sameCwdGroup, index.noCwdGroup]) {
     if (group < 0) continue;
-    excluded.add(group);
     const bucket = new Bucket(sessions, targetId, limit - candidates.length);
     collectGroup(index, index.groups[group]!, needle, bucket);
     add(bucket);
   }
   const rest = new Bucket(sessions, targetId, limit - candidates.length);
-  collectOthers(index, needle, excluded, rest);
+  collectOthers(index, needle, sameCwdGroup, index.noCwdGroup, rest);
   add(rest);
   return candidates;
 }
