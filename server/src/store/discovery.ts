@@ -108,6 +108,9 @@ async function* globEntries(base: string, patterns: string[]): AsyncGenerator<Fo
     // fast-glob reads as many directories at once as there are cores (2 here); a root holds
     // 100,000 session directories, and a directory read mostly waits, so keep more in flight.
     concurrency: DIRECTORY_READS_IN_FLIGHT,
+    // Callers' patterns match at distinct depths, so no entry can come twice; deduplicating
+    // would keep a set of every path seen (200,000 at 100k sessions).
+    unique: false,
   });
   for await (const entry of entries as AsyncIterable<fg.Entry>) {
     const { dirent } = entry;
