@@ -5,8 +5,8 @@
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { SURFACE_EVENT_TYPES } from './eventRules';
 import { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
-import { keptEvent } from './logFold';
 import { MAX_RECORD_BYTES, SingleLineCollector, utf8Text } from './lines';
+import { keptEvent } from './logFold';
 import { SessionLogReader, type LogReading, type TranscriptEncoding } from './sessionLogReader';
 import type { SurfaceCounts } from './surfaceFold';
 import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type ZstdFrameDecoder } from './zstdDecoder';

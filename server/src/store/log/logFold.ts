@@ -134,7 +134,12 @@ export class LogFold {
     private readonly sink?: KeptEvent[],
     /** Which events go to the sink. */
     private readonly collect: EventCollection = 'all',
-  ) {}
+  ) {
+    if (sink && collect === 'surface') this.onShadowed = (seqs) => dropShadowed(sink, seqs);
+  }
+
+  /** Lets a 'surface' collection go of what a replace shadowed. */
+  private readonly onShadowed?: (seqs: readonly number[]) => void;
 
   /** The next seq the log must continue with. */
   get eventCount(): number {
@@ -196,8 +201,7 @@ export class LogFold {
       return;
     }
     if (state.sessionFailure !== undefined) return;
-    const onShadowed = sink && this.collect === 'surface' ? (seqs: readonly number[]) => dropShadowed(sink, seqs) : undefined;
-    const problem = envelopeProblem(event, seq) ?? foldSurfaceEvent(state.surface, event, seq, onShadowed);
+    const problem = envelopeProblem(event, seq) ?? foldSurfaceEvent(state.surface, event, seq, this.onShadowed);
     if (problem !== undefined) {
       state.sessionFailure = corrupt(`invalid event at seq ${seq}: ${problem}`);
       return;
