@@ -1,6 +1,7 @@
 /**
  * `readSurface`: find one session by id directly on disk (every project directory, as dsh's
- * lookup does; the cwd is not needed) and load a fresh snapshot of its log.
+ * lookup does; the cwd is not needed) and load a fresh snapshot of its log, streamed in bounded
+ * reads ({@link loadOpenTranscript}, which the transcript view uses too).
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +23,7 @@ export type KnownFailure = (key: string, identity: FileIdentity) => { reason: Se
 
 /**
  * Read granularity of a full load. zstd bytes are queued until their frame is complete, so a
- * smaller chunk also keeps that queue small; 256 KiB reads cost no measurable time over 1 MiB.
+ * smaller chunk also keeps that queue small (3 × 10 MB logs loaded no slower with 256 KiB reads than with 1 MiB).
  */
 const READ_CHUNK_BYTES = 256 * 1024;
 
