@@ -35,6 +35,8 @@ describe('the packaged .vsix', () => {
     expect(packaged.name).toBe(manifest.name);
     expect(entry(`extension/${packaged.main.replace(/^\.\//, '')}`).read().length).toBeGreaterThan(0);
     expect(entry('extension/dist/server.js').read().length).toBeGreaterThan(0);
+    // The index reads transcripts on worker threads from this file (without it, on the main thread).
+    expect(entry('extension/dist/summarizeWorker.js').read().length).toBeGreaterThan(0);
     expect(entry('extension/syntaxes/dsh-prompt.tmLanguage.json').read().length).toBeGreaterThan(0);
     expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(['extension.vsixmanifest', 'extension/LICENSE.txt', 'extension/readme.md']));
   });
@@ -63,6 +65,7 @@ describe('the packaged .vsix', () => {
     beforeAll(() => {
       const serverFile = path.join(scratch, 'server.js');
       writeFileSync(serverFile, entry('extension/dist/server.js').read());
+      writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
       emptyRoot = mkdtempSync(path.join(scratch, 'sessions-'));
       server = fork(serverFile, ['--node-ipc', `--clientProcessId=${process.pid}`], { silent: true });
       server.on('message', (message: { id?: number; result?: unknown; error?: unknown }) => {
