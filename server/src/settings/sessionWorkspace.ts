@@ -3,6 +3,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { SessionServices } from '../features/services';
 import {
   createSessionReferenceResolver,
+  findListedSession,
   raceWithSignal,
   type SessionReferenceResolver,
   type SessionStore,
@@ -137,7 +138,7 @@ export class SessionWorkspace implements SessionServices {
         documentUri,
         findSession: async (sessionId, findSignal) => {
           const sessions = await this.sessions.listSessions(findSignal);
-          const session = sessions.find((summary) => summary.id === sessionId);
+          const session = findListedSession(sessions, sessionId);
           return session === undefined ? undefined : { cwd: session.cwd };
         },
       },
