@@ -164,6 +164,7 @@ export class DiskSessionStore implements SessionStoreService {
    */
   private rereadKeys?: Set<string>;
   private listingRebuildMs = 0;
+  private listingRebuiltAt = 0;
   private listingVersion = 0;
   private notifiedVersion = 0;
   private readonly reported = new Set<string>();
@@ -605,9 +606,21 @@ export class DiskSessionStore implements SessionStoreService {
 
   // ---- listing and notifications ------------------------------------------------------------
 
+  /**
+   * The listing, rebuilt if stale. While the first index is built it is stale after every
+   * read, so a request rebuilds it only as often as notifications do: otherwise each
+   * completion during a 100k index would pay for a full rebuild.
+   */
   private currentListing(): Listing {
-    if (this.listingDirty) this.rebuildListing();
+    if (this.listingDirty && !(this.indexing && Date.now() - this.listingRebuiltAt < this.indexingSpacing())) {
+      this.rebuildListing();
+    }
     return this.listing;
+  }
+
+  /** How far apart listing rebuilds and change notifications are spaced while indexing. */
+  private indexingSpacing(): number {
+    return Math.max(INDEXING_NOTIFY_SPACING * this.tuning.notifyThrottleMs, INDEXING_REBUILD_COST_FACTOR * this.listingRebuildMs);
   }
 
   private rebuildListing(): void {
@@ -620,6 +633,7 @@ export class DiskSessionStore implements SessionStoreService {
       (attached && rereadKeys && patchListing(this.listing, transcriptsOf(attached.index, rereadKeys))) ??
       (attached ? buildListing(attached.index.all()) : { sessions: Object.freeze([]), problems: [] });
     this.listingRebuildMs = performance.now() - started;
+    this.listingRebuiltAt = Date.now();
     if (sameSessions(this.listing.sessions, next.sessions)) {
       this.listing = { sessions: this.listing.sessions, problems: next.problems };
     } else {
@@ -651,9 +665,7 @@ export class DiskSessionStore implements SessionStoreService {
     this.scheduleCacheSave(attached, this.tuning.cacheSaveDelayMs);
     if (this.notifyTimer) return;
     // While indexing, the listing changes constantly; listeners hear about it less often.
-    const spacing = this.indexing
-      ? Math.max(INDEXING_NOTIFY_SPACING * this.tuning.notifyThrottleMs, INDEXING_REBUILD_COST_FACTOR * this.listingRebuildMs)
-      : this.tuning.notifyThrottleMs;
+    const spacing = this.indexing ? this.indexingSpacing() : this.tuning.notifyThrottleMs;
     const wait = Math.max(0, this.lastNotifyAt + spacing - Date.now());
     this.notifyTimer = this.timer(() => {
       this.notifyTimer = undefined;
