@@ -2,8 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { formatSessionReferenceMention, scanSessionMentions } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
 import { TRIGGER_SUGGEST_COMMAND, findFileMentionToken, provideFileMentionCompletion, provideMentionCompletion } from './fileMentions';
@@ -82,6 +83,52 @@ describe('the file-mention token', () => {
   it('none inside a session mention', () => {
     const mention = formatSessionReferenceMention({ sessionId: 'a', label: 'src' });
     expect(findFileMentionToken(mention, 4)).toBeUndefined();
+  });
+
+  it('is the token the rule finds with a scan of the whole text, anywhere in random text', () => {
+    // The token rule as first written: the whole line for the quote, every mention of the text.
+    const reference = (text: string, offset: number) => {
+      if (offset < 1 || offset > text.length) return undefined;
+      const startsToken = (at: number) => text[at] === '@' && (at === 0 || /\s/.test(text[at - 1]!));
+      let lineStart = offset;
+      while (lineStart > 0 && !/[\r\n]/.test(text[lineStart - 1]!)) lineStart--;
+      let token;
+      const quote = text.lastIndexOf('"', offset - 1);
+      if (quote > lineStart && startsToken(quote - 1)) {
+        let end = offset;
+        while (end < text.length && !/[\r\n]/.test(text[end]!) && text[end] !== '"') end++;
+        if (text[end] === '"') {
+          end++;
+        } else {
+          end = offset;
+          while (end < text.length && !/\s/.test(text[end]!)) end++;
+        }
+        token = { at: quote - 1, end, quoted: true, query: text.slice(quote + 1, offset) };
+      } else {
+        let start = offset;
+        while (start > lineStart && !/\s/.test(text[start - 1]!)) start--;
+        if (start === offset || !startsToken(start)) return undefined;
+        const query = text.slice(start + 1, offset);
+        if (query.startsWith('"') || query.startsWith('[')) return undefined;
+        let end = offset;
+        while (end < text.length && !/\s/.test(text[end]!)) end++;
+        token = { at: start, end, quoted: false, query };
+      }
+      if ([...scanSessionMentions(text)].some((m) => m.start < token.end && m.end > token.at)) return undefined;
+      return token;
+    };
+    const piece = fc.constantFrom(
+      '@', '"', '@"', '[', ']', '(', ')', '\\', ' ', '\n', '\r\n', '\t', 'x', 'a b', 'dsh-session:ab', '@[', '](', '@x', '@"a b"',
+      '](dsh-session:z)', '@[a b](dsh-session:x)', '@[a "b](dsh-session:y)', '@[a\\] b](dsh-session:w)', 'a] b', '@[a ',
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, pick) => {
+        const text = pieces.join('');
+        const offset = pick % (text.length + 2);
+        expect(findFileMentionToken(text, offset)).toEqual(reference(text, offset));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
 

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import fg from 'fast-glob';
 import { scanSessionMentions } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
@@ -9,10 +8,12 @@ import {
   type CompletionList,
   type Position,
 } from 'vscode-languageserver/node';
-import { cancelledError, throwIfCancelled } from '../resolver';
+import { throwIfCancelled } from '../resolver';
 import { fileUriToPath } from '../settings/target';
 import { completionSortText, provideSessionCompletion } from './completion';
+import { mentionScanStart } from './completionToken';
 import type { SessionServices } from './services';
+import { SKIPPED_NAMES, workspaceFiles, type WorkspaceFiles } from './workspaceFiles';
 
 /** The `@path` or `@"path` token around the cursor (UTF-16 offsets into the document text). */
 export interface FileMentionToken {
@@ -36,13 +37,6 @@ export interface FileMentionCompletionData {
 /** The command that makes VS Code ask again after a directory is inserted. */
 export const TRIGGER_SUGGEST_COMMAND = 'editor.action.triggerSuggest';
 
-/** At most this many entries are looked at per request (a huge directory or tree must not stall typing). */
-const MAX_SCANNED_ENTRIES = 5000;
-/** How deep a search below the workspace folder goes when the query has no `/`. */
-const MAX_SEARCH_DEPTH = 8;
-/** Never offered, never searched. */
-const SKIPPED_NAMES = new Set(['.git', 'node_modules']);
-const SKIPPED_PATTERNS = ['**/.git', '**/.git/**', '**/node_modules', '**/node_modules/**'];
 // A path that could not be inserted faithfully (a quote ends `@"…"`) or would smuggle controls into the text.
 const UNOFFERABLE = /["\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 const WHITESPACE = /\s/;
@@ -59,12 +53,11 @@ function startsToken(text: string, at: number): boolean {
  */
 export function findFileMentionToken(text: string, offset: number): FileMentionToken | undefined {
   if (offset < 1 || offset > text.length) return undefined;
-  let lineStart = offset;
-  while (lineStart > 0 && !LINE_BREAK.test(text[lineStart - 1]!)) lineStart--;
+  // A quoted path may hold spaces: the last quote before the cursor on its line opens it.
+  let quote = offset - 1;
+  while (quote >= 0 && text[quote] !== '"' && !LINE_BREAK.test(text[quote]!)) quote--;
   let token: FileMentionToken | undefined;
-  // A quoted path: the last quote before the cursor on this line opens it.
-  const quote = text.lastIndexOf('"', offset - 1);
-  if (quote > lineStart && startsToken(text, quote - 1)) {
+  if (quote >= 1 && text[quote] === '"' && startsToken(text, quote - 1)) {
     let end = offset;
     while (end < text.length && !LINE_BREAK.test(text[end]!) && text[end] !== '"') end++;
     if (text[end] === '"') {
@@ -77,7 +70,7 @@ export function findFileMentionToken(text: string, offset: number): FileMentionT
     token = { at: quote - 1, end, quoted: true, query: text.slice(quote + 1, offset) };
   } else {
     let start = offset;
-    while (start > lineStart && !WHITESPACE.test(text[start - 1]!)) start--;
+    while (start > 0 && !WHITESPACE.test(text[start - 1]!)) start--;
     if (start === offset || !startsToken(text, start)) return undefined;
     const query = text.slice(start + 1, offset);
     if (query.startsWith('"') || query.startsWith('[')) return undefined;
@@ -85,9 +78,11 @@ export function findFileMentionToken(text: string, offset: number): FileMentionT
     while (end < text.length && !WHITESPACE.test(text[end]!)) end++;
     token = { at: start, end, quoted: false, query };
   }
-  for (const mention of scanSessionMentions(text)) {
-    if (mention.start >= token.end) break;
-    if (mention.end > token.at) return undefined;
+  // Runs on every keystroke: scan for mentions from a nearby point the whole-text scan passes (the `@` follows whitespace).
+  const from = mentionScanStart(text, token.at);
+  for (const mention of scanSessionMentions(from === 0 ? text : text.slice(from))) {
+    if (from + mention.start >= token.end) break;
+    if (from + mention.end > token.at) return undefined;
   }
   return token;
 }
@@ -116,40 +111,6 @@ interface FoundEntry {
   directory: boolean;
 }
 
-/** Entries of a fast-glob walk, stopped after `limit` entries or when the signal aborts. */
-function walk(pattern: string, options: fg.Options, limit: number, signal?: AbortSignal): Promise<{ entries: fg.Entry[]; cut: boolean }> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted === true) return reject(cancelledError(signal));
-    // No file system path holds a NUL; fast-glob would throw on one outside its stream, which then never ends.
-    if (options.cwd?.includes('\0') === true) return resolve({ entries: [], cut: false });
-    const entries: fg.Entry[] = [];
-    const stream = fg.stream(pattern, { ...options, objectMode: true, onlyFiles: false, suppressErrors: true }) as NodeJS.ReadableStream & {
-      destroy(): void;
-    };
-    let settled = false;
-    const finish = (cut: boolean): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      stream.destroy();
-      resolve({ entries, cut });
-    };
-    const onAbort = (): void => {
-      if (settled) return;
-      settled = true;
-      stream.destroy();
-      reject(cancelledError(signal!));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    stream.on('data', (entry: fg.Entry) => {
-      entries.push(entry);
-      if (entries.length >= limit) finish(true);
-    });
-    stream.on('error', () => finish(false));
-    stream.on('end', () => finish(false));
-  });
-}
-
 function offerable(entry: FoundEntry): boolean {
   return !UNOFFERABLE.test(entry.path) && !entry.path.split('/').some((segment) => SKIPPED_NAMES.has(segment));
 }
@@ -157,7 +118,8 @@ function offerable(entry: FoundEntry): boolean {
 /**
  * Workspace entries for a typed path: the children of its directory part whose name starts with the
  * last segment (case-insensitive; hidden ones only when that segment starts with `.`), and, for a path
- * without `/`, entries deeper in the tree whose name starts with it. Bounded and cancellable.
+ * without `/`, entries deeper in the tree whose name starts with it. Bounded and cancellable; the listings
+ * come from `files`' snapshots, so the keystrokes of one token walk no directory twice.
  */
 export async function findMentionableFiles(
   base: string,
@@ -165,12 +127,12 @@ export async function findMentionableFiles(
   limit: number,
   signal?: AbortSignal,
   excludedPath?: string,
+  files: WorkspaceFiles = workspaceFiles,
 ): Promise<{ entries: FoundEntry[]; incomplete: boolean }> {
   const directory = directoryPart(query);
   if (directory === undefined) return { entries: [], incomplete: false };
   const prefix = query.slice(directory.length).toLocaleLowerCase();
   const dot = prefix.startsWith('.');
-  const matches = (name: string): boolean => name.toLocaleLowerCase().startsWith(prefix);
   const found = new Map<string, FoundEntry>();
   const add = (relative: string, isDirectory: boolean): void => {
     const entry = { path: relative, directory: isDirectory };
@@ -179,34 +141,35 @@ export async function findMentionableFiles(
     if (offerable(entry) && !found.has(relative)) found.set(relative, entry);
   };
 
-  // One level: a linked folder is shown as the folder it is; the deep search never follows links (no cycles).
-  const level = await walk('*', { cwd: path.join(base, directory), deep: 1, dot, followSymbolicLinks: true }, MAX_SCANNED_ENTRIES, signal);
+  const deep = directory === '' && prefix !== '';
+  const [level, deeper] = await Promise.all([files.children(path.join(base, directory.slice(0, -1)), dot, signal), deep ? files.tree(base, dot, signal) : undefined]);
   for (const entry of level.entries) {
-    if (matches(entry.name)) add(directory + entry.name, entry.dirent.isDirectory());
+    if (entry.lowerName.startsWith(prefix)) add(directory + entry.path, entry.directory);
   }
   // At the top with nothing typed, matches inside its folders come once a name is typed: the client must ask again.
-  let incomplete = level.cut || (directory === '' && prefix === '' && level.entries.some((entry) => entry.dirent.isDirectory()));
-  if (directory === '' && prefix !== '') {
-    const deeper = await walk(
-      '**',
-      { cwd: base, deep: MAX_SEARCH_DEPTH, dot, ignore: SKIPPED_PATTERNS, followSymbolicLinks: false },
-      MAX_SCANNED_ENTRIES,
-      signal,
-    );
+  let incomplete = level.cut || (directory === '' && prefix === '' && level.entries.some((entry) => entry.directory));
+  if (deeper !== undefined) {
     for (const entry of deeper.entries) {
-      if (matches(entry.name)) add(entry.path, entry.dirent.isDirectory());
+      if (entry.lowerName.startsWith(prefix)) add(entry.path, entry.directory);
     }
     incomplete ||= deeper.cut;
   }
   throwIfCancelled(signal);
   // Nearest first (fewest segments), then directories, then by name; files and folders of the typed level lead.
-  const entries = [...found.values()].sort(
+  const ranked = [...found.values()].map((entry) => ({ entry, depth: segmentCount(entry.path) }));
+  ranked.sort(
     (a, b) =>
-      a.path.split('/').length - b.path.split('/').length ||
-      Number(b.directory) - Number(a.directory) ||
-      (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+      a.depth - b.depth ||
+      Number(b.entry.directory) - Number(a.entry.directory) ||
+      (a.entry.path < b.entry.path ? -1 : a.entry.path > b.entry.path ? 1 : 0),
   );
-  return { entries: entries.slice(0, limit), incomplete: incomplete || entries.length > limit };
+  return { entries: ranked.slice(0, limit).map(({ entry }) => entry), incomplete: incomplete || ranked.length > limit };
+}
+
+function segmentCount(relative: string): number {
+  let count = 1;
+  for (let at = relative.indexOf('/'); at >= 0; at = relative.indexOf('/', at + 1)) count++;
+  return count;
 }
 
 /** The text that replaces the typed path: a file whole (quoted and closed when needed), a directory with its `/` (a quote left open). */
