@@ -4,7 +4,7 @@ import { SessionReadError } from '../../resolver/sessionStore';
 import { findProgram } from '../../../../test/support/conformance';
 import { availableZstdDecoders, createSessionLogLoader, initZstdSupport, loadSessionLog, type LoadedSessionLog } from './index';
 import { SURFACE_EVENT_TYPES } from './eventRules';
-import { StoredLine } from './logFold';
+import { StoredLine } from './storedLines';
 import { SessionLogReader } from './sessionLogReader';
 import { ev, headerLine, rawTranscript, toolCallBlock, zstdTranscript } from './testLogs';
 

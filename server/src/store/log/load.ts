@@ -6,8 +6,8 @@ import { SessionReadError, type SessionEventRecord } from '../../resolver/sessio
 import { SURFACE_EVENT_TYPES } from './eventRules';
 import { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
 import { MAX_RECORD_BYTES, SingleLineCollector, utf8Text } from './lines';
-import { keptEvent } from './logFold';
 import { SessionLogReader, type LogReading, type TranscriptEncoding } from './sessionLogReader';
+import { keptEvent } from './storedLines';
 import type { SurfaceCounts } from './surfaceFold';
 import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type ZstdFrameDecoder } from './zstdDecoder';
 import { scanZstdFrame } from './zstdFrames';

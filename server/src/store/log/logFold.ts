@@ -12,8 +12,8 @@ import { SessionReadError, type SessionEventRecord } from '../../resolver/sessio
 import { interruptedTurnClosers, emptyTurnState, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
-import { utf8Text } from './lines';
 import type { PackedRow } from './rows';
+import { LineArena, type KeptEvent } from './storedLines';
 import {
   LEGACY_REFUSALS,
   MalformedLegacyEventError,
@@ -83,31 +83,6 @@ export interface FoldOutcome {
  */
 export type EventCollection = 'all' | 'surface' | 'surface-types';
 
-/**
- * A surface event kept as a copy of its line's bytes (outside the JS heap): most are shadowed
- * before the log ends, so only the survivors are parsed again, and the parsed objects of the
- * others never outlive their line (which keeps a large log from growing the heap).
- */
-export class StoredLine {
-  constructor(
-    readonly seq: number,
-    private readonly bytes: Uint8Array,
-  ) {}
-
-  /** The event as the line parses (an event stored this way needed no legacy upgrade). */
-  event(): SessionEventRecord {
-    return JSON.parse(utf8Text(this.bytes)) as SessionEventRecord;
-  }
-}
-
-/** A collected event: the event itself, or its line (see {@link StoredLine}). */
-export type KeptEvent = SessionEventRecord | StoredLine;
-
-/** The event a {@link KeptEvent} stands for. */
-export function keptEvent(kept: KeptEvent): SessionEventRecord {
-  return kept instanceof StoredLine ? kept.event() : kept;
-}
-
 /** A fresh fold state. */
 export function emptyFoldState(): LogFoldState {
   return { eventCount: 0, refusals: {}, turns: emptyTurnState(), surface: emptySurface() };
@@ -115,14 +90,17 @@ export function emptyFoldState(): LogFoldState {
 
 const corrupt = (message: string): FoldFailure => ({ reason: 'corrupt', message });
 
-/** Removes the events of `seqs` from `sink` in place (a sink is in log order; the seqs are few). */
-function dropShadowed(sink: KeptEvent[], seqs: readonly number[]): void {
+/** Removes the events of `seqs` from `sink` in place (a sink is in log order; the seqs are few); returns them. */
+function dropShadowed(sink: KeptEvent[], seqs: readonly number[]): KeptEvent[] {
   const shadowed = new Set(seqs);
+  const dropped: KeptEvent[] = [];
   let kept = 0;
   for (const event of sink) {
-    if (!shadowed.has(event.seq)) sink[kept++] = event;
+    if (shadowed.has(event.seq)) dropped.push(event);
+    else sink[kept++] = event;
   }
   sink.length = kept;
+  return dropped;
 }
 
 /** Folds kept events (seq already checked by the scanner) for one session header. */
@@ -135,9 +113,15 @@ export class LogFold {
     /** Which events go to the sink. */
     private readonly collect: EventCollection = 'all',
   ) {
-    if (sink && collect === 'surface') this.onShadowed = (seqs) => dropShadowed(sink, seqs);
+    if (sink && collect === 'surface') {
+      const lines = new LineArena();
+      this.lines = lines;
+      this.onShadowed = (seqs) => lines.release(dropShadowed(sink, seqs), sink);
+    }
   }
 
+  /** A 'surface' collection's line copies. */
+  private readonly lines?: LineArena;
   /** Lets a 'surface' collection go of what a replace shadowed. */
   private readonly onShadowed?: (seqs: readonly number[]) => void;
 
@@ -209,7 +193,8 @@ export class LogFold {
     // Surface-type and folded without failure: the event is on the surface (until shadowed).
     if (sink && this.collect === 'surface' && SURFACE_EVENT_TYPES.has(event.type as string)) {
       // An upgraded legacy event differs from its line: it is kept as it is.
-      sink.push(event === stored && line !== undefined ? new StoredLine(seq, line.slice()) : (event as unknown as SessionEventRecord));
+      const lines = this.lines as LineArena;
+      sink.push(event === stored && line !== undefined ? lines.store(seq, line, sink) : (event as unknown as SessionEventRecord));
     }
   }
 

@@ -9,8 +9,9 @@
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
 import { parseHeaderLineForLoad, type SessionHeaderRecord } from './header';
 import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type CollectedLine } from './lines';
-import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type KeptEvent, type LogFoldState } from './logFold';
+import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
 import { RecordScanner, type ScanState } from './recordScanner';
+import type { KeptEvent } from './storedLines';
 import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
 
@@ -39,7 +40,10 @@ export interface LogReading {
   error?: SessionReadError;
   /** The folded log when it loads. */
   outcome?: FoldOutcome;
-  /** The kept events in log order (closers not included; which ones: `collectEvents`), when collecting. */
+  /**
+   * The kept events in log order (closers not included; which ones: `collectEvents`), when
+   * collecting. A stored line reads the reader's buffer: resolve it before pushing more.
+   */
   events?: KeptEvent[];
 }
 
