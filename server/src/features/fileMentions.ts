@@ -142,6 +142,7 @@ export async function findMentionableFiles(
   };
 
   const deep = directory === '' && prefix !== '';
+  // The folder without the directory part's `/`: one snapshot per folder however it is reached.
   const [level, deeper] = await Promise.all([files.children(path.join(base, directory.slice(0, -1)), dot, signal), deep ? files.tree(base, dot, signal) : undefined]);
   for (const entry of level.entries) {
     if (entry.lowerName.startsWith(prefix)) add(directory + entry.path, entry.directory);
