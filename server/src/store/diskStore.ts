@@ -132,6 +132,8 @@ interface Attached {
   discoveryProblems: Map<string, DiscoveryProblem>;
   directories: ScopedKeys;
   cacheFile?: string;
+  /** The persistent cache being read (set once its file is known), awaited before summaries are adopted. */
+  cacheLoading?: Promise<void>;
   /** Summaries from the persistent cache, consulted while the first index is built. */
   cache?: Map<string, CachedSummary>;
   /** How many cached summaries were adopted. */
@@ -345,8 +347,10 @@ export class DiskSessionStore implements SessionStoreService {
     attached.watches.update([]);
     this.emitStatus(true);
     try {
-      await this.loadCache(attached);
-      if (!this.isCurrent(attached)) return;
+      // The cache is read while the root is listed (one is CPU, the other mostly waiting).
+      attached.cacheLoading = this.loadCache(attached).catch((error: unknown) => {
+        this.log(`cannot read the index cache: ${error instanceof Error ? error.message : String(error)}`);
+      });
       await this.scan(attached, { kind: 'root' });
     } catch (error) {
       // Whatever failed, the store answers with what it has; the rescan tries again.
@@ -445,6 +449,7 @@ export class DiskSessionStore implements SessionStoreService {
   private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<string[] | undefined> {
     if (!this.isCurrent(attached)) return undefined;
     const found = await discover(attached.realRoot, scope);
+    await attached.cacheLoading;
     if (!this.isCurrent(attached)) return undefined;
     const problemsBefore = new Map([...attached.discoveryProblems].filter(([key]) => inScope(key, scope)));
     for (const key of problemsBefore.keys()) attached.discoveryProblems.delete(key);
