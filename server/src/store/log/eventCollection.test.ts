@@ -161,3 +161,41 @@ describe('which events a full load keeps (keepEvents)', () => {
     );
   });
 });
+
+describe('loads that run side by side (as prepare reads its sources)', () => {
+  /** A log whose surface lines outgrow a fresh line buffer, compacted every few turns. */
+  function longLog(id: string, turns: number, width: number): Uint8Array {
+    const lines = [headerLine(id)];
+    let surface: number[] = [];
+    for (let turn = 1; turn <= turns; turn++) {
+      const seq = lines.length - 1;
+      lines.push(ev.user(seq, `${id} prompt ${turn} ${'p'.repeat(width)}`), ev.assistant(seq + 1, [{ type: 'text', text: `${id} answer ${turn} ${'a'.repeat(width)}` }]));
+      surface.push(seq, seq + 1);
+      if (turn % 4 === 0) {
+        const start = surface[0];
+        const end = surface[surface.length - 1];
+        lines.push(ev.user(seq + 2, `${id} summary ${turn}`, replace(start, end, surface), compact));
+        surface = [seq + 2];
+      }
+    }
+    return rawTranscript(lines);
+  }
+
+  it('each gives what it gives alone, however they are fed, one finishing (its buffer reused) while the others go on', () => {
+    const logs = [longLog('one', 30, 9_000), longLog('two', 17, 25_000), longLog('three', 9, 60_000)];
+    const alone = logs.map((bytes) => loadSessionLog(bytes, 'raw', { keepEvents: false }));
+    expect(alone.map((log) => log.surface.length)).toEqual([5, 3, 3]);
+    for (const piece of [7_919, 65_536, 1_000]) {
+      const loaders = logs.map(() => createSessionLogLoader('raw', { keepEvents: false }));
+      const finished: LoadedSessionLog[] = [];
+      for (let at = 0; logs.some((bytes) => at < bytes.length); at += piece) {
+        logs.forEach((bytes, index) => {
+          if (at >= bytes.length) return;
+          loaders[index].push(bytes.subarray(at, at + piece));
+          if (at + piece >= bytes.length) finished[index] = loaders[index].finish();
+        });
+      }
+      expect(finished).toEqual(alone);
+    }
+  });
+});

@@ -7,7 +7,7 @@ import { SURFACE_EVENT_TYPES } from './eventRules';
 import { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
 import { MAX_RECORD_BYTES, SingleLineCollector, utf8Text } from './lines';
 import { SessionLogReader, type LogReading, type TranscriptEncoding } from './sessionLogReader';
-import { keptEvent } from './storedLines';
+import { StoredLine, keptEvent } from './storedLines';
 import type { SurfaceCounts } from './surfaceFold';
 import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type ZstdFrameDecoder } from './zstdDecoder';
 import { scanZstdFrame } from './zstdFrames';
@@ -87,6 +87,8 @@ function loadedLog(reading: LogReading, keepEvents: boolean | 'surface-types'): 
   const closers = keepEvents === 'surface-types' ? outcome.closers.filter((event) => SURFACE_EVENT_TYPES.has(event.type)) : outcome.closers;
   const kept = reading.events.map(keptEvent);
   kept.push(...closers);
+  // Every stored line has been read: their buffers can serve the next load (the loader is finished).
+  for (const arena of new Set(reading.events.flatMap((event) => (event instanceof StoredLine ? [event.arena] : [])))) arena.recycle();
   // Only the whole log is indexed by seq; a partial one is looked up.
   const bySeq = keepEvents === true ? undefined : new Map(kept.map((event) => [event.seq, event]));
   const loaded: LoadedSessionLog = {

@@ -55,4 +55,23 @@ describe('LineArena', () => {
     expect(shared.offset).toBe(0);
     expect(keptEvent(shared).data).toEqual({ text: 'main' });
   });
+
+  it('hands a finished arena\'s buffer to the next arena, and a grown arena\'s old buffer too', () => {
+    const first = new LineArena();
+    first.store(0, lineOf(0, 'x'.repeat(100)), []);
+    const used = first.bytes;
+    first.recycle();
+    expect(first.bytes.length).toBe(0);
+    const next = new LineArena();
+    next.store(0, lineOf(0, 'y'), []);
+    expect(next.bytes).toBe(used);
+    const live: KeptEvent[] = [];
+    for (let seq = 0; seq < 40; seq++) live.push(next.store(seq, lineOf(seq, 'z'.repeat(2000)), live));
+    expect(next.bytes).not.toBe(used);
+    const third = new LineArena();
+    third.store(0, lineOf(0, 'w'), []);
+    expect(third.bytes).toBe(used);
+    // The grown arena's lines read its current buffer, untouched by the arena that took the old one.
+    expect(live.map((kept) => keptEvent(kept).seq)).toEqual([...Array(40).keys()]);
+  });
 });

@@ -34,6 +34,31 @@ export function keptEvent(kept: KeptEvent): SessionEventRecord {
 }
 
 const MIN_CAPACITY = 64 * 1024;
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Buffers of finished arenas, reused by the next ones: loads run one after another (and a few at
+ * once), so their buffers are taken again at once instead of piling up until a garbage collection.
+ */
+const spareBuffers: Uint8Array[] = [];
+const MAX_SPARE_BUFFERS = 4;
+const MAX_SPARE_BYTES = 8 * 1024 * 1024;
+
+/** A spare buffer of at least `size` bytes (the smallest that fits), or a new one. */
+function takeBuffer(size: number): Uint8Array {
+  let best = -1;
+  for (let i = 0; i < spareBuffers.length; i++) {
+    if (spareBuffers[i].length >= size && (best === -1 || spareBuffers[i].length < spareBuffers[best].length)) best = i;
+  }
+  return best === -1 ? new Uint8Array(size) : spareBuffers.splice(best, 1)[0];
+}
+
+function giveBack(buffer: Uint8Array): void {
+  if (buffer.length === 0 || buffer.length > MAX_SPARE_BYTES) return;
+  spareBuffers.push(buffer);
+  // Keep the largest few.
+  if (spareBuffers.length > MAX_SPARE_BUFFERS) spareBuffers.sort((a, b) => b.length - a.length).pop();
+}
 
 /**
  * The line copies of one fold, in log order. Bytes of lines let go are counted as dead and
@@ -41,7 +66,7 @@ const MIN_CAPACITY = 64 * 1024;
  * are half of it, so the buffer stays within a small multiple of the live lines' bytes.
  */
 export class LineArena {
-  private buffer = new Uint8Array(0);
+  private buffer: Uint8Array = EMPTY;
   private used = 0;
   private dead = 0;
 
@@ -83,9 +108,20 @@ export class LineArena {
     this.dead = 0;
   }
 
+  /**
+   * Hands the buffer on to later arenas. Only once every stored line of this arena has been read
+   * for the last time: they point into it.
+   */
+  recycle(): void {
+    giveBack(this.buffer);
+    this.buffer = EMPTY;
+    this.used = this.dead = 0;
+  }
+
   private grow(needed: number): void {
-    const next = new Uint8Array(Math.max(needed, this.buffer.length * 2, MIN_CAPACITY));
+    const next = takeBuffer(Math.max(needed, this.buffer.length * 2, MIN_CAPACITY));
     next.set(this.buffer.subarray(0, this.used));
+    giveBack(this.buffer); // the lines read the arena's current buffer, never this one again
     this.buffer = next;
   }
 }
