@@ -3,11 +3,11 @@
  * lookup does; the cwd is not needed) and load a fresh snapshot of its log, streamed in bounded
  * reads ({@link loadOpenTranscript}, which the transcript view uses too).
  */
-import { promises as fsp } from 'node:fs';
+import { lstatSync, promises as fsp, type Stats } from 'node:fs';
 import path from 'node:path';
 import { SessionReadError, type SessionSurface } from '../resolver/sessionStore';
 import { pathBindingProblem } from './binding';
-import { ConcurrencyLimit, throwIfAborted } from './concurrency';
+import { throwIfAborted } from './concurrency';
 import { DISCOVERY_REASONS } from './discovery';
 import { encodeSegment, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import { LISTING_REASONS } from './listing';
@@ -27,8 +27,13 @@ export type KnownFailure = (key: string, identity: FileIdentity) => { reason: Se
  */
 const READ_CHUNK_BYTES = 256 * 1024;
 
-/** Lookups stat project directories in parallel, within this bound. */
-const LOOKUP_CONCURRENCY = 32;
+/**
+ * The longest stretch of synchronous stats a lookup runs before it lets the event loop answer
+ * other requests. Synchronous stats because a lookup makes one per project directory (thousands
+ * in a large store), and one promise-based stat costs several times the syscall itself (and a
+ * thrown error per missing entry).
+ */
+const SCAN_SLICE_MS = 2;
 
 type Copy = { projectDir: string; kind: 'session' | 'symlink' | 'flat'; transcripts: TranscriptEncoding[] };
 
@@ -44,8 +49,17 @@ async function lstatOrUndefined(files: TranscriptFiles, file: string) {
   }
 }
 
+/** What sits at `file` (links not followed); undefined when nothing, or nothing we may look at, is there. */
+function lstatSyncOrUndefined(file: string): Stats | undefined {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every real directory directly under the root (each one is a project directory, whatever its name). */
-async function projectDirectories(root: string): Promise<string[]> {
+async function listProjectDirectories(root: string): Promise<string[]> {
   try {
     return (await fsp.readdir(root, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
   } catch {
@@ -53,41 +67,86 @@ async function projectDirectories(root: string): Promise<string[]> {
   }
 }
 
+/**
+ * Root listings shared by the lookups that start in one synchronous run (the sources of one
+ * prepare): they would all list the root at the same instant anyway. Dropped once that run ends,
+ * so a later lookup lists afresh and sees project directories created since.
+ */
+const rootListingsOfThisRun = new Map<string, Promise<string[]>>();
+
+function projectDirectories(root: string): Promise<string[]> {
+  let listing = rootListingsOfThisRun.get(root);
+  if (listing === undefined) {
+    listing = listProjectDirectories(root);
+    rootListingsOfThisRun.set(root, listing);
+    queueMicrotask(() => rootListingsOfThisRun.delete(root));
+  }
+  return listing;
+}
+
+/**
+ * Calls `visit` for every project directory, in order, synchronously in slices of at most
+ * {@link SCAN_SLICE_MS}, yielding to the event loop between slices.
+ */
+async function eachProjectDirectory(projectDirs: string[], visit: (projectDir: string) => void, signal?: AbortSignal): Promise<void> {
+  let sliceStart = performance.now();
+  for (const projectDir of projectDirs) {
+    visit(projectDir);
+    if (performance.now() - sliceStart >= SCAN_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      throwIfAborted(signal);
+      sliceStart = performance.now();
+    }
+  }
+}
+
 /** Every place below the root where a session directory (or flat transcript) for this id sits. */
-async function findCopies(root: string, projectDirs: string[], dirName: string, files: TranscriptFiles): Promise<Copy[]> {
-  const limit = new ConcurrencyLimit(LOOKUP_CONCURRENCY);
-  const copies = await Promise.all(
-    projectDirs.map((projectDir) =>
-      limit.run(async (): Promise<Copy | undefined> => {
-        const sessionPath = path.join(root, projectDir, dirName);
-        const stats = await lstatOrUndefined(files, sessionPath);
-        if (stats?.isSymbolicLink()) return { projectDir, kind: 'symlink', transcripts: [] };
-        if (!stats?.isDirectory()) return undefined;
-        const transcripts: TranscriptEncoding[] = [];
-        let linked = false;
-        for (const encoding of ['raw', 'zstd'] as const) {
-          const t = await lstatOrUndefined(files, path.join(sessionPath, TRANSCRIPT_NAMES[encoding]));
-          if (t?.isFile()) transcripts.push(encoding);
-          else if (t?.isSymbolicLink()) linked = true;
-        }
-        if (transcripts.length === 0 && linked) return { projectDir, kind: 'symlink', transcripts };
-        // A session directory without a transcript is not a session (dsh skips it too).
-        return transcripts.length > 0 ? { projectDir, kind: 'session', transcripts } : undefined;
-      }),
-    ),
+async function findCopies(root: string, projectDirs: string[], dirName: string, files: TranscriptFiles, signal?: AbortSignal): Promise<Copy[]> {
+  const entries: { projectDir: string; link: boolean }[] = [];
+  await eachProjectDirectory(
+    projectDirs,
+    (projectDir) => {
+      const stats = lstatSyncOrUndefined(path.join(root, projectDir, dirName));
+      if (stats?.isSymbolicLink()) entries.push({ projectDir, link: true });
+      else if (stats?.isDirectory()) entries.push({ projectDir, link: false });
+    },
+    signal,
   );
-  return copies.filter((copy): copy is Copy => copy !== undefined);
+  const copies: Copy[] = [];
+  for (const { projectDir, link } of entries) {
+    if (link) {
+      copies.push({ projectDir, kind: 'symlink', transcripts: [] });
+      continue;
+    }
+    const sessionPath = path.join(root, projectDir, dirName);
+    const transcripts: TranscriptEncoding[] = [];
+    let linked = false;
+    for (const encoding of ['raw', 'zstd'] as const) {
+      const t = await lstatOrUndefined(files, path.join(sessionPath, TRANSCRIPT_NAMES[encoding]));
+      if (t?.isFile()) transcripts.push(encoding);
+      else if (t?.isSymbolicLink()) linked = true;
+    }
+    if (transcripts.length === 0 && linked) copies.push({ projectDir, kind: 'symlink', transcripts });
+    // A session directory without a transcript is not a session (dsh skips it too).
+    else if (transcripts.length > 0) copies.push({ projectDir, kind: 'session', transcripts });
+  }
+  return copies;
 }
 
 /** Flat-layout transcripts for this id (only looked for when no session directory exists). */
-async function findFlatCopies(root: string, projectDirs: string[], dirName: string, files: TranscriptFiles): Promise<string[]> {
+async function findFlatCopies(root: string, projectDirs: string[], dirName: string, signal?: AbortSignal): Promise<string[]> {
   const found: string[] = [];
-  for (const projectDir of projectDirs) {
-    for (const name of Object.values(TRANSCRIPT_NAMES)) {
-      const flat = path.join(root, projectDir, `${dirName}${name.slice('session'.length)}`);
-      if (await lstatOrUndefined(files, flat)) found.push(flat);
-    }
-  }
+  const flatNames = Object.values(TRANSCRIPT_NAMES).map((name) => `${dirName}${name.slice('session'.length)}`);
+  await eachProjectDirectory(
+    projectDirs,
+    (projectDir) => {
+      for (const flatName of flatNames) {
+        const flat = path.join(root, projectDir, flatName);
+        if (lstatSyncOrUndefined(flat)) found.push(flat);
+      }
+    },
+    signal,
+  );
   return found;
 }
 
@@ -107,7 +166,7 @@ export async function readSessionSurface(
   const dirName = encodeSegment(sessionId);
   const projectDirs = await projectDirectories(root);
   throwIfAborted(signal);
-  const copies = await findCopies(root, projectDirs, dirName, files);
+  const copies = await findCopies(root, projectDirs, dirName, files, signal);
   throwIfAborted(signal);
   if (copies.length > 1) {
     throw new SessionReadError(
@@ -118,7 +177,7 @@ export async function readSessionSurface(
     );
   }
   if (copies.length === 0) {
-    const flat = await findFlatCopies(root, projectDirs, dirName, files);
+    const flat = await findFlatCopies(root, projectDirs, dirName, signal);
     if (flat.length > 0) throw new SessionReadError('unsupported', `${DISCOVERY_REASONS.flat}: ${flat.join(', ')}`);
     throw notFound(sessionId);
   }
