@@ -1,10 +1,12 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionReadError, type SessionSurface } from '../resolver/sessionStore';
 import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
+import { DISCOVERY_REASONS } from './discovery';
 import { TRANSCRIPT_NAMES, encodeSegment, projectDirName, type TranscriptEncoding } from './layout';
+import { LISTING_REASONS } from './listing';
 import { initZstdSupport, loadSessionLog } from './log';
 import { concatBytes, ev, headerLine, rawTranscript, toolCallBlock, zstdFrame } from './log/testLogs';
 import { loadOpenTranscript, readSessionSurface } from './lookup';
@@ -199,6 +201,84 @@ describe('readSessionSurface streams a log in bounded reads', () => {
       });
     }
   }
+});
+
+describe('readSessionSurface finds a session in every project directory', () => {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'dsh-lookup-dirs-'));
+  const outside = mkdtempSync(path.join(os.tmpdir(), 'dsh-lookup-outside-'));
+  afterAll(() => {
+    rmSync(root, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  const cwdA = '/home/alice/proj';
+  const cwdB = '/home/alice/other';
+  const dirA = projectDirName(cwdA);
+  const dirB = projectDirName(cwdB);
+  /** A session directory holding a valid raw log whose header derives this path. */
+  function session(cwd: string, id: string, names: string[] = [TRANSCRIPT_NAMES.raw]): string {
+    const dir = path.join(root, projectDirName(cwd), encodeSegment(id));
+    mkdirSync(dir, { recursive: true });
+    for (const name of names) writeFileSync(path.join(dir, name), rawTranscript([headerLine(id, { cwd }), ev.turnStart(0, 1), ev.stepStart(1, 1, 1), ev.user(2, `hello ${id}`)]));
+    return dir;
+  }
+  // Many project directories, most without the ids looked up, sorted on both sides of the real ones.
+  for (let i = 0; i < 400; i++) mkdirSync(path.join(root, `-filler-${String(i).padStart(3, '0')}`));
+  session(cwdA, 'good');
+  session(cwdB, 'also good');
+  session(cwdA, 'twin');
+  session(cwdB, 'twin');
+  const both = session(cwdA, 'both', [TRANSCRIPT_NAMES.raw, TRANSCRIPT_NAMES.zstd]);
+  mkdirSync(path.join(outside, 'linked'));
+  writeFileSync(path.join(outside, 'linked', TRANSCRIPT_NAMES.raw), rawTranscript([headerLine('linked')]));
+  symlinkSync(path.join(outside, 'linked'), path.join(root, dirA, 'linked'));
+  const linkedLogDir = path.join(root, dirB, 'linked-log');
+  mkdirSync(linkedLogDir);
+  symlinkSync(path.join(outside, 'linked', TRANSCRIPT_NAMES.raw), path.join(linkedLogDir, TRANSCRIPT_NAMES.raw));
+  mkdirSync(path.join(root, dirA, 'empty')); // a session directory without a transcript is no session
+  writeFileSync(path.join(root, dirB, `flat${TRANSCRIPT_NAMES.raw.slice('session'.length)}`), rawTranscript([headerLine('flat')]));
+
+  const ids = ['good', 'also good', 'twin', 'both', 'linked', 'linked-log', 'empty', 'flat', 'ghost'];
+  const answer = (id: string) => answerOf(() => readSessionSurface(root, id, nodeTranscriptFiles));
+
+  it('answers each kind of entry as dsh does', async () => {
+    const answers = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await answer(id)] as const)));
+    expect(answers['good']).toMatchObject({ surface: { header: { id: 'good', cwd: cwdA }, events: [{ type: 'user/message' }] } });
+    expect(answers['also good']).toMatchObject({ surface: { header: { id: 'also good', cwd: cwdB } } });
+    const [first, second] = [dirA, dirB].sort();
+    expect(answers['twin']).toEqual({
+      error: { reason: 'ambiguous', message: `session "twin" is ambiguous: found in 2 project directories (${first}, ${second})` },
+    });
+    expect(answers['both']).toEqual({ error: { reason: 'unsupported', message: `${LISTING_REASONS.bothEncodings}: ${both}` } });
+    expect(answers['linked']).toEqual({
+      error: { reason: 'unsupported', message: `${DISCOVERY_REASONS.symlink}: ${path.join(root, dirA, 'linked')}` },
+    });
+    expect(answers['linked-log']).toEqual({ error: { reason: 'unsupported', message: `${DISCOVERY_REASONS.symlink}: ${linkedLogDir}` } });
+    expect(answers['empty']).toEqual({ error: { reason: 'not-found', message: 'session "empty" not found' } });
+    expect(answers['flat']).toEqual({
+      error: { reason: 'unsupported', message: `${DISCOVERY_REASONS.flat}: ${path.join(root, dirB, 'flat.jsonl')}` },
+    });
+    expect(answers['ghost']).toEqual({ error: { reason: 'not-found', message: 'session "ghost" not found' } });
+  });
+
+  it('lookups started together (one prepare) answer as each alone does', async () => {
+    const alone: Answer[] = [];
+    for (const id of ids) alone.push(await answer(id));
+    expect(await Promise.all(ids.map(answer))).toEqual(alone);
+  });
+
+  it('a session (and project directory) created between two lookups is found by the second', async () => {
+    const cwd = '/home/alice/new';
+    expect(await Promise.all([answer('late'), answer('good')])).toMatchObject([{ error: { reason: 'not-found' } }, { surface: {} }]);
+    session(cwd, 'late');
+    expect(await Promise.all([answer('late'), answer('good')])).toMatchObject([
+      { surface: { header: { id: 'late', cwd } } },
+      { surface: { header: { id: 'good' } } },
+    ]);
+    // A second copy appearing later makes it ambiguous at once.
+    session(cwdA, 'late');
+    expect(await answer('late')).toMatchObject({ error: { reason: 'ambiguous' } });
+  });
 });
 
 describe.skipIf(!conformance.dir)(`readSessionSurface on the fixture store ${conformance.reason ?? ''}`, () => {
