@@ -26,6 +26,19 @@ describe('FifoQueue', () => {
   });
 });
 
+describe('FifoQueue.drain', () => {
+  it('returns what is still queued, in order, and leaves the queue empty and usable', () => {
+    const queue = new FifoQueue<number>();
+    for (let i = 0; i < 3000; i++) queue.push(i);
+    for (let i = 0; i < 2000; i++) queue.shift();
+    expect(queue.drain()).toEqual(Array.from({ length: 1000 }, (_, i) => 2000 + i));
+    expect(queue.length).toBe(0);
+    expect(queue.shift()).toBeUndefined();
+    queue.push(7);
+    expect(queue.drain()).toEqual([7]);
+  });
+});
+
 describe('ConcurrencyLimit', () => {
   it('runs thousands of waiters in arrival order, never more than the limit at once', async () => {
     const limit = new ConcurrencyLimit(3);

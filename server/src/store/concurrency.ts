@@ -31,6 +31,14 @@ export class FifoQueue<T> {
     }
     return item;
   }
+
+  /** Empties the queue, returning what it held in order. */
+  drain(): T[] {
+    const rest = this.items.slice(this.head) as T[];
+    this.items = [];
+    this.head = 0;
+    return rest;
+  }
 }
 
 /** Runs at most `limit` async tasks at once, the rest queued in arrival order. */

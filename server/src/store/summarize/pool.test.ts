@@ -35,6 +35,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Polls `condition` until it holds, failing after a generous deadline (no timing is asserted). */
+async function until(condition: () => boolean, deadlineMs = 20_000): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > deadlineMs) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 function pool(options: ConstructorParameters<typeof SummarizePool>[0] = {}): SummarizePool {
   const created = new SummarizePool({ size: 2, workerFile, ...options });
   pools.push(created);
@@ -197,6 +206,28 @@ describe('pool lifecycle', () => {
     for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
     expect(workers.runsInline).toBe(true);
     expect(messages.join('\n')).toMatch(/cannot load.*main thread/);
+  });
+
+  it('ends idle workers and starts one again on demand, with the same answers', async () => {
+    const workers = pool({ idleMs: 20 });
+    const tasks = [good(), { file: writeLog(rawTranscript(DEMO_1)), encoding: 'raw' as const }];
+    const first = await Promise.all(tasks.map((task) => workers.run(task)));
+    expect(workers.workersStarted).toBeGreaterThan(0);
+    await until(() => workers.workers === 0);
+    const startedBefore = workers.workersStarted;
+    const again = await Promise.all(tasks.map((task) => workers.run(task)));
+    expect(again).toEqual(first);
+    expect(again).toEqual(await Promise.all(tasks.map((task) => summarizeTranscriptFile(task))));
+    expect(workers.runsInline).toBe(false);
+    expect(workers.workersStarted).toBeGreaterThan(startedBefore);
+    await until(() => workers.workers === 0);
+  });
+
+  it('keeps a worker that has work: an idle delay longer than the gaps between tasks never ends it mid-stream', async () => {
+    const workers = pool({ size: 1, idleMs: 60_000 });
+    for (let i = 0; i < 5; i++) expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
+    expect(workers.workersStarted).toBe(1);
+    expect(workers.workers).toBe(1);
   });
 
   it('runs inline with size 0', async () => {

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { FifoQueue } from '../concurrency';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import type { WorkerReply, WorkerRequest } from './protocol';
 import { summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
@@ -30,6 +31,11 @@ export interface SummarizePoolOptions {
   tasksPerWorker?: number;
   /** A worker that has not answered its running task for this long is hung: it is replaced and the task fails. */
   taskTimeoutMs?: number;
+  /**
+   * A worker with nothing to do for this long ends (each is a V8 isolate holding tens of MB);
+   * the next task starts a new one. Default {@link DEFAULT_IDLE_MS}.
+   */
+  idleMs?: number;
   log?: (message: string) => void;
 }
 
@@ -48,6 +54,16 @@ const MAX_START_FAILURES = 3;
  */
 const DEFAULT_TASK_TIMEOUT_MS = 300_000;
 
+/** How long an idle worker is kept: long enough to bridge the gaps of an index, short after it. */
+const DEFAULT_IDLE_MS = 2000;
+
+/**
+ * A worker's young generation at most (MB). V8 grows it to 32 MB per isolate under the
+ * index's allocation rate; a small one costs a few more scavenges and saves ~25 MB per worker.
+ * The old generation is deliberately not limited: a big log must never kill a worker.
+ */
+const WORKER_YOUNG_GENERATION_MB = 4;
+
 interface Pending {
   request: WorkerRequest;
   resolve: (outcome: SummarizeOutcome) => void;
@@ -62,39 +78,8 @@ interface Slot {
   failure?: string;
   /** Armed while a task runs: when it fires the worker is deemed hung. */
   watchdog?: ReturnType<typeof setTimeout>;
-}
-
-/** FIFO with O(1) push and shift (a head index, compacted as it grows). */
-class TaskQueue<T> {
-  private items: T[] = [];
-  private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head++] = undefined as T;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-
-  /** Empties the queue, returning what it held in order. */
-  drain(): T[] {
-    const rest = this.items.slice(this.head);
-    this.items = [];
-    this.head = 0;
-    return rest;
-  }
+  /** Armed while the worker has nothing to do: when it fires the worker ends. */
+  idle?: ReturnType<typeof setTimeout>;
 }
 
 /** Logged once per process: the worker entry was not found. */
@@ -109,13 +94,15 @@ export class SummarizePool {
   private readonly files: TranscriptFiles;
   private readonly tasksPerWorker: number;
   private readonly taskTimeoutMs: number;
+  private readonly idleMs: number;
   private readonly log: (message: string) => void;
   private readonly slots: Slot[] = [];
-  private readonly queue = new TaskQueue<Pending>();
+  private readonly queue = new FifoQueue<Pending>();
   /** Tasks a stopped worker had been sent but not started: they go before the queue. */
   private retries: Pending[] = [];
   private nextId = 1;
   private startFailures = 0;
+  private startedCount = 0;
   private inline: boolean;
   private disposed = false;
 
@@ -125,6 +112,7 @@ export class SummarizePool {
     this.files = options.files ?? nodeTranscriptFiles;
     this.tasksPerWorker = Math.max(1, options.tasksPerWorker ?? 2);
     this.taskTimeoutMs = options.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+    this.idleMs = Math.max(0, options.idleMs ?? DEFAULT_IDLE_MS);
     this.log = options.log ?? (() => undefined);
     this.inline = this.size === 0 || this.files !== nodeTranscriptFiles;
     if (!this.inline && !existsSync(this.workerFile)) {
@@ -141,9 +129,14 @@ export class SummarizePool {
     return this.inline;
   }
 
-  /** Live workers (started, not yet exited). */
+  /** Live workers (started, not yet exited or ended for idleness). */
   get workers(): number {
     return this.slots.length;
+  }
+
+  /** Workers started so far (an idle worker that ended and came back counts twice). */
+  get workersStarted(): number {
+    return this.startedCount;
   }
 
   /** Summarizes one transcript; never rejects (a worker that stops mid-task fails that task). */
@@ -165,6 +158,7 @@ export class SummarizePool {
     const exits = this.slots.splice(0).map((slot) => {
       slot.inFlight = [];
       clearTimeout(slot.watchdog);
+      clearTimeout(slot.idle);
       return slot.worker.terminate().catch(() => -1);
     });
     for (const pending of unfinished) pending.resolve(failed('the session index was closed'));
@@ -201,6 +195,8 @@ export class SummarizePool {
       if (slot.inFlight.push(pending) === 1) {
         slot.worker.ref(); // busy: keep the process alive for the answer
         this.watch(slot);
+        clearTimeout(slot.idle);
+        slot.idle = undefined;
       }
       slot.worker.postMessage(pending.request);
     }
@@ -218,7 +214,7 @@ export class SummarizePool {
   private start(): Slot | undefined {
     let worker: Worker;
     try {
-      worker = new Worker(this.workerFile);
+      worker = new Worker(this.workerFile, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
     } catch (error) {
       this.startFailed(`cannot start an index worker: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
@@ -235,6 +231,7 @@ export class SummarizePool {
     });
     worker.on('exit', (code: number) => this.exited(slot, code));
     this.slots.push(slot);
+    this.startedCount++;
     return slot;
   }
 
@@ -252,6 +249,22 @@ export class SummarizePool {
     this.watch(slot);
     pending.resolve(reply.outcome);
     this.pump();
+    if (slot.inFlight.length === 0) this.retireWhenIdle(slot);
+  }
+
+  /** Ends `slot`'s worker if it is still idle after `idleMs`; the next task starts a new one. */
+  private retireWhenIdle(slot: Slot): void {
+    clearTimeout(slot.idle);
+    slot.idle = setTimeout(() => {
+      slot.idle = undefined;
+      const at = this.slots.indexOf(slot);
+      if (at < 0 || slot.inFlight.length > 0) return;
+      // Out of the pool first, so its exit is not taken for a failure.
+      this.slots.splice(at, 1);
+      clearTimeout(slot.watchdog);
+      void slot.worker.terminate().catch(() => undefined);
+    }, this.idleMs);
+    slot.idle.unref();
   }
 
   /** A worker stopped: the task it was running fails, the ones it had not started are retried. */
@@ -260,6 +273,7 @@ export class SummarizePool {
     if (at < 0) return; // disposed
     this.slots.splice(at, 1);
     clearTimeout(slot.watchdog);
+    clearTimeout(slot.idle);
     const [running, ...notStarted] = slot.inFlight;
     slot.inFlight = [];
     if (!slot.ready) {
