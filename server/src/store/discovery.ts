@@ -186,6 +186,17 @@ async function classify(root: string, relToRoot: Iterable<Found> | AsyncIterable
 const TRANSCRIPT_PATTERNS = Object.values(TRANSCRIPT_NAMES);
 
 /**
+ * The root's own level: its real project directories (in `directories`) and the skipped
+ * entries directly in it. A root scan then discovers one project directory at a time, so the
+ * discovery of a 100,000-session root never exists at once.
+ */
+export async function discoverRootLevel(root: string): Promise<DiscoveryResult> {
+  const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
+  await classify(root, globEntries(root, ['*']), result);
+  return result;
+}
+
+/**
  * Discovers the transcripts and skipped entries within a scope of a (real, resolved) root.
  * A missing scope yields nothing; I/O errors below the root are tolerated.
  */

@@ -516,6 +516,23 @@ describe('freshness while the store is open', () => {
     await eventually(async () => expect(ids(await store.listSessions())).toEqual(['two', 'one']));
   });
 
+  it('a full rescan, one project directory at a time, forgets a project directory that went and finds a new one', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('one', 1, 'One'), 'raw');
+    const gone = writeLog(root, session('two', 2, 'Two', '/elsewhere'), 'raw');
+    const silent: DiskStoreTuning['watchFactory'] = () => {
+      return Object.assign(new EventEmitter(), { close() {}, ref() { return this; }, unref() { return this; } }) as never;
+    };
+    const { store } = open(root, { watchFactory: silent, rescanMinIntervalMs: 100 });
+    await store.whenIndexed();
+    expect(ids(await store.listSessions())).toEqual(['two', 'one']);
+    // The whole project directory of `two` goes; a third session arrives in a new one.
+    rmSync(path.dirname(path.dirname(gone)), { recursive: true, force: true });
+    writeLog(root, session('three', 3, 'Three', '/third'), 'raw');
+    await eventually(async () => expect(ids(await store.listSessions())).toEqual(['three', 'one']));
+    expect(store.status()).toMatchObject({ discovered: 2, indexed: 2 });
+  });
+
   it('keeps answering when the OS refuses every watch, and says so once', async () => {
     const root = path.join(tempDir(), 'sessions');
     const log = session('a', 1, 'A');

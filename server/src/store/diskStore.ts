@@ -9,6 +9,7 @@ import { forEachConcurrently, throwIfAborted } from './concurrency';
 import { DirectoryWatches, type WatchFactory } from './directoryWatches';
 import {
   discover,
+  discoverRootLevel,
   inScope,
   scopeOfChange,
   sessionScopeOf,
@@ -83,6 +84,9 @@ const INDEXING_REBUILD_COST_FACTOR = 100;
 
 /** Beyond this many re-read transcripts, the listing is rebuilt rather than patched. */
 const MAX_PATCHED_TRANSCRIPTS = 256;
+
+/** Project directories scanned at once during a root scan (their listings overlap the reads). */
+const PROJECT_SCANS_IN_FLIGHT = 4;
 
 /** Long synchronous loops (a root scope at 100,000 sessions) give the event loop a turn this often. */
 const ITEMS_PER_SLICE = 2048;
@@ -432,6 +436,7 @@ export class DiskSessionStore implements SessionStoreService {
 
   /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
   private async scan(attached: Attached, scope: DiscoveryScope): Promise<void> {
+    if (scope.kind === 'root') return this.scanRoot(attached);
     const run = this.reconciling.then(() => this.reconcile(attached, scope));
     // Not `run.catch(…)`: that would keep the last scope's key list alive until the next scan.
     this.reconciling = run.then(
@@ -444,6 +449,63 @@ export class DiskSessionStore implements SessionStoreService {
     await forEachConcurrently(keys, this.tuning.concurrency, (key) => this.refresh(attached, key), (error) =>
       this.log(`refreshing a transcript failed: ${error instanceof Error ? error.message : String(error)}`),
     );
+  }
+
+  /**
+   * The whole root, one project directory at a time (a few in flight, so reading never waits
+   * for the next listing): discovering 100,000 sessions at once held ~40 MB of locations, keys
+   * and directory names besides the index, at every full rescan.
+   */
+  private async scanRoot(attached: Attached): Promise<void> {
+    const run = this.reconciling.then(() => this.reconcileRootLevel(attached));
+    this.reconciling = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    const projects = await run;
+    if (!projects) return;
+    await forEachConcurrently(projects, PROJECT_SCANS_IN_FLIGHT, (projectDir) => this.scan(attached, { kind: 'project', projectDir }), (error) =>
+      this.log(`scanning a project directory failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
+
+  /**
+   * Reconciles the root's own level: forgets what lay in project directories that are gone (or
+   * are no longer real directories) and records the root's skipped entries; returns the
+   * project directories to scan.
+   */
+  private async reconcileRootLevel(attached: Attached): Promise<string[] | undefined> {
+    if (!this.isCurrent(attached)) return undefined;
+    const found = await discoverRootLevel(attached.realRoot);
+    await attached.cacheLoading;
+    if (!this.isCurrent(attached)) return undefined;
+    const projects = new Set(found.directories);
+    const outside = (key: string) => {
+      const slash = key.indexOf('/');
+      return !projects.has(slash === -1 ? key : key.slice(0, slash));
+    };
+    // Root-level problems are replaced; deeper ones go with their project directory.
+    const before = new Map<string, string>();
+    for (const [key, problem] of attached.discoveryProblems) if (!key.includes('/') || outside(key)) before.set(key, problem.reason);
+    for (const key of before.keys()) attached.discoveryProblems.delete(key);
+    for (const problem of found.problems) attached.discoveryProblems.set(problem.key, problem);
+    let changed = before.size !== found.problems.length || found.problems.some((p) => before.get(p.key) !== p.reason);
+    let directoriesChanged = false;
+    for (const project of attached.directories.projects()) {
+      if (projects.has(project)) continue;
+      for (const dir of attached.directories.inScope({ kind: 'project', projectDir: project })) attached.directories.delete(dir);
+      directoriesChanged = true;
+    }
+    for (const project of projects) if (attached.directories.add(project)) directoriesChanged = true;
+    for (const project of attached.index.projects()) {
+      if (projects.has(project)) continue;
+      for (const key of attached.index.keysIn({ kind: 'project', projectDir: project })) attached.index.delete(key);
+      attached.cacheStale = changed = true;
+    }
+    if (changed) this.markListingDirty(attached);
+    if (directoriesChanged && !this.indexing) this.updateWatches(attached);
+    this.emitStatus(false);
+    return found.directories;
   }
 
   private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<string[] | undefined> {

@@ -50,6 +50,11 @@ export class ScopedKeys implements Iterable<string> {
     return true;
   }
 
+  /** The project directories holding at least one key. */
+  projects(): string[] {
+    return [...this.byProject.keys()];
+  }
+
   /** Every key. */
   *[Symbol.iterator](): Iterator<string> {
     for (const keys of this.byProject.values()) yield* keys;

@@ -194,6 +194,11 @@ export class TranscriptIndex {
     return this.scoped.inScope(scope);
   }
 
+  /** The project directories holding known transcripts. */
+  projects(): string[] {
+    return this.scoped.projects();
+  }
+
   /**
    * Brings one transcript's summary up to date. Refreshes of one key never overlap: a refresh
    * requested while one runs is queued once and shared by every caller that asks meanwhile.
