@@ -5,6 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { relativeLogPath } from './layout';
 import { ev, headerLine, rawTranscript } from './log/testLogs';
 import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
+import { SummarizePool } from './summarize/pool';
+import type { SummarizeTask } from './summarize/summarizeFile';
 import { RESUMABLE_TRANSCRIPTS, TranscriptIndex } from './transcriptIndex';
 
 let base: string;
@@ -76,6 +78,39 @@ describe('TranscriptIndex resume states', () => {
       // Just read: now it is resumable whatever its age.
       expect(index.savedState(keys[i])).toBeDefined();
     }
+  });
+
+  it('once states were pruned, does not ask for the state of a transcript older than those kept; a newer one still gets it', async () => {
+    const root = path.join(base, 'sessions');
+    const tasks: SummarizeTask[] = [];
+    class RecordingPool extends SummarizePool {
+      override run(task: SummarizeTask) {
+        tasks.push(task);
+        return super.run(task);
+      }
+    }
+    const index = new TranscriptIndex(root, nodeTranscriptFiles, 4, new RecordingPool({ size: 0 }));
+    const write = (i: number, mtime: number): string => {
+      const id = `t-${String(i).padStart(5, '0')}`;
+      const key = relativeLogPath('/home/alice/proj', id, 'raw').split(path.sep).join('/');
+      const file = path.join(root, ...key.split('/'));
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, rawTranscript([headerLine(id), ev.turnStart(0), ev.user(1, `prompt ${i}`), ev.title(2, `title ${i}`), ev.turnEnd(3)]));
+      utimesSync(file, mtime, mtime);
+      const [projectDir, sessionDir] = key.split('/');
+      index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+      return key;
+    };
+    for (let i = 0; i <= 2 * RESUMABLE_TRANSCRIPTS; i++) await index.refresh(write(i, 1_700_000_000 + i));
+    expect(tasks.every((task) => task.keepState !== false)).toBe(true);
+    const older = write(100_000, 1_600_000_000);
+    const newer = write(100_001, 1_800_000_000);
+    for (const key of [older, newer]) expect(await index.refresh(key)).toBe('changed');
+    expect(tasks.slice(-2).map((task) => task.keepState)).toEqual([false, true]);
+    expect(index.savedState(older)).toBeUndefined();
+    expect(index.savedState(newer)).toBeDefined();
+    // The summary itself is the same either way.
+    expect(index.get(older)?.summary).toMatchObject({ title: 'title 100000', eventCount: 4 });
   });
 
   it('lists the keys of one scope and forgets deleted ones', () => {

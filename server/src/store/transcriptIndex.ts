@@ -78,6 +78,11 @@ export class TranscriptIndex {
   private summarizedCount = 0;
   /** Entries holding a saved state, pruned to the most recently modified. */
   private readonly resumable = new Set<IndexEntry>();
+  /**
+   * The oldest modification time kept at the last pruning: a transcript older than this would
+   * be pruned again, so its state is not even asked for.
+   */
+  private resumeThreshold = -Infinity;
   /** One copy of each cwd seen (bounded by the distinct cwds, a few per project directory). */
   private readonly cwds = new Map<string, string>();
   /** The same keys as `entries`, listable by discovery scope. */
@@ -144,6 +149,7 @@ export class TranscriptIndex {
     if (this.resumable.size <= 2 * RESUMABLE_TRANSCRIPTS) return;
     // Pruning to half the allowance at a time keeps the sorting amortized O(log n) per entry.
     const byRecency = [...this.resumable].sort((a, b) => (b.identity?.mtimeMs ?? 0) - (a.identity?.mtimeMs ?? 0));
+    this.resumeThreshold = byRecency[RESUMABLE_TRANSCRIPTS - 1]?.identity?.mtimeMs ?? -Infinity;
     for (const dropped of byRecency.slice(RESUMABLE_TRANSCRIPTS)) {
       dropped.saved = undefined;
       this.resumable.delete(dropped);
@@ -254,7 +260,8 @@ export class TranscriptIndex {
     const previous = entry.summary;
     // Only a summary an append may continue hands over its state: damage is sticky.
     const saved = previous !== undefined && mayResume(previous) ? entry.saved : undefined;
-    const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved });
+    const keepState = current.mtimeMs >= this.resumeThreshold;
+    const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved, keepState });
     if (outcome.kind === 'failed') return this.unreadable(entry, outcome.error, current);
     if (this.entries.get(key) !== entry) return 'gone';
     let summary = outcome.summary;
