@@ -18,7 +18,8 @@ export interface TranscriptFiles {
 }
 
 // O_NOFOLLOW is undefined on Windows, where links are rare and lstat already filtered them.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+/** How transcripts are opened: read-only, never following a link in the last component. */
+export const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 /** The real file system. */
 export const nodeTranscriptFiles: TranscriptFiles = {

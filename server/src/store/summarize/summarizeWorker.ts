@@ -2,14 +2,11 @@
  * The index worker's entry (run by `worker_threads`, see pool.ts): summarizes the transcripts it
  * is sent, one at a time in arrival order, and posts each outcome back with the task's id.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import type { TranscriptFiles } from '../transcriptFiles';
+import { OPEN_FLAGS, type TranscriptFiles } from '../transcriptFiles';
 import { summarizeTranscriptFile, taskErrorOf, type SummarizeOutcome } from './summarizeFile';
 import type { WorkerReply, WorkerRequest } from './protocol';
-
-// As the main thread's file access: read-only, never following a link in the last component.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 /**
  * Synchronous reads: a worker has nothing else to do meanwhile, and a blocking read avoids a
