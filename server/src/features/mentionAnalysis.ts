@@ -94,7 +94,6 @@ export interface MentionAnalysis {
 /** Reads one session's surface; a cache may answer for the store. */
 export type SurfaceReader = (sessionId: string, signal?: AbortSignal) => Promise<SessionSurface>;
 
-const BARE_PAYLOAD_CHAR = /[A-Za-z0-9_-]/;
 const WHITESPACE = /\s/;
 // A glued run longer than this is not looked for: the prefix search is quadratic in it.
 const MAX_GLUED_CHARS = 64;

@@ -6,7 +6,7 @@
  * plaintext streams into the line scanner piece by piece, so memory is bounded by the record
  * limit, never by a frame's or a record's size.
  */
-import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
+import { SessionReadError } from '../../resolver/sessionStore';
 import { parseHeaderLineForLoad, type SessionHeaderRecord } from './header';
 import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type CollectedLine } from './lines';
 import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
