@@ -4,9 +4,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { relativeLogPath } from './layout';
 import { ev, headerLine, rawTranscript } from './log/testLogs';
-import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
+import { nodeTranscriptFiles } from './transcriptFiles';
 import { SummarizePool } from './summarize/pool';
 import type { SummarizeTask } from './summarize/summarizeFile';
+import { recordingFiles } from './testFiles';
 import { RESUMABLE_TRANSCRIPTS, TranscriptIndex } from './transcriptIndex';
 
 let base: string;
@@ -14,25 +15,6 @@ beforeEach(() => {
   base = mkdtempSync(path.join(os.tmpdir(), 'dsh-index-'));
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
-
-/** Real file access that records where each read started. */
-function recordingFiles(): { files: TranscriptFiles; reads: Array<{ file: string; position: number }> } {
-  const reads: Array<{ file: string; position: number }> = [];
-  const files: TranscriptFiles = {
-    ...nodeTranscriptFiles,
-    async open(file) {
-      const handle = await nodeTranscriptFiles.open(file);
-      return {
-        ...handle,
-        read(buffer, offset, length, position) {
-          reads.push({ file, position });
-          return handle.read(buffer, offset, length, position);
-        },
-      };
-    },
-  };
-  return { files, reads };
-}
 
 describe('TranscriptIndex resume states', () => {
   it('keeps them for the most recently written transcripts only; an older one that grows is re-read whole, a recent one resumed', async () => {
