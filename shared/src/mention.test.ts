@@ -10,8 +10,8 @@ import {
   parseSessionReferenceText,
   scanSessionMentions,
   unescapeMentionLabel,
-  type SessionMentionToken,
 } from '@dsh-session-ls/shared';
+import { LINE_TERMINATORS, WHITESPACE_CHARS, denseMentionText, dshParse, dshScan } from '../../test/support/dshMentionGrammar';
 
 const DEMO_1 = 'dsh-session:ImRlbW8tMSI';
 const DEMO_2 = 'dsh-session:ImRlbW8tMiI';
@@ -34,52 +34,6 @@ const interestingText = fc
 
 /** Labels full of grammar characters, plus arbitrary strings. */
 const interestingLabel = fc.oneof(anyUtf16String, interestingText);
-
-/**
- * The grammar written the obvious way (session-reference.md §5): at each position try the
- * explicit form, then the bare form, with sticky regexes; quadratic, but clearly right.
- */
-function referenceScan(text: string): SessionMentionToken[] {
-  const explicit = /@\[((?:\\[\s\S]|[^\\\]])*)\]\((dsh-session:[^\s)]+)\)/y;
-  const bare = /dsh-session:[A-Za-z0-9_-]+/y;
-  const tokens: SessionMentionToken[] = [];
-  let i = 0;
-  while (i < text.length) {
-    explicit.lastIndex = i;
-    const e = explicit.exec(text);
-    if (e) {
-      const [whole, rawLabel, uri] = e as unknown as [string, string, string];
-      const label = rawLabel.replace(/\\([\s\S])/g, '$1');
-      tokens.push({ kind: 'explicit', start: i, end: i + whole.length, uri, uriStart: i + 2 + rawLabel.length + 2, label });
-      i += whole.length;
-      continue;
-    }
-    bare.lastIndex = i;
-    const b = bare.exec(text);
-    if (b) {
-      tokens.push({ kind: 'bare', start: i, end: i + b[0].length, uri: b[0], uriStart: i });
-      i += b[0].length;
-      continue;
-    }
-    i++;
-  }
-  return tokens;
-}
-
-/** What parsing must give, derived from the reference scan and the (separately pinned) decoder. */
-function referenceParse(text: string): { text: string; references: Array<{ sessionId: string; label: string }> } {
-  let out = '';
-  let last = 0;
-  const references: Array<{ sessionId: string; label: string }> = [];
-  for (const token of referenceScan(text)) {
-    const sessionId = decodeSessionReferenceUri(token.uri);
-    const label = token.kind === 'explicit' ? token.label! : sessionId;
-    out += text.slice(last, token.start) + '@' + label;
-    last = token.end;
-    references.push({ sessionId, label });
-  }
-  return { text: out + text.slice(last), references };
-}
 
 function parseError(text: string): SessionReferenceError {
   try {
@@ -313,12 +267,63 @@ describe('parseSessionReferenceText', () => {
   });
 
   it('needs the exact scheme inside an explicit mention', () => {
-    for (const text of ['@[x](DSH-SESSION:IiI)', '@[x](https://a/b)', '@[x] (dsh-session:IiI)', '@[x](dsh-session:)']) {
+    for (const text of ['@[x](DSH-SESSION:IiI)', '@[x](https://a/b)', '@[x] (dsh-session:IiI)']) {
       expect(() => parseSessionReferenceText(text)).not.toThrow();
     }
     expect(parseSessionReferenceText('@[x](DSH-SESSION:IiI)')).toEqual({ text: '@[x](DSH-SESSION:IiI)', references: [] });
     // The space breaks the explicit form; the bare URI after it is still a mention.
     expect(parseSessionReferenceText('@[x] (dsh-session:IiI)').text).toBe('@[x] (@)');
+  });
+
+  it('takes @[x](dsh-session:) as an explicit mention with an empty payload, failing the whole text', () => {
+    // dsh's URI group is `dsh-session:[^\s)]*`: zero characters are enough.
+    for (const text of ['@[x](dsh-session:)', `${DEMO_1} @[](dsh-session:) ${DEMO_2}`, '@[a\\]b](dsh-session:)']) {
+      const error = parseError(text);
+      expect({ code: error.code, message: error.message }).toEqual({
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+        message: 'invalid session reference URI "dsh-session:"',
+      });
+    }
+    expect([...scanSessionMentions('see @[x](dsh-session:).')]).toEqual([
+      { kind: 'explicit', start: 4, end: 22, uri: 'dsh-session:', uriStart: 9, label: 'x' },
+    ]);
+  });
+
+  it.each(LINE_TERMINATORS.map((lt) => [`U+${lt.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`, lt]))(
+    'does not let a backslash escape the line terminator %s: no explicit mention, the bare URI inside still counts',
+    (_name, lt) => {
+      const text = `@[a\\${lt}b](${DEMO_1})`;
+      expect([...scanSessionMentions(text)]).toEqual([{ kind: 'bare', start: text.indexOf(DEMO_1), end: text.length - 1, uri: DEMO_1, uriStart: text.indexOf(DEMO_1) }]);
+      expect(parseSessionReferenceText(text)).toEqual({ text: `@[a\\${lt}b](@demo-1)`, references: [{ sessionId: 'demo-1', label: 'demo-1' }] });
+      // Unescaped, or after an escaped backslash, the line terminator is an ordinary label character.
+      expect(parseSessionReferenceText(`@[a${lt}b](${DEMO_1})`).references).toEqual([{ sessionId: 'demo-1', label: `a${lt}b` }]);
+      expect(parseSessionReferenceText(`@[a\\\\${lt}b](${DEMO_1})`).references).toEqual([{ sessionId: 'demo-1', label: `a\\${lt}b` }]);
+    },
+  );
+
+  it('ends the label at a backslash with nothing after it', () => {
+    expect([...scanSessionMentions('@[a\\')]).toEqual([]);
+  });
+
+  it.each(WHITESPACE_CHARS.map((ws) => [`U+${ws.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`, ws]))(
+    'ends an explicit URI at the white space %s (\\s under u), leaving the bare URI',
+    (_name, ws) => {
+      const text = `@[x](${DEMO_1}${ws})`;
+      expect(parseSessionReferenceText(text)).toEqual({ text: `@[x](@demo-1${ws})`, references: [{ sessionId: 'demo-1', label: 'demo-1' }] });
+      // Right after the scheme it leaves plain text: an empty run followed by white space is no mention.
+      expect(parseSessionReferenceText(`@[x](dsh-session:${ws})`)).toEqual({ text: `@[x](dsh-session:${ws})`, references: [] });
+    },
+  );
+
+  it('knows the white space of \\s under u, and what is not white space', () => {
+    for (const ws of ['\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff']) {
+      expect(WHITESPACE_CHARS).toContain(ws);
+    }
+    // Not white space: inside the explicit URI run, so the (bad) URI reaches the `)`.
+    for (const other of ['\u200b', '\u180e', '\u0085']) {
+      expect(WHITESPACE_CHARS).not.toContain(other);
+      expect(parseError(`@[x](dsh-session:${other})`).message).toBe(`invalid session reference URI ${JSON.stringify('dsh-session:' + other)}`);
+    }
   });
 
   it('rejects a non-string text with INVALID_REFERENCE', () => {
@@ -327,24 +332,28 @@ describe('parseSessionReferenceText', () => {
     );
   });
 
-  it('agrees with the reference grammar on random texts (result or first error)', () => {
-    fc.assert(
-      fc.property(interestingText, (text) => {
-        let expected: ReturnType<typeof referenceParse> | SessionReferenceError;
-        try {
-          expected = referenceParse(text);
-        } catch (error) {
-          expected = error as SessionReferenceError;
-        }
-        if (expected instanceof SessionReferenceError) {
-          const error = parseError(text);
-          expect({ code: error.code, message: error.message }).toEqual({ code: expected.code, message: expected.message });
-        } else {
-          expect(parseSessionReferenceText(text)).toEqual(expected);
-        }
-      }),
-      { numRuns: 3000 },
-    );
+  /** Our parse gives dsh's result, or fails with dsh's first error (code and message). */
+  const expectDshParse = (text: string) => {
+    let expected: ReturnType<typeof dshParse> | SessionReferenceError;
+    try {
+      expected = dshParse(text);
+    } catch (error) {
+      expected = error as SessionReferenceError;
+    }
+    if (expected instanceof SessionReferenceError) {
+      const error = parseError(text);
+      expect({ code: error.code, message: error.message }).toEqual({ code: expected.code, message: expected.message });
+    } else {
+      expect(parseSessionReferenceText(text)).toEqual(expected);
+    }
+  };
+
+  it('agrees with dsh’s expression on random texts (result or first error)', () => {
+    fc.assert(fc.property(interestingText, expectDshParse), { numRuns: 3000 });
+  });
+
+  it('agrees with dsh’s expression on texts dense in \\, line terminators, \\s, brackets, @ and dsh-session:', () => {
+    fc.assert(fc.property(denseMentionText(), expectDshParse), { numRuns: 5000 });
   });
 });
 
@@ -372,21 +381,33 @@ describe('scanSessionMentions', () => {
     expect(tokens.map((t) => t.uri)).toEqual(['dsh-session:%%%', 'dsh-session:IiJ']);
   });
 
-  it('agrees with the reference grammar on random texts', () => {
+  it('finds dsh’s matches, spans included, on random texts', () => {
     fc.assert(
       fc.property(interestingText, (text) => {
-        expect([...scanSessionMentions(text)]).toEqual(referenceScan(text));
+        expect([...scanSessionMentions(text)]).toEqual(dshScan(text));
       }),
       { numRuns: 5000 },
     );
   });
 
-  it('agrees with the reference grammar on arbitrary strings around mentions', () => {
+  it('finds dsh’s matches, spans included, on texts dense in \\, line terminators, \\s, brackets, @ and dsh-session:', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(anyUtf16String, interestingText, fc.constant(`@[a](${DEMO_1})`)), { maxLength: 6 }), (parts) => {
-        const text = parts.join('');
-        expect([...scanSessionMentions(text)]).toEqual(referenceScan(text));
+      fc.property(denseMentionText(), (text) => {
+        expect([...scanSessionMentions(text)]).toEqual(dshScan(text));
       }),
+      { numRuns: 10000 },
+    );
+  });
+
+  it('finds dsh’s matches on arbitrary strings around mentions', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(anyUtf16String, interestingText, denseMentionText(8), fc.constant(`@[a](${DEMO_1})`)), { maxLength: 6 }),
+        (parts) => {
+          const text = parts.join('');
+          expect([...scanSessionMentions(text)]).toEqual(dshScan(text));
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -418,6 +439,13 @@ describe('scanSessionMentions on adversarial input finishes', () => {
     const text = '@['.repeat(MB / 2);
     expect([...scanSessionMentions(text)]).toEqual([]);
     expect(parseSessionReferenceText(text).text).toBe(text);
+  });
+
+  it('a megabyte of @[ labels that a backslash before a line break stops', () => {
+    const text = '@[ab'.repeat(MB / 4) + '\\\n](dsh-session:IiI)';
+    const tokens = [...scanSessionMentions(text)];
+    const bare = text.lastIndexOf('dsh-session:');
+    expect(tokens).toEqual([{ kind: 'bare', start: bare, end: text.length - 1, uri: 'dsh-session:IiI', uriStart: bare }]);
   });
 
   it('a megabyte of escaped ] after one @[', () => {

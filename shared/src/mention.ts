@@ -24,7 +24,8 @@ export type DecodedSessionMention =
   | (SessionMentionToken & { sessionId?: undefined; error: SessionReferenceError });
 
 const BARE_PAYLOAD_CHAR = /[A-Za-z0-9_-]/;
-const WHITESPACE = /\s/;
+// `\s` as dsh's expression has it (the same set with or without `u`): every one is a single UTF-16 code unit.
+const WHITESPACE = /\s/u;
 
 /** Escape a label for a mention: `\` → `\\`, `]` → `\]`, nothing else. */
 export function escapeMentionLabel(label: string): string {
@@ -53,15 +54,33 @@ export function formatSessionReferenceMention(reference: SessionReferenceInput):
   return `@[${escapeMentionLabel(label)}](${encodeSessionReferenceUri(reference.sessionId)})`;
 }
 
+/** True for the characters JavaScript's `.` never matches: the line terminators. */
+function isLineTerminator(code: number): boolean {
+  return code === 0x0a || code === 0x0d || code === 0x2028 || code === 0x2029;
+}
+
 /**
- * The mention grammar, once: one left-to-right scan that at each position tries an explicit
- * mention, then a bare URI. Linear time: a label scan that ran to its end is remembered,
- * because every later `@[` inside it ends at the same `]` (it cannot start mid-escape); so is
- * the last URI run, because a run started inside it ends where it ends.
+ * The mention grammar, once. dsh's rule is one regular expression (session-reference.md §5):
+ *
+ *     /@\[((?:\\.|[^\\\]])*)\]\((dsh-session:[^\s)]*)\)|(dsh-session:[A-Za-z0-9_-]+)/gu
+ *
+ * and this is the same match, written as one left-to-right scan that at each position tries an
+ * explicit mention, then a bare URI:
+ * - label: characters other than `\` and `]`, or `\` + any character but a line terminator
+ *   (`.` takes none); a `\` before a line break or at the very end stops the label, and that `@[`
+ *   is no explicit mention;
+ * - explicit URI: `dsh-session:` + zero or more characters that are neither `)` nor `\s`, then `)`
+ *   (so `@[x](dsh-session:)` is a mention, with an empty payload that decoding refuses);
+ * - bare URI: `dsh-session:` + one or more `[A-Za-z0-9_-]`.
+ * No backtracking is needed: each part can end in only one place. Positions are UTF-16 code units;
+ * nothing the grammar tests for is a surrogate, so scanning code units matches the `u` flag's code points.
+ *
+ * Linear time: a label scan is remembered, because every later `@[` inside it stops where it stopped
+ * (it cannot start mid-escape); so is the last URI run, because a run started inside it ends where it ends.
  */
 export function* scanSessionMentions(text: string): Generator<SessionMentionToken> {
   const n = text.length;
-  // Memo of the last label scan: any start inside [memoFrom, memoEnd) closes at memoClose (-1 = never).
+  // Memo of the last label scan: any start inside [memoFrom, memoEnd) closes at memoClose (-1 = fails).
   let memoFrom = -1;
   let memoEnd = -1;
   let memoClose = -1;
@@ -83,7 +102,8 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
         while (j < n) {
           const c = text.charCodeAt(j);
           if (c === 0x5c /* \ */) {
-            if (j + 1 >= n) break; // a trailing lone backslash cannot be escaped
+            // A backslash escapes the next character, unless there is none or it is a line terminator.
+            if (j + 1 >= n || isLineTerminator(text.charCodeAt(j + 1))) break;
             j += 2;
             continue;
           }
@@ -94,7 +114,7 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
           j++;
         }
         memoFrom = labelStart;
-        memoEnd = close === -1 ? n : close;
+        memoEnd = j;
         memoClose = close;
       }
       if (close !== -1 && text.charCodeAt(close + 1) === 0x28 /* ( */ && text.startsWith(SESSION_URI_PREFIX, close + 2)) {
@@ -111,7 +131,7 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
           uriMemoEnd = k;
         }
         const k = uriMemoEnd;
-        if (k > uriStart + SESSION_URI_PREFIX.length && text.charCodeAt(k) === 0x29 /* ) */) {
+        if (text.charCodeAt(k) === 0x29 /* ) */) {
           yield {
             kind: 'explicit',
             start: i,
