@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention, scanSessionMentions } from '@dsh-session-ls/shared';
+import { WHITESPACE_CHARS, denseMentionText, dshScan } from '../../../test/support/dshMentionGrammar';
 import { findSessionCompletionToken, mentionScanStart } from './completionToken';
 
 /** The token at the `|` marker of `marked`. */
@@ -61,15 +62,33 @@ describe('findSessionCompletionToken (dsh token rule)', () => {
     expect(findSessionCompletionToken(`${text} @n`, text.length + 3)).toEqual({ at: text.length + 1, end: text.length + 3, query: 'n' });
   });
 
+  it('follows dsh’s mention grammar: @[x](dsh-session:) is a mention, a label stopped by \\ + line break is not', () => {
+    // The token `@[x](dsh-session:)` lies inside the mention dsh finds there.
+    expect(tokenAt('@[x|](dsh-session:)')).toBeUndefined();
+    // The label stops at the backslash before the line break, so no mention spans the `@q` token.
+    for (const lineBreak of ['\n', '\r', '\u2028', '\u2029']) {
+      const text = `@[a\\${lineBreak}@q ](dsh-session:IiI)`;
+      expect(findSessionCompletionToken(text, 7)).toEqual({ at: 5, end: 7, query: 'q' });
+    }
+  });
+
+  it('splits tokens at every JavaScript \\s character and nowhere else', () => {
+    for (const ws of WHITESPACE_CHARS) {
+      expect(tokenAt(`see${ws}@q|`)).toEqual({ at: 4, end: 6, query: 'q' });
+      expect(tokenAt(`@q|${ws}next`)).toEqual({ at: 0, end: 2, query: 'q' });
+    }
+    for (const other of ['\u200b', '\u180e', '\u0085']) expect(tokenAt(`see${other}@q|`)).toBeUndefined();
+  });
+
   it('counts positions in UTF-16 code units', () => {
     expect(tokenAt('😀 @日本|')).toEqual({ at: 3, end: 6, query: '日本' });
   });
 });
 
 describe('mentionScanStart (the token rule scans for mentions only near the cursor)', () => {
-  /** The mentions the whole-text scan finds that start at or after `from`, and whether one spans `from`. */
+  /** The matches of dsh's expression over the whole text that start at or after `from`, and whether one spans `from`. */
   const wholeScan = (text: string, from: number) => {
-    const all = [...scanSessionMentions(text)];
+    const all = dshScan(text);
     return { spanned: all.some((m) => m.start < from && m.end > from), after: all.filter((m) => m.start >= from) };
   };
 
@@ -91,11 +110,11 @@ describe('mentionScanStart (the token rule scans for mentions only near the curs
       '@', '[', ']', '(', ')', '\\', ' ', '\n', 'd', 'x', 'é', 'dsh-session:', 'dsh-session:ab', '@[', '](', '](dsh-session:z)',
       '@[a b](dsh-session:x)', '@[a\\] b](dsh-session:y)', '@[\\\\](dsh-session:w)', 'a] b', '@[a ',
     );
+    const text = fc.oneof(fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join('')), denseMentionText());
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, pick) => {
-        const text = pieces.join('');
+      fc.property(text, fc.nat(), (text, pick) => {
         // Offsets right after whitespace (or 0), as findSessionCompletionToken gives it.
-        const starts = [0, ...[...text].flatMap((_, i) => (/\s/.test(text[i]!) ? [i + 1] : []))].filter((i) => i <= text.length);
+        const starts = [0, ...Array.from({ length: text.length }, (_, i) => i).flatMap((i) => (/\s/.test(text[i]!) ? [i + 1] : []))];
         const start = starts[pick % starts.length]!;
         const from = mentionScanStart(text, start);
         expect(from).toBeLessThanOrEqual(start);
@@ -104,12 +123,12 @@ describe('mentionScanStart (the token rule scans for mentions only near the curs
         const local = [...scanSessionMentions(text.slice(from))].map((m) => ({ ...m, start: m.start + from, end: m.end + from, uriStart: m.uriStart + from }));
         expect(local).toEqual(whole.after);
       }),
-      { numRuns: 5000 },
+      { numRuns: 10000 },
     );
   });
 
   it('finds the same token as the rule with a scan of the whole text, anywhere in random text', () => {
-    // The token rule as first written: every mention of the text is looked at.
+    // The token rule as first written: every match of dsh's expression in the whole text is looked at.
     const reference = (text: string, offset: number) => {
       if (offset < 1 || offset > text.length) return undefined;
       let start = offset;
@@ -119,13 +138,13 @@ describe('mentionScanStart (the token rule scans for mentions only near the curs
       while (end < text.length && !/\s/.test(text[end]!)) end++;
       const query = text.slice(start + 1, offset);
       if (query.startsWith('"')) return undefined;
-      if ([...scanSessionMentions(text)].some((m) => m.start < end && m.end > start)) return undefined;
+      if (dshScan(text).some((m) => m.start < end && m.end > start)) return undefined;
       return { at: start, end, query };
     };
     const piece = fc.constantFrom('@', '[', ']', '(', ')', '\\', ' ', '\n', 'dsh-session:ab', 'x', '@[', '](', '@x', '](dsh-session:z)', '@[a b](dsh-session:x)', 'a] b');
+    const text = fc.oneof(fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join('')), denseMentionText());
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, pick) => {
-        const text = pieces.join('');
+      fc.property(text, fc.nat(), (text, pick) => {
         const offset = pick % (text.length + 1);
         expect(findSessionCompletionToken(text, offset)).toEqual(reference(text, offset));
       }),

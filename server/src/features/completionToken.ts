@@ -45,10 +45,11 @@ export function findSessionCompletionToken(text: string, offset: number): Sessio
  * An offset at or before `start` (where text[start - 1] is whitespace) that no mention spans, so the mention
  * scan of the whole text reaches it and finds from there what a scan of the text after it finds.
  *
- * Why it holds: a `]` not preceded by a backslash closes every label begun before it (a label walk steps over
- * escape pairs and cannot jump it), so a mention begun before it ends inside the whitespace-free run that
- * holds it (the rest of a mention, `](dsh-session:…)`, has no whitespace; a bare URI has no `]`). When no
- * `@[` follows that `]` in the run, nothing begun in the run has a label either, so no mention spans the
+ * Why it holds: a label walk steps over escape pairs and cannot jump a `]` not preceded by a backslash, so
+ * every label begun before that `]` either closes there or stops earlier without a mention (at a backslash
+ * before a line break or at the end). A mention begun before it therefore ends inside the whitespace-free
+ * run that holds it (the rest of a mention, `](dsh-session:…)`, has no `\s`; a bare URI has no `]`). When
+ * no `@[` follows that `]` in the run, nothing begun in the run has a label either, so no mention spans the
  * whitespace after the run. The last such run before `start` gives the offset after it; none gives 0.
  */
 export function mentionScanStart(text: string, start: number): number {

@@ -84,6 +84,28 @@ describe('diagnostics: mention text', () => {
     expect(diagnostic!.message).toContain('invalid session reference URI "dsh-session:IiJ"');
   });
 
+  it('flags @[x](dsh-session:), an explicit mention with an empty URI, as dsh does', async () => {
+    const text = 'x @[Alpha](dsh-session:) y';
+    expect(await diagnose(text)).toMatchObject([
+      {
+        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+        range: { start: { line: 0, character: 2 }, end: { line: 0, character: 24 } },
+        data: { kind: 'malformed' },
+        message: expect.stringContaining('invalid session reference URI "dsh-session:"'),
+      },
+    ]);
+    expect(await prepareOutcome(text)).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
+  });
+
+  it('does not read a label whose backslash comes before a line break as an explicit mention', async () => {
+    // The label stops at `\` + line break, so only the bare URI inside is a mention (here a non-canonical one).
+    const text = '@[x\\\ny](dsh-session:IiJ)';
+    expect(await diagnose(text)).toMatchObject([
+      { range: { start: { line: 1, character: 3 }, end: { line: 1, character: 18 } }, data: { kind: 'non-canonical' } },
+    ]);
+    expect(await diagnose(`@[x\\\u2028y](${URI.a})`)).toEqual([]);
+  });
+
   it('flags a non-canonical bare URI', async () => {
     expect(summary(await diagnose('see dsh-session:IiJ now'))).toEqual([[DiagnosticSeverity.Error, 'SESSION_REFERENCE_INVALID_REFERENCE', 'non-canonical']]);
   });
@@ -223,7 +245,7 @@ describe('diagnostics agree with dshSession.prepare', () => {
   );
   const brokenFragment = fc.oneof(
     fc.constantFrom(...ids).map((id) => encodeSessionReferenceUri(id) + 'x'),
-    fc.constantFrom('@[', '](', '\\', 'dsh-session:', 'dsh-session:IiJ', '@[x](dsh-session:abc)', '@[y](dsh-session:ImEi.)'),
+    fc.constantFrom('@[', '](', '\\', 'dsh-session:', 'dsh-session:IiJ', '@[x](dsh-session:abc)', '@[y](dsh-session:ImEi.)', '@[z](dsh-session:)', '\\\n', '@[w\\\r'),
   );
   // Valid-only and mixed documents, so every outcome is reached, not just the grammar errors.
   const document = fc

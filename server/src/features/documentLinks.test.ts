@@ -23,6 +23,14 @@ describe('document links', () => {
     ]);
   });
 
+  it('links the bare URI inside a label that a backslash before a line break stops, and nothing for an empty URI', () => {
+    const uri = encodeSessionReferenceUri('a');
+    const text = `@[x\\\ny](${uri}) @[z](dsh-session:)`;
+    expect(provideDocumentLinks(openDocument('file:///m.md', text))).toEqual([
+      { range: { start: { line: 1, character: 3 }, end: { line: 1, character: 3 + uri.length } }, target: uri, tooltip: 'Open the session a' },
+    ]);
+  });
+
   it('links nothing in plain text', () => {
     expect(provideDocumentLinks(openDocument('file:///m.md', 'me@example.com dsh-session: [a](b)'))).toEqual([]);
   });

@@ -4,10 +4,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatSessionReferenceMention, scanSessionMentions } from '@dsh-session-ls/shared';
+import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
 import { TRIGGER_SUGGEST_COMMAND, findFileMentionToken, provideFileMentionCompletion, provideMentionCompletion } from './fileMentions';
+import { denseMentionText, dshScan } from '../../../test/support/dshMentionGrammar';
 import { conversationSession } from './mentionFixtures';
 import { testWorkspace } from './testWorkspace';
 
@@ -86,7 +87,7 @@ describe('the file-mention token', () => {
   });
 
   it('is the token the rule finds with a scan of the whole text, anywhere in random text', () => {
-    // The token rule as first written: the whole line for the quote, every mention of the text.
+    // The token rule as first written: the whole line for the quote, every match of dsh's expression in the text.
     const reference = (text: string, offset: number) => {
       if (offset < 1 || offset > text.length) return undefined;
       const startsToken = (at: number) => text[at] === '@' && (at === 0 || /\s/.test(text[at - 1]!));
@@ -114,16 +115,18 @@ describe('the file-mention token', () => {
         while (end < text.length && !/\s/.test(text[end]!)) end++;
         token = { at: start, end, quoted: false, query };
       }
-      if ([...scanSessionMentions(text)].some((m) => m.start < token.end && m.end > token.at)) return undefined;
+      if (dshScan(text).some((m) => m.start < token.end && m.end > token.at)) return undefined;
       return token;
     };
     const piece = fc.constantFrom(
       '@', '"', '@"', '[', ']', '(', ')', '\\', ' ', '\n', '\r\n', '\t', 'x', 'a b', 'dsh-session:ab', '@[', '](', '@x', '@"a b"',
       '](dsh-session:z)', '@[a b](dsh-session:x)', '@[a "b](dsh-session:y)', '@[a\\] b](dsh-session:w)', 'a] b', '@[a ',
     );
+    // Grammar-dense texts too, with quotes and `@"` mixed in.
+    const dense = fc.array(fc.oneof(denseMentionText(6), fc.constantFrom('"', '@"', ' @')), { maxLength: 10 }).map((parts) => parts.join(''));
+    const text = fc.oneof(fc.array(piece, { maxLength: 40 }).map((pieces) => pieces.join('')), dense);
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 40 }), fc.nat(), (pieces, pick) => {
-        const text = pieces.join('');
+      fc.property(text, fc.nat(), (text, pick) => {
         const offset = pick % (text.length + 2);
         expect(findFileMentionToken(text, offset)).toEqual(reference(text, offset));
       }),

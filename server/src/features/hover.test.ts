@@ -80,6 +80,13 @@ describe('hover on a mention', () => {
     );
   });
 
+  it('follows dsh’s grammar: an empty explicit URI is a mention, a label stopped by \\ + line break is not', async () => {
+    expect((await hoverAt('x @[a](dsh-sess|ion:)')).value).toContain('invalid session reference URI \\"dsh\\-session\\:\\"');
+    const uri = encodeSessionReferenceUri('a');
+    expect((await hoverAt(`@[x|\\\ny](${uri})`)).hover).toBeNull();
+    expect((await hoverAt(`@[x\\\ny](${uri.slice(0, 14)}|${uri.slice(14)})`)).value).toContain('**Alpha work**');
+  });
+
   it('answers null away from mentions, and right after one', async () => {
     expect((await hoverAt('plain | text')).hover).toBeNull();
     expect((await hoverAt(`${encodeSessionReferenceUri('a')}| after`)).hover).toBeNull();
