@@ -31,6 +31,18 @@ describe('candidateQuickPickItems', () => {
     expect(item!.label).toBe('s-only-id');
   });
 
+  it('shows a huge multi-line title as one bounded line, and inserts that label', () => {
+    const title = 'Huge\u2028title\n\n'.repeat(100_000);
+    const [item] = candidateQuickPickItems([candidate('s-1', title, NOW)], NOW);
+    expect(item!.label).toBe('Huge title '.repeat(18) + 'H…');
+    expect(parseSessionReferenceText(mentionToInsert({ sessionId: 's-1', label: title })).references).toEqual([{ sessionId: 's-1', label: item!.label }]);
+  });
+
+  it('falls back to the session id for a title of marks and zero-width characters', () => {
+    const [item] = candidateQuickPickItems([candidate('s-blank', '\u0301\u200b'.repeat(300), NOW)], NOW);
+    expect(item!.label).toBe('s-blank');
+  });
+
   it('keeps $(icon) syntax in session text literal', () => {
     const [item] = candidateQuickPickItems([candidate('s-1', 'run $(zap) now', NOW, '/p/$(home)')], NOW);
     expect(item!.label).toBe('run \\$(zap) now');

@@ -1,4 +1,4 @@
-import { SESSION_STATUS_NOTIFICATION, SETTINGS_SECTION, type SessionStoreStatus } from '@dsh-session-ls/shared';
+import { SESSION_STATUS_NOTIFICATION, SETTINGS_SECTION, describeSessionsRootProblem, type SessionStoreStatus, type SessionsRootProblem } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   DidChangeConfigurationNotification,
@@ -65,6 +65,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
   const storesWithProgress = new WeakSet<SessionStoreService>();
   let statusSubscription: Subscription | undefined;
   let reportedStore: SessionStoreService | undefined;
+  /** The root problem last shown to the user (see warnAboutRoot). */
+  let warnedRoot: string | undefined;
 
   const workspace = new SessionWorkspace({
     openStore: options.openStore,
@@ -109,12 +111,31 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }
   }
 
+  /**
+   * A root that is there but cannot be read (not a directory, no access) is worth a warning, once per root
+   * and problem until it is fixed; a missing root is not (it is picked up when it appears).
+   */
+  function warnAboutRoot(root: string, problem: SessionsRootProblem | undefined): void {
+    const key = problem === undefined || problem === 'missing' ? undefined : `${problem}\0${root}`;
+    if (key !== undefined && key !== warnedRoot) {
+      const message = describeSessionsRootProblem(root, problem!);
+      options.log(message);
+      try {
+        connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Warning, message }).catch(() => undefined);
+      } catch {
+        // The connection is closing: nobody is left to tell.
+      }
+    }
+    warnedRoot = key;
+  }
+
   /** `dshSession/status` for the current store; nothing before `initialized` (a store may open during `initialize`). */
   function sendStatus(store: SessionStoreService): void {
     if (!initialized || store !== workspace.currentStore()) return;
-    const { indexed, indexing, discovered } = store.status();
-    const status: SessionStoreStatus = { root: store.root, indexed, indexing, discovered };
+    const { indexed, indexing, discovered, rootProblem } = store.status();
+    const status: SessionStoreStatus = { root: store.root, indexed, indexing, discovered, ...(rootProblem === undefined ? {} : { rootProblem }) };
     reportedStore = store;
+    warnAboutRoot(store.root, rootProblem);
     try {
       connection.sendNotification(SESSION_STATUS_NOTIFICATION, status).catch(() => undefined);
     } catch {

@@ -65,7 +65,7 @@ describe('dshSession/status over the built server', () => {
     const { client, cleanup } = await startServer({}, { settings: { sessionsRoot: missing } });
     cleanups.push(cleanup);
 
-    await statusArrives(client, { root: missing, indexed: 0, indexing: false, discovered: 0 });
+    await statusArrives(client, { root: missing, indexed: 0, indexing: false, discovered: 0, rootProblem: 'missing' });
     client.settings = { sessionsRoot: EXAMPLE_STORE };
     await client.changeConfiguration({ dshSessions: client.settings });
     await statusArrives(client, { root: EXAMPLE_STORE, indexed: EXAMPLE_SESSION_COUNT, indexing: false, discovered: EXAMPLE_SESSION_COUNT });

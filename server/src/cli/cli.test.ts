@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { describeSessionsRootProblem, formatSessionReferenceMention, type SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { InMemorySession } from '../resolver/inMemorySessionStore';
 import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 import { InMemoryStoreService } from '../settings/inMemoryStoreService';
@@ -16,7 +16,7 @@ function session(id: string, cwd: string | undefined, createdAt: number, title?:
 
 const SESSIONS = [session('a', '/work/a', 3000, 'Alpha \u001b[31mred'), session('b', '/work/b', 2000), session('c', undefined, 1000)];
 
-async function cli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv; indexing?: boolean } = {}) {
+async function cli(args: string[], options: { stdin?: string; env?: NodeJS.ProcessEnv; indexing?: boolean; sessions?: InMemorySession[]; rootProblem?: SessionsRootProblem } = {}) {
   let stdout = '';
   let stderr = '';
   const opened: string[] = [];
@@ -33,7 +33,8 @@ async function cli(args: string[], options: { stdin?: string; env?: NodeJS.Proce
     {
       openStore: (root) => {
         opened.push(root);
-        const store = new InMemoryStoreService(root, SESSIONS, { indexing: options.indexing });
+        const store = new InMemoryStoreService(root, options.sessions ?? SESSIONS, { indexing: options.indexing });
+        if (options.rootProblem !== undefined) store.setStatus({ rootExists: false, rootProblem: options.rootProblem });
         stores.push(store);
         // Indexing finishes later: the CLI must wait for it.
         if (options.indexing) setTimeout(() => store.setStatus({ indexing: false }), 10);
@@ -46,6 +47,17 @@ async function cli(args: string[], options: { stdin?: string; env?: NodeJS.Proce
 }
 
 describe('dsh-session-ls candidates', () => {
+  it.each([
+    ['missing', ' (it does not exist yet)', ''],
+    ['not-a-directory', ' (it is not a directory)', 'warning: The dsh sessions root /r is not a directory, so no sessions can be listed; it is picked up once it is one.\n'],
+    ['inaccessible', ' (it cannot be read)', `warning: ${describeSessionsRootProblem('/r', 'inaccessible')}\n`],
+  ] as const)('says why a %s root has no sessions, and warns unless it is just missing', async (problem, note, warning) => {
+    const { code, stdout, stderr } = await cli(['candidates', '--root', '/r'], { sessions: [], rootProblem: problem });
+    expect(code).toBe(0);
+    expect(stdout).toBe(`No sessions found in /r${note}.\n`);
+    expect(stderr).toBe(warning);
+  });
+
   it('prints JSON candidates ranked for the current directory, labels unchanged', async () => {
     const { code, stdout, opened, stores } = await cli(['candidates', '--json'], { indexing: true });
     expect(code).toBe(0);

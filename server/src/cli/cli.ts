@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
+  describeSessionsRootProblem,
   displaySafeLabel,
   displaySafeText,
   formatAge,
@@ -10,6 +11,7 @@ import {
   isSessionReferenceError,
   type PreparedReferencedMessage,
   type SessionReferenceMentionCandidate,
+  type SessionsRootProblem,
 } from '@dsh-session-ls/shared';
 import { listCandidatesCommand, prepareCommand } from '../features/commands';
 import { SessionWorkspace } from '../settings/sessionWorkspace';
@@ -61,18 +63,29 @@ function openWorkspace(invocation: Subcommand, io: CliIo, access: CliStoreAccess
   return workspace;
 }
 
-async function indexedStore(workspace: SessionWorkspace): Promise<SessionStoreService> {
+/** What the candidates listing adds after the root when it found nothing there. */
+const ROOT_PROBLEM_NOTE: Record<SessionsRootProblem | 'none', string> = {
+  none: '',
+  missing: ' (it does not exist yet)',
+  'not-a-directory': ' (it is not a directory)',
+  inaccessible: ' (it cannot be read)',
+};
+
+async function indexedStore(workspace: SessionWorkspace, io: CliIo): Promise<SessionStoreService> {
   workspace.openStoreForSettings();
   const store = workspace.currentStore()!;
   // A script asks once: it gets every session, not the part indexed so far.
   await store.whenIndexed();
+  // A root that is there but cannot be read is a mistake worth a warning (a missing one is just empty).
+  const problem = store.status().rootProblem;
+  if (problem !== undefined && problem !== 'missing') io.stderr.write(`warning: ${terminalSafe(describeSessionsRootProblem(store.root, problem))}\n`);
   return store;
 }
 
 function renderCandidates(candidates: readonly SessionReferenceMentionCandidate[], cut: boolean, store: SessionStoreService, now: number): string {
   if (candidates.length === 0) {
-    const where = store.status().rootExists ? store.root : `${store.root} (it does not exist yet)`;
-    return `No sessions found in ${terminalSafe(where)}.\n`;
+    const why = ROOT_PROBLEM_NOTE[store.status().rootProblem ?? 'none'];
+    return `No sessions found in ${terminalSafe(store.root)}${why}.\n`;
   }
   const lines: string[] = [];
   candidates.forEach((candidate, index) => {
@@ -111,7 +124,7 @@ function renderPrepared(prepared: PreparedReferencedMessage): string {
 async function candidates(invocation: Extract<Invocation, { kind: 'candidates' }>, io: CliIo, access: CliStoreAccess): Promise<void> {
   const workspace = openWorkspace(invocation, io, access);
   try {
-    const store = await indexedStore(workspace);
+    const store = await indexedStore(workspace, io);
     const requested = numberFlag(invocation.limit) ?? workspace.settings().config.candidateLimit;
     // One more than asked tells whether the list was cut; an invalid limit goes to the core as given.
     const probe = isPositiveSafeInteger(requested) && requested < Number.MAX_SAFE_INTEGER ? requested + 1 : requested;
@@ -147,7 +160,7 @@ async function prepare(invocation: Extract<Invocation, { kind: 'prepare' }>, io:
   const maxReferenceBytes = numberFlag(invocation.maxReferenceBytes);
   const workspace = openWorkspace(invocation, io, access);
   try {
-    await indexedStore(workspace);
+    await indexedStore(workspace, io);
     const prepared = await prepareCommand(
       {
         text,

@@ -11,6 +11,7 @@ const SESSIONS = [
   conversationSession('a', { cwd: '/w', title: 'Alpha work' }),
   conversationSession('b', { cwd: '/w' }),
   conversationSession('t', { cwd: '/w', title: 'Bidi \u202etitle] x' }),
+  conversationSession('long', { cwd: '/w', title: 'Long\n\ntitle '.repeat(100_000) }),
 ];
 
 /** Code actions for the `|` (or `[…]`-free) cursor of `marked`, with the diagnostics the server published for it. */
@@ -45,6 +46,17 @@ describe('code actions on mentions', () => {
     const { document, actions } = await actionsAt(`@[x|](${encodeSessionReferenceUri('t')})`);
     const text = applied(document, titled(actions, 'Update the label')!);
     expect(parseSessionReferenceText(text).references).toEqual([{ sessionId: 't', label: 'Bidi title] x' }]);
+  });
+
+  it('writes a long, multi-line title as one bounded line, and the updated mention is no longer stale', async () => {
+    const { document, actions } = await actionsAt(`@[Old|](${encodeSessionReferenceUri('long')})`);
+    const update = titled(actions, 'Update the label')!;
+    const label = 'Long title '.repeat(18) + 'L…';
+    expect(update.title).toBe(`Update the label to the session's title "${label}"`);
+    const text = applied(document, update);
+    expect(parseSessionReferenceText(text).references).toEqual([{ sessionId: 'long', label }]);
+    const again = await actionsAt(text.slice(0, 2) + '|' + text.slice(2));
+    expect(titled(again.actions, 'Update the label')).toBeUndefined();
   });
 
   it('turns a bare URI into a labelled mention, taking along an @ written before it', async () => {

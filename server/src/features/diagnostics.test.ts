@@ -216,6 +216,15 @@ describe('diagnostics: sessions', () => {
     expect(await diagnose(`${encodeSessionReferenceUri('a')}`)).toEqual([]);
   });
 
+  it('quotes a huge title and label as bounded one-line labels; the bounded label is not stale', async () => {
+    const title = 'Huge\ntitle '.repeat(20_000);
+    const sessions = [conversationSession('t', { title })];
+    const [diagnostic] = await diagnose(formatSessionReferenceMention({ sessionId: 't', label: 'old\n'.repeat(1_000) }), { sessions });
+    const shown = `${'Huge title '.repeat(18)}H…`;
+    expect(diagnostic!.message).toBe(`The label "${'old '.repeat(49)}old…" no longer matches the session's title "${shown}".`);
+    expect(await diagnose(formatSessionReferenceMention({ sessionId: 't', label: shown }), { sessions })).toEqual([]);
+  });
+
   it('keeps session text in messages display-safe', async () => {
     const sessions = [conversationSession('t', { title: 'evil\u202e\u0007title' })];
     const [diagnostic] = await diagnose(formatSessionReferenceMention({ sessionId: 't', label: 'x' }), { sessions });

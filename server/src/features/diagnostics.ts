@@ -162,7 +162,7 @@ function sessionDiagnostics(mention: DocumentMention, session: MentionedSession,
   if (labelIsStale(mention, session)) {
     result.push({
       severity: DiagnosticSeverity.Hint,
-      message: `The label ${quoted(mention.token.label!)} no longer matches the session's title ${quoted(session.title!)}.`,
+      message: `The label ${quoted(displaySafeLabel(mention.token.label!, session.sessionId))} no longer matches the session's title ${quoted(displaySafeLabel(session.title!, session.sessionId))}.`,
       data: data('stale-label'),
     });
   }

@@ -27,6 +27,8 @@ const SESSIONS = [
   conversationSession('a', { cwd: '/w', title: 'Alpha work', createdAt: NOW - 86_400_000 }),
   conversationSession('huge', { cwd: '/w', title: 'Huge', exchanges: 40, size: 300 }),
   hostileSession(),
+  conversationSession('long', { cwd: '/w', title: 'Long\u2028title '.repeat(100_000) }),
+  conversationSession('blank', { cwd: '/w', title: '\u200b\u0301\n'.repeat(1000) }),
 ];
 
 async function hoverAt(marked: string, section?: Record<string, unknown>, options: { indexing?: boolean } = {}) {
@@ -90,5 +92,19 @@ describe('hover on a mention', () => {
   it('answers null away from mentions, and right after one', async () => {
     expect((await hoverAt('plain | text')).hover).toBeNull();
     expect((await hoverAt(`${encodeSessionReferenceUri('a')}| after`)).hover).toBeNull();
+  });
+
+  it('names a session by its bounded one-line title, or by its id when the title shows nothing', async () => {
+    const long = await hoverAt(`@[Old](${bareWithCursor('long')})`);
+    expect(long.value.split('\n')[0]).toBe(`**${'Long title '.repeat(18)}L…**`);
+    expect(long.value).toContain(`- mentioned as: Old`);
+    const blank = await hoverAt(`@[x](${bareWithCursor('blank')})`);
+    expect(blank.value.split('\n')[0]).toBe('**blank**');
+  });
+
+  it('does not call the label completion inserted a different name', async () => {
+    const mention = formatSessionReferenceMention({ sessionId: 'long', label: `${'Long title '.repeat(18)}L…` });
+    const { value } = await hoverAt(mention.slice(0, 3) + '|' + mention.slice(3));
+    expect(value).not.toContain('mentioned as');
   });
 });

@@ -1,3 +1,4 @@
+import { displaySafeLabel } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
 import {
@@ -16,13 +17,21 @@ function bytes(count: number): string {
   return `${count.toLocaleString('en-US')} byte${count === 1 ? '' : 's'}`;
 }
 
+/** A label or title in a hover: display-safe, bounded (lsp-contract.md, Completion `label`), inert Markdown. */
+function shownLabel(label: string, sessionId: string): string {
+  return escapeMarkdownText(displaySafeLabel(label, sessionId));
+}
+
 /** What dsh would do about this one session, as bullet lines (our words; session text escaped). */
 function sessionFacts(mention: DocumentMention, session: MentionedSession, analysis: MentionAnalysis): string[] {
   const lines: string[] = [];
   const budget = analysis.config.maxReferenceBytes;
-  // The session's own name is its latest title, else its id (dsh's candidate label).
-  if (mention.token.kind === 'explicit' && mention.token.label !== (session.title ?? session.sessionId)) {
-    lines.push(`- mentioned as: ${escapeMarkdownText(mention.token.label!)}`);
+  // The session's own name is its latest title, else its id (dsh's candidate label), as written or as
+  // completion inserts it (display-safe and bounded).
+  const own = session.title ?? session.sessionId;
+  const label = mention.token.label;
+  if (mention.token.kind === 'explicit' && label !== own && label !== displaySafeLabel(own, session.sessionId)) {
+    lines.push(`- mentioned as: ${shownLabel(label!, session.sessionId)}`);
   }
   if (session.overLimit) {
     lines.push(`- **too many sessions**: this is distinct session ${session.order + 1}, more than maxReferences ${analysis.config.maxReferences}; dsh fails the message`);
@@ -51,21 +60,21 @@ export function mentionHoverMarkdown(mention: DocumentMention, analysis: Mention
     return `**Malformed session mention**\n\ndsh rejects the whole message: ${reason}`;
   }
   const session = analysis.byId.get(mention.sessionId)!;
-  const name = escapeMarkdownText(session.title ?? mention.label ?? session.sessionId);
+  const name = shownLabel(session.title ?? mention.label ?? session.sessionId, session.sessionId);
   if (session.self) {
     return `**${name}**\n\nThis is the session the message is for: dsh refuses a message that references its own session.`;
   }
   const read = session.read;
   if (read === undefined || !read.ok) {
     const why = read === undefined ? 'not read' : read.notFound && analysis.indexing ? 'not found yet (the store is still being indexed)' : escapeMarkdownText(readFailureReason(read.error));
-    return [`**${escapeMarkdownText(mention.label ?? session.sessionId)}**`, '', `This session cannot be read: ${why}`, ...sessionFacts(mention, session, analysis)].join('\n');
+    return [`**${shownLabel(mention.label ?? session.sessionId, session.sessionId)}**`, '', `This session cannot be read: ${why}`, ...sessionFacts(mention, session, analysis)].join('\n');
   }
   const { header } = read.surface;
   const preview = sessionPreviewMarkdown(
     {
       kind: 'dsh-session',
       sessionId: session.sessionId,
-      label: session.title ?? session.sessionId,
+      label: displaySafeLabel(session.title ?? session.sessionId, session.sessionId),
       ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
       createdAt: header.createdAt,
     },

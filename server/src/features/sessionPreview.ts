@@ -1,4 +1,4 @@
-import { displaySafeText, formatAge, isSessionReferenceError } from '@dsh-session-ls/shared';
+import { displaySafeLabel, displaySafeText, formatAge, isSessionReferenceError } from '@dsh-session-ls/shared';
 import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
 import { projectSessionSurface, raceWithSignal, throwIfCancelled, type SessionSurface } from '../resolver';
 import { isSessionCompletionData, type SessionCompletionData } from './completion';
@@ -100,7 +100,7 @@ export function sessionPreview(item: SessionCompletionData, surface: SessionSurf
     `${plural(conversation.length, 'message')}: ${plural(prompts, 'prompt')}, ${plural(conversation.length - prompts - checkpoints, 'answer')}` +
     (checkpoints === 0 ? '' : checkpoints === 1 ? ', 1 compaction summary' : `, ${checkpoints} compaction summaries`);
   const lines = [
-    style.strong(style.text(item.label)),
+    style.strong(style.text(displaySafeLabel(item.label, item.sessionId))),
     '',
     `- cwd: ${surface.header.cwd === undefined ? '(no cwd)' : style.text(surface.header.cwd)}`,
     // Our own words (dates, counts) need no escaping; everything from the session does.
@@ -146,7 +146,7 @@ export async function resolveSessionCompletionItem(
     throwIfCancelled(signal);
     if (isSessionReferenceError(error)) throw error;
     const reason = error instanceof Error ? error.message : String(error);
-    value = `${style.strong(style.text(item.data.label))}\n\nThis session cannot be read: ${style.text(reason)}`;
+    value = `${style.strong(style.text(displaySafeLabel(item.data.label, item.data.sessionId)))}\n\nThis session cannot be read: ${style.text(reason)}`;
   }
   const documentation: MarkupContent = { kind: style.kind, value };
   return { ...item, documentation };

@@ -23,7 +23,7 @@ import { SessionReadError, type StoredSessionSummary } from '../resolver/session
 import { DiskSessionStore, type DiskStoreTuning } from './diskStore';
 import { openSessionStore } from './index';
 import { encodeSegment, projectDirName, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
-import type { StoreProblem } from './service';
+import type { StoreProblem, StoreStatus } from './service';
 import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
 
 // ---- writing real-format dsh logs ----------------------------------------------------------
@@ -573,17 +573,54 @@ describe('freshness while the store is open', () => {
     const root = path.join(tempDir(), 'not-yet', 'sessions');
     const { store } = open(root);
     await store.whenIndexed();
-    expect(store.status()).toEqual({ indexing: false, indexed: 0, discovered: 0, rootExists: false });
+    expect(store.status()).toEqual({ indexing: false, indexed: 0, discovered: 0, rootExists: false, rootProblem: 'missing' });
     expect(await store.listSessions()).toEqual([]);
     await expect(store.readSurface('anything')).rejects.toMatchObject({ reason: 'not-found' });
     writeLog(root, session('appeared', 1, 'Appeared'), 'raw');
     await eventually(async () => expect(ids(await store.listSessions())).toEqual(['appeared']));
     expect(store.status()).toMatchObject({ rootExists: true, indexed: 1, discovered: 1 });
+    expect(store.status().rootProblem).toBeUndefined();
     expect(existsSync(root)).toBe(true);
     // And when it goes away again, the store empties and waits.
     rmSync(root, { recursive: true });
     await eventually(async () => expect(store.status().rootExists).toBe(false));
     expect(await store.listSessions()).toEqual([]);
+    await eventually(() => expect(store.status().rootProblem).toBe('missing'));
+  });
+
+  it('tells a root that is a regular file from a missing one, and picks the root up once it is a directory', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeFileSync(root, 'not a directory');
+    const { store } = open(root);
+    const statuses: StoreStatus[] = [];
+    store.onStatus((status) => statuses.push(status));
+    await store.whenIndexed();
+    expect(store.status()).toEqual({ indexing: false, indexed: 0, discovered: 0, rootExists: false, rootProblem: 'not-a-directory' });
+    // Removed: missing; a file again: not a directory, each heard of at once.
+    rmSync(root);
+    await eventually(() => expect(statuses.at(-1)?.rootProblem).toBe('missing'));
+    writeFileSync(root, 'again');
+    await eventually(() => expect(statuses.at(-1)?.rootProblem).toBe('not-a-directory'));
+    // Fixed: the polling attaches the directory and the problem is gone.
+    rmSync(root);
+    writeLog(root, session('fixed', 1, 'Fixed'), 'raw');
+    await eventually(async () => expect(ids(await store.listSessions())).toEqual(['fixed']));
+    expect(store.status()).toMatchObject({ rootExists: true, indexed: 1 });
+    expect(store.status().rootProblem).toBeUndefined();
+    expect(statuses.at(-1)?.rootProblem).toBeUndefined();
+  });
+
+  it('calls a root under a regular file not a directory, and a symlink loop inaccessible', async () => {
+    const base = tempDir();
+    writeFileSync(path.join(base, 'file'), 'x');
+    const under = open(path.join(base, 'file', 'sessions')).store;
+    symlinkSync(path.join(base, 'loop'), path.join(base, 'loop'));
+    const { store: loop, logs } = open(path.join(base, 'loop'));
+    await Promise.all([under.whenIndexed(), loop.whenIndexed()]);
+    expect(under.status().rootProblem).toBe('not-a-directory');
+    expect(loop.status().rootProblem).toBe('inaccessible');
+    // Only an inaccessible root is logged, with its error.
+    expect(logs.filter((line) => line.includes('cannot open the sessions root'))).toEqual([expect.stringContaining('ELOOP')]);
   });
 });
 

@@ -4,6 +4,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { SessionSurface, StoredSessionSummary } from '../resolver/sessionStore';
 import { forEachConcurrently, throwIfAborted } from './concurrency';
 import { DirectoryWatches, type WatchFactory } from './directoryWatches';
@@ -150,6 +151,14 @@ interface Attached {
 }
 
 /** A dsh sessions root on disk, served read-only and kept fresh. */
+/** Why a failed look at the root failed: nothing there, something that is not a directory, or no access. */
+function rootProblemOf(error: unknown): SessionsRootProblem {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOENT') return 'missing';
+  if (code === 'ENOTDIR') return 'not-a-directory';
+  return 'inaccessible';
+}
+
 export class DiskSessionStore implements SessionStoreService {
   readonly root: string;
   private readonly tuning: DiskStoreTuning;
@@ -188,6 +197,8 @@ export class DiskSessionStore implements SessionStoreService {
   private sweeping = false;
   private rescanTimer?: Timer;
   private rootPollTimer?: Timer;
+  /** Why the root is not read, while it is not (see StoreStatus.rootProblem). */
+  private rootProblem: SessionsRootProblem | undefined;
   private notifyTimer?: Timer;
   private lastNotifyAt = 0;
   private statusTimer?: Timer;
@@ -243,6 +254,7 @@ export class DiskSessionStore implements SessionStoreService {
       indexed: index?.summarized ?? 0,
       discovered: index?.size ?? 0,
       rootExists: this.attached !== undefined,
+      ...(this.attached === undefined && this.rootProblem !== undefined ? { rootProblem: this.rootProblem } : {}),
     };
   }
 
@@ -321,10 +333,13 @@ export class DiskSessionStore implements SessionStoreService {
     try {
       realRoot = await fsp.realpath(this.root);
       const stats = await fsp.stat(realRoot);
-      if (!stats.isDirectory()) throw new Error('not a directory');
+      if (!stats.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
       rootIdentity = { dev: stats.dev, ino: stats.ino };
-    } catch {
-      if (generation === this.generation && !this.disposed) this.waitForRoot();
+    } catch (error) {
+      if (generation === this.generation && !this.disposed) {
+        this.noteRootProblem(rootProblemOf(error), error);
+        this.waitForRoot();
+      }
       return;
     }
     if (generation !== this.generation || this.disposed) return;
@@ -346,6 +361,7 @@ export class DiskSessionStore implements SessionStoreService {
       cacheStale: false,
     };
     this.attached = attached;
+    this.rootProblem = undefined;
     this.indexing = true;
     // Watch the root before the first scan, so nothing created meanwhile goes unseen.
     attached.watches.update([]);
@@ -390,15 +406,34 @@ export class DiskSessionStore implements SessionStoreService {
           (stats) => {
             if (this.disposed || this.attached) return;
             if (stats.isDirectory()) return this.attach();
+            this.reportRootProblem('not-a-directory');
             this.rootPollTimer = this.timer(poll, this.tuning.rootPollMs);
           },
-          () => {
-            if (!this.disposed && !this.attached) this.rootPollTimer = this.timer(poll, this.tuning.rootPollMs);
+          (error: unknown) => {
+            if (this.disposed || this.attached) return;
+            this.reportRootProblem(rootProblemOf(error), error);
+            this.rootPollTimer = this.timer(poll, this.tuning.rootPollMs);
           },
         ),
       );
     };
     this.rootPollTimer = this.timer(poll, this.tuning.rootPollMs);
+  }
+
+  /**
+   * Remember why the root is not read (the caller reports the status). Only an inaccessible root is
+   * logged, for its error: the status names the other problems, and users of the store report them.
+   */
+  private noteRootProblem(problem: SessionsRootProblem, error?: unknown): boolean {
+    if (problem === this.rootProblem) return false;
+    this.rootProblem = problem;
+    if (problem === 'inaccessible') this.log(`cannot open the sessions root ${this.root}: ${error instanceof Error ? error.message : String(error)}`);
+    return true;
+  }
+
+  /** A changed root problem found while polling: status listeners hear of it at once. */
+  private reportRootProblem(problem: SessionsRootProblem, error?: unknown): void {
+    if (this.noteRootProblem(problem, error)) this.emitStatus(true);
   }
 
   /** The root vanished or was replaced: drop everything and look for it again. */

@@ -1,3 +1,4 @@
+import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { SessionStore } from '../resolver/sessionStore';
 
 /** A header-level problem found while listing (that entry is skipped), reported once per path and reason. */
@@ -16,6 +17,8 @@ export interface StoreStatus {
   discovered: number;
   /** False when the root does not exist (not an error: it is picked up when it appears). */
   rootExists: boolean;
+  /** Why the root is not read (missing, not a directory, inaccessible); absent while it is or before the first look. */
+  rootProblem?: SessionsRootProblem;
 }
 
 /** A disposable subscription. */
