@@ -53,7 +53,7 @@ export const SERVER_NAME = 'dsh-session-ls';
  * Wire the session features to an LSP connection and start listening. Every handler forwards to a
  * feature; every failure becomes a JSON-RPC error and the server goes on.
  */
-export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): void {
+export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): { dispose(): void } {
   const documents = new TextDocuments(TextDocument);
   let capabilities: ClientCapabilities = {};
   let initialized = false;
@@ -275,13 +275,16 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     ),
   );
 
-  connection.onShutdown(() => {
+  /** Stop indexing, watching and publishing: on `shutdown`, and when the process stops (exit, signal, input closed). */
+  const stop = (): void => {
     endIndexingProgress?.();
     statusSubscription?.dispose();
     editor.dispose();
     workspace.dispose();
-  });
+  };
+  connection.onShutdown(stop);
 
   documents.listen(checkedDocumentSync(connection, options.log));
   connection.listen();
+  return { dispose: stop };
 }
