@@ -28,6 +28,7 @@ import {
   checkedNotification,
   onCheckedRequest,
 } from './wiring/params';
+import { negotiatePositionEncoding, withPositionEncoding } from './wiring/positionEncoding';
 import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
@@ -55,6 +56,8 @@ export const SERVER_NAME = 'dsh-session-ls';
  */
 export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): { dispose(): void } {
   const documents = new TextDocuments(TextDocument);
+  // Every position on the wire goes through `wire` (UTF-8 clients); the features see UTF-16.
+  const wire = withPositionEncoding(connection, documents);
   let capabilities: ClientCapabilities = {};
   let initialized = false;
   let folderUris: string[] = [];
@@ -75,7 +78,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     onStoreOpened: (store) => watchStore(store),
   });
   // Hover, code actions, document links and pushed diagnostics (issue 5's editor features).
-  const editor: EditorFeatures = registerEditorFeatures(connection, documents, workspace, { log: options.log });
+  const editor: EditorFeatures = registerEditorFeatures(wire, documents, workspace, { log: options.log });
 
   const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
 
@@ -178,6 +181,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
 
   connection.onInitialize((params): InitializeResult => {
     capabilities = params.capabilities ?? {};
+    wire.positionEncoding = negotiatePositionEncoding(capabilities);
     folderUris = (params.workspaceFolders ?? []).map((folder) => folder.uri);
     rootUri = params.rootUri;
     rootPath = params.rootPath;
@@ -187,6 +191,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     if (!supportsConfiguration() || workspace.rootFixedByInitializationOptions()) workspace.openStoreForSettings();
     return {
       capabilities: {
+        positionEncoding: wire.positionEncoding,
         textDocumentSync: TextDocumentSyncKind.Incremental,
         completionProvider: {
           // `/` continues a file mention inside a folder (clients that do not re-trigger on their own).
@@ -246,7 +251,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }
   });
 
-  onCheckedRequest(connection, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
+  onCheckedRequest(wire, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
     const started = performance.now();
     try {
       return await answer(token, async (signal) => {
@@ -284,7 +289,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
   };
   connection.onShutdown(stop);
 
-  documents.listen(checkedDocumentSync(connection, options.log));
+  documents.listen(checkedDocumentSync(wire, options.log));
   connection.listen();
   return { dispose: stop };
 }
