@@ -64,7 +64,8 @@ function! s:DshSend(conn_id, buffer, method, params, Handler) abort
   let s:dsh_handlers[string(ale#lsp#Send(a:conn_id, [0, a:method, a:params]))] = a:Handler
 endfunction
 
-" LSP positions count UTF-16 code units.
+" Vim's columns count bytes. The server counts UTF-8 bytes only for clients that offer
+" general.positionEncodings ['utf-8'], which ALE 3.3 does not, so positions here are UTF-16 code units.
 function! s:DshUtf16Length(text) abort
   let l:units = 0
   for l:char in split(a:text, '\zs')

@@ -28,6 +28,7 @@ import {
   checkedNotification,
   onCheckedRequest,
 } from './wiring/params';
+import { negotiatePositionEncoding, withPositionEncoding } from './wiring/positionEncoding';
 import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
@@ -53,8 +54,10 @@ export const SERVER_NAME = 'dsh-session-ls';
  * Wire the session features to an LSP connection and start listening. Every handler forwards to a
  * feature; every failure becomes a JSON-RPC error and the server goes on.
  */
-export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): void {
+export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): { dispose(): void } {
   const documents = new TextDocuments(TextDocument);
+  // Every position on the wire goes through `wire` (UTF-8 clients); the features see UTF-16.
+  const wire = withPositionEncoding(connection, documents);
   let capabilities: ClientCapabilities = {};
   let initialized = false;
   let folderUris: string[] = [];
@@ -77,7 +80,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     onStoreOpened: (store) => watchStore(store),
   });
   // Hover, code actions, document links and pushed diagnostics (issue 5's editor features).
-  const editor: EditorFeatures = registerEditorFeatures(connection, documents, workspace, { log: options.log });
+  const editor: EditorFeatures = registerEditorFeatures(wire, documents, workspace, { log: options.log });
 
   const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
 
@@ -199,6 +202,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
 
   connection.onInitialize((params): InitializeResult => {
     capabilities = params.capabilities ?? {};
+    wire.positionEncoding = negotiatePositionEncoding(capabilities);
     folderUris = (params.workspaceFolders ?? []).map((folder) => folder.uri);
     rootUri = params.rootUri;
     rootPath = params.rootPath;
@@ -208,6 +212,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     if (!supportsConfiguration() || workspace.rootFixedByInitializationOptions()) workspace.openStoreForSettings();
     return {
       capabilities: {
+        positionEncoding: wire.positionEncoding,
         textDocumentSync: TextDocumentSyncKind.Incremental,
         completionProvider: {
           // `/` continues a file mention inside a folder (clients that do not re-trigger on their own).
@@ -267,7 +272,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }
   });
 
-  onCheckedRequest(connection, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
+  onCheckedRequest(wire, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
     const started = performance.now();
     try {
       return await answer(token, async (signal) => {
@@ -296,13 +301,16 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     ),
   );
 
-  connection.onShutdown(() => {
+  /** Stop indexing, watching and publishing: on `shutdown`, and when the process stops (exit, signal, input closed). */
+  const stop = (): void => {
     endIndexingProgress?.();
     statusSubscription?.dispose();
     editor.dispose();
     workspace.dispose();
-  });
+  };
+  connection.onShutdown(stop);
 
-  documents.listen(checkedDocumentSync(connection, options.log));
+  documents.listen(checkedDocumentSync(wire, options.log));
   connection.listen();
+  return { dispose: stop };
 }

@@ -305,6 +305,14 @@ export class DiskSessionStore implements SessionStoreService {
     void this.pool.dispose();
   }
 
+  /** `entries` until the store is disposed: then a throw, which makes the cache writer remove its temp file. */
+  private *untilDisposed<T>(entries: Iterable<T>): Generator<T> {
+    for (const entry of entries) {
+      if (this.disposed) throw new Error('the store was closed');
+      yield entry;
+    }
+  }
+
   /** Live handles (for leak tests): directory watches and pending timers. */
   handles(): { watches: number; timers: number } {
     const timers = [this.flushTimer, this.sweepTimer, this.rescanTimer, this.rootPollTimer, this.notifyTimer, this.statusTimer, this.cacheTimer];
@@ -824,19 +832,32 @@ export class DiskSessionStore implements SessionStoreService {
       if (!attached.cacheStale) return;
       attached.cacheStale = false;
       this.cacheSaving = true;
-      this.background(
-        saveSummaryCache(cacheFile, attached.realRoot, cachedSummaries(attached.index))
-          .catch((error) => {
-            attached.cacheStale = true;
-            if (!this.cacheFailureLogged) this.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
-            this.cacheFailureLogged = true;
-          })
-          .finally(() => {
-            this.cacheSaving = false;
-          }),
-      );
+      const write = saveSummaryCache(cacheFile, attached.realRoot, this.untilDisposed(cachedSummaries(attached.index)))
+        .catch((error) => {
+          attached.cacheStale = true;
+          if (this.disposed) return;
+          if (!this.cacheFailureLogged) this.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
+          this.cacheFailureLogged = true;
+        })
+        .finally(() => {
+          this.cacheSaving = false;
+          cacheWrites.delete(write);
+        });
+      cacheWrites.add(write);
+      this.background(write);
     }, delayMs);
   }
+}
+
+/** Index-cache writes in progress, of every store (see {@link cacheWritesSettled}). */
+const cacheWrites = new Set<Promise<void>>();
+
+/**
+ * Resolves once no index-cache write is in progress: a write of a disposed store stops at its next entry
+ * and removes its temp file, so a process that waits for this before exiting leaves no `.tmp` behind.
+ */
+export async function cacheWritesSettled(): Promise<void> {
+  while (cacheWrites.size > 0) await Promise.allSettled([...cacheWrites]);
 }
 
 /** The indexed transcripts behind some keys (keys no longer indexed are skipped). */
