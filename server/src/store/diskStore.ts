@@ -24,8 +24,8 @@ import { PendingScopes } from './pendingScopes';
 import { ScopedKeys } from './scopedKeys';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { defaultIndexWorkers, SummarizePool } from './summarize/pool';
-import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
-import { nodeTranscriptFiles, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
+import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
+import { nodeTranscriptFiles, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import { TranscriptIndex, type IndexedTranscript, type RefreshOutcome } from './transcriptIndex';
 
 /** Knobs with production defaults; tests shorten or observe them. */
@@ -140,6 +140,11 @@ interface Attached {
   cacheLoading?: Promise<void>;
   /** Summaries from the persistent cache, consulted while the first index is built. */
   cache?: Map<string, CachedSummary>;
+  /**
+   * Identities of the entries the cache file holds without a summary (too long for a line):
+   * re-reading such an unchanged transcript leaves the file as it is.
+   */
+  omitted?: Map<string, FileIdentity>;
   /** How many cached summaries were adopted. */
   adopted: number;
   /**
@@ -363,7 +368,7 @@ export class DiskSessionStore implements SessionStoreService {
     if (!this.isCurrent(attached)) return;
     // Cached sessions that are gone (or no cache at all) make the file worth rewriting.
     if (attached.adopted !== (attached.cache?.size ?? -1)) attached.cacheStale = true;
-    attached.cache = undefined;
+    attached.cache = attached.omitted = undefined;
     this.updateWatches(attached);
     this.finishIndexing();
     this.emitStatus(true);
@@ -556,7 +561,7 @@ export class DiskSessionStore implements SessionStoreService {
     const outcome = await attached.index.refresh(key);
     if (!this.isCurrent(attached)) return outcome;
     if (outcome === 'changed') {
-      attached.cacheStale = true;
+      if (this.cacheOutdatedBy(attached, key)) attached.cacheStale = true;
       this.markListingDirty(attached, key);
     }
     if (outcome === 'gone') {
@@ -565,6 +570,21 @@ export class DiskSessionStore implements SessionStoreService {
     }
     this.emitStatus(false);
     return outcome;
+  }
+
+  /**
+   * Whether a re-read transcript makes the cache file stale: not when the read failed (a failure
+   * is never cached) nor when the file already holds it as omitted at this identity.
+   */
+  private cacheOutdatedBy(attached: Attached, key: string): boolean {
+    const entry = attached.index.get(key);
+    if (entry?.readFailed) return false;
+    const omitted = attached.omitted?.get(key);
+    if (omitted && entry?.identity && sameIdentity(omitted, entry.identity)) {
+      attached.omitted?.delete(key);
+      return false;
+    }
+    return true;
   }
 
   // ---- freshness --------------------------------------------------------------------------------
@@ -776,7 +796,10 @@ export class DiskSessionStore implements SessionStoreService {
       return;
     }
     attached.cacheFile = summaryCacheFile(this.cacheDir, attached.realRoot);
-    attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot);
+    // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
+    this.background(removeStaleTempFiles(this.cacheDir));
+    attached.omitted = new Map();
+    attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot, attached.omitted);
   }
 
   private scheduleCacheSave(attached: Attached, delayMs: number): void {
@@ -818,7 +841,7 @@ function* transcriptsOf(index: TranscriptIndex, keys: Iterable<string>): Generat
  */
 function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSummary]> {
   for (const entry of index.all()) {
-    if (!entry.identity || !entry.summary) continue;
+    if (!entry.identity || !entry.summary || entry.readFailed) continue;
     const cached: CachedSummary = { identity: entry.identity, summary: entry.summary };
     const resume = index.savedState(entry.location.key);
     if (resume) cached.resume = resume;

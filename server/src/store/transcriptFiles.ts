@@ -36,25 +36,34 @@ export const nodeTranscriptFiles: TranscriptFiles = {
   },
 };
 
-/** What identifies one version of an append-only transcript: unchanged identity means unchanged bytes. */
+/**
+ * What identifies one version of an append-only transcript: unchanged identity means unchanged
+ * bytes. The change time is part of it because no program can set it: a rewrite that restores
+ * the size and the modification time (`touch -r`, `rsync --inplace -t`) still changes it.
+ */
 export interface FileIdentity {
   size: number;
   mtimeMs: number;
+  ctimeMs: number;
   ino: number;
   dev: number;
 }
 
 /** The identity of a file from its stats. */
 export function fileIdentity(stats: Stats): FileIdentity {
-  return { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, dev: stats.dev };
+  return { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino, dev: stats.dev };
 }
 
 /** Whether two identities name the same file version. */
 export function sameIdentity(a: FileIdentity | undefined, b: FileIdentity): boolean {
-  return a !== undefined && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.dev === b.dev;
+  return a !== undefined && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino && a.dev === b.dev;
 }
 
-/** Whether `next` is the same file as `previous`, only longer (an append). */
+/**
+ * Whether `next` may be `previous` with bytes appended: the same file, longer. Only a guess: a
+ * file rewritten in place and grown looks the same, so a resumed read also checks the bytes it
+ * skips (see `summarizeFile.ts`).
+ */
 export function isAppendOf(previous: FileIdentity, next: FileIdentity): boolean {
   return previous.ino === next.ino && previous.dev === next.dev && next.size > previous.size;
 }
