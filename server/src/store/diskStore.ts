@@ -11,6 +11,7 @@ import {
   discover,
   discoverRootLevel,
   inScope,
+  keyPath,
   scopeOfChange,
   sessionScopeOf,
   toStoreProblem,
@@ -25,7 +26,7 @@ import { ScopedKeys } from './scopedKeys';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { defaultIndexWorkers, SummarizePool } from './summarize/pool';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
-import { nodeTranscriptFiles, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
+import { fileIdentity, nodeTranscriptFiles, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import { TranscriptIndex, type IndexedTranscript, type RefreshOutcome } from './transcriptIndex';
 
 /** Knobs with production defaults; tests shorten or observe them. */
@@ -42,10 +43,14 @@ export interface DiskStoreTuning {
   /** Quiet time after a change before re-reading, and the longest a burst may postpone it. */
   debounceMs: number;
   maxDebounceMs: number;
-  /** How often, and how many, unwatched transcripts are re-stat'ed. */
+  /**
+   * The sweep re-stats the transcripts no watch covers (and retries failed reads): one pass
+   * takes at least `sweepPeriodMs` (and 400× the pass's own CPU time), spread in batches at
+   * most every `sweepIntervalMs`.
+   */
   sweepIntervalMs: number;
-  sweepBatch: number;
-  /** Full rescans run at least this far apart, and at least 20× their own duration apart. */
+  sweepPeriodMs: number;
+  /** Full rescans run at least this far apart, and at least 200× their own duration apart. */
   rescanMinIntervalMs: number;
   /** How often a missing root is looked for. */
   rootPollMs: number;
@@ -63,15 +68,23 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   maxWatches: 4096,
   debounceMs: 30,
   maxDebounceMs: 200,
-  sweepIntervalMs: 250,
-  sweepBatch: 128,
-  rescanMinIntervalMs: 5000,
+  sweepIntervalMs: 1000,
+  sweepPeriodMs: 30_000,
+  rescanMinIntervalMs: 300_000,
   rootPollMs: 500,
   notifyThrottleMs: 100,
   cacheSaveDelayMs: 5000,
 };
 
-const RESCAN_COST_FACTOR = 20;
+/**
+ * A full rescan (every directory listed, every transcript stat'ed) is a safety net behind the
+ * watches and the sweep (a lost watch event, a transcript added beside another in an unwatched
+ * directory): at most 1/200 of the time goes to it.
+ */
+const RESCAN_COST_FACTOR = 200;
+
+/** A sweep pass starts at least this many times its predecessor's CPU time after it (≤ 0.25 % of a core). */
+const SWEEP_COST_FACTOR = 400;
 
 /** While indexing, `onDidChange` is spaced this many times further apart than usual. */
 const INDEXING_NOTIFY_SPACING = 5;
@@ -191,6 +204,10 @@ export class DiskSessionStore implements SessionStoreService {
   private sweepTimer?: Timer;
   private sweepQueue: string[] = [];
   private sweeping = false;
+  /** Keys per sweep tick in the current pass, its start, and the synchronous time it took so far. */
+  private sweepBatch = 0;
+  private sweepPassStart = 0;
+  private sweepPassCostMs = 0;
   private rescanTimer?: Timer;
   private rootPollTimer?: Timer;
   private notifyTimer?: Timer;
@@ -416,6 +433,7 @@ export class DiskSessionStore implements SessionStoreService {
     for (const timer of [this.sweepTimer, this.rescanTimer, this.cacheTimer]) if (timer) clearTimeout(timer);
     this.sweepTimer = this.rescanTimer = this.cacheTimer = undefined;
     this.sweepQueue = [];
+    this.sweepPassStart = 0;
     this.rereadKeys = undefined;
     this.listingDirty = true;
     this.log(`sessions root ${this.root} is gone; waiting for it to appear`);
@@ -661,16 +679,33 @@ export class DiskSessionStore implements SessionStoreService {
     attached.watches.update([...projects, ...chosen]);
   }
 
-  /** Re-stats a batch of transcripts whose directories are not watched, round robin. */
-  private scheduleSweep(attached: Attached): void {
+  /**
+   * Re-stats the transcripts whose directories are not watched, and those whose last read
+   * failed, round robin: one pass per sweep period, a batch per tick. An unchanged file costs one
+   * synchronous lstat; only a changed (or failed) one is refreshed.
+   */
+  private scheduleSweep(attached: Attached, delayMs = this.tuning.sweepIntervalMs): void {
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
     this.sweepTimer = this.timer(() => {
       this.sweepTimer = undefined;
       if (!this.isCurrent(attached)) return;
       if (this.sweeping) return this.scheduleSweep(attached);
       if (this.sweepQueue.length === 0) {
-        this.sweepQueue = attached.index.keys().filter((key) => !attached.watches.isWatched(sessionDirOf(key)));
+        const now = Date.now();
+        const nextPass = this.sweepPassStart + Math.max(this.tuning.sweepPeriodMs, SWEEP_COST_FACTOR * this.sweepPassCostMs);
+        if (this.sweepPassStart > 0 && now < nextPass) return this.scheduleSweep(attached, nextPass - now);
+        this.sweepQueue = this.sweepKeys(attached);
+        this.sweepPassStart = now;
+        this.sweepPassCostMs = 0;
+        const ticks = Math.max(1, Math.floor(this.tuning.sweepPeriodMs / Math.max(1, this.tuning.sweepIntervalMs)));
+        this.sweepBatch = Math.ceil(this.sweepQueue.length / ticks);
+        // Nothing to sweep: look again next period.
+        if (this.sweepQueue.length === 0) return this.scheduleSweep(attached, this.tuning.sweepPeriodMs);
       }
-      const batch = this.sweepQueue.splice(0, this.tuning.sweepBatch);
+      const started = performance.now();
+      const batch = this.sweepQueue.splice(0, this.sweepBatch).filter((key) => this.mayHaveChanged(attached, key));
+      this.sweepPassCostMs += performance.now() - started;
+      if (batch.length === 0) return this.scheduleSweep(attached);
       this.sweeping = true;
       this.background(
         Promise.all(batch.map((key) => this.refresh(attached, key))).finally(() => {
@@ -678,7 +713,32 @@ export class DiskSessionStore implements SessionStoreService {
           if (this.isCurrent(attached)) this.scheduleSweep(attached);
         }),
       );
-    }, this.tuning.sweepIntervalMs);
+    }, delayMs);
+  }
+
+  /** What a sweep pass visits: failed reads first, then every transcript no watch covers. */
+  private sweepKeys(attached: Attached): string[] {
+    const failed = attached.index.failedKeys();
+    const seen = new Set(failed);
+    const keys = failed;
+    for (const key of attached.index.keys()) {
+      if (!seen.has(key) && !attached.watches.isWatched(sessionDirOf(key))) keys.push(key);
+    }
+    return keys;
+  }
+
+  /** Whether a transcript needs a refresh: its last read failed, or a synchronous lstat sees another version. */
+  private mayHaveChanged(attached: Attached, key: string): boolean {
+    const entry = attached.index.get(key);
+    if (!entry) return false;
+    const files = this.tuning.files;
+    if (entry.readFailed || !entry.identity || !files.lstatSync) return true;
+    try {
+      const stats = files.lstatSync(keyPath(attached.realRoot, key));
+      return !stats.isFile() || !sameIdentity(entry.identity, fileIdentity(stats));
+    } catch {
+      return true; // gone or unreadable: the refresh says which
+    }
   }
 
   /** The periodic full rescan: catches anything the watches missed, spaced by its own cost. */

@@ -152,22 +152,31 @@ describe('TranscriptIndex resume states', () => {
         return nodeTranscriptFiles.open(target);
       },
     };
-    const index = new TranscriptIndex(root, files, 1);
+    let tasks = 0;
+    class CountingPool extends SummarizePool {
+      override run(task: SummarizeTask) {
+        tasks++;
+        return super.run(task);
+      }
+    }
+    const index = new TranscriptIndex(root, files, 1, new CountingPool({ size: 0, files }));
     const [projectDir, sessionDir] = key.split('/');
     index.add({ key, projectDir, sessionDir, encoding: 'raw' });
     expect(await index.refresh(key)).toBe('changed');
     expect(index.get(key)).toMatchObject({ readFailed: true, summary: { headerProblem: expect.stringContaining('EACCES') } });
     expect(index.failedKeys()).toEqual([key]);
-    // Still failing: tried again (the file is unchanged), nothing new to tell.
+    // Still failing: tried again (the file is unchanged), nothing new to tell, and no summarizing
+    // task for it (the retry opens the file first).
     expect(await index.refresh(key)).toBe('unchanged');
-    expect(opens).toBe(2);
+    expect([opens, tasks]).toEqual([2, 1]);
     locked = false;
     expect(await index.refresh(key)).toBe('changed');
+    expect([opens, tasks]).toEqual([4, 2]);
     expect(index.get(key)?.readFailed).toBeUndefined();
     expect(index.get(key)?.summary).toMatchObject({ title: 'Readable now' });
     expect(index.failedKeys()).toEqual([]);
     expect(await index.refresh(key)).toBe('unchanged');
-    expect(opens).toBe(3);
+    expect(opens).toBe(4);
   });
 
   it('lists the keys of one scope and forgets deleted ones', () => {

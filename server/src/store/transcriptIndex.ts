@@ -274,7 +274,16 @@ export class TranscriptIndex {
     } catch (error) {
       return this.unreadable(entry, error);
     }
-    if (!entry.readFailed && sameIdentity(entry.identity, current)) return 'unchanged';
+    if (sameIdentity(entry.identity, current)) {
+      if (!entry.readFailed) return 'unchanged';
+      // A retry of a file that failed: opening it here first keeps a still-unreadable file from
+      // costing an index worker at every sweep.
+      try {
+        await (await this.files.open(file)).close();
+      } catch (error) {
+        return this.unreadable(entry, error, current);
+      }
+    }
     const previous = entry.summary;
     // Only a summary an append may continue hands over its state: damage is sticky.
     const saved = previous !== undefined && mayResume(previous) ? entry.saved : undefined;
