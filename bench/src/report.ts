@@ -183,7 +183,7 @@ function renderSize(r: SizeResult): string[] {
     );
   }
   if (r.restart) out.push(`| cached restart → first complete answer | ${ms(r.restart.ms)} (${r.restart.polls} polls; cache ${mb(r.cacheBytes)}) |`);
-  if (r.idle) out.push(`| idle CPU of the restarted server, ${(r.idle.windowMs / 1000).toFixed(0)} s after its index settled (process user + system time, workers included) | ${r.idle.percentOfCore.toFixed(2)} % of a core (${ms(r.idle.cpuMs)}) |`);
+  if (r.idle) out.push(`| idle CPU of the restarted server over ${(r.idle.windowMs / 1000).toFixed(0)} s, after its index settled (process user + system time, workers included) | ${r.idle.percentOfCore.toFixed(2)} % of a core (${ms(r.idle.cpuMs)}) |`);
   if (r.peakRss) out.push(`| peak RSS (VmHWM) of the server, cold run / restarted run | ${mb(r.peakRss.cold)} / ${mb(r.peakRss.restart)} |`);
   const after = r.peakRssAfter;
   if (after) out.push(`| cold run's peak RSS so far after the index / warm completion / prepare | ${mb(after.index)} / ${mb(after.completion)} / ${mb(after.prepare)} |`);

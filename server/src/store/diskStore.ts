@@ -50,8 +50,14 @@ export interface DiskStoreTuning {
    */
   sweepIntervalMs: number;
   sweepPeriodMs: number;
-  /** Full rescans run at least this far apart, and at least 200× their own duration apart. */
+  /** Full rescans run at least this far apart, and at least 200× their duration apart. */
   rescanMinIntervalMs: number;
+  /**
+   * …and at least this many times the process CPU time the last one took (default 1000: ≤ 0.1 %
+   * of a core on average; at 10,000 sessions a rescan costs ~1.5 s of CPU, which at 200× its
+   * duration alone was ~0.4 %). Tests set 0: their process CPU is mostly other work.
+   */
+  rescanCpuFactor: number;
   /** How often a missing root is looked for. */
   rootPollMs: number;
   /** Minimum spacing of `onStatus` / `onDidChange` notifications. */
@@ -71,6 +77,7 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   sweepIntervalMs: 1000,
   sweepPeriodMs: 30_000,
   rescanMinIntervalMs: 300_000,
+  rescanCpuFactor: 1000,
   rootPollMs: 500,
   notifyThrottleMs: 100,
   cacheSaveDelayMs: 5000,
@@ -82,6 +89,12 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
  * directory): at most 1/200 of the time goes to it.
  */
 const RESCAN_COST_FACTOR = 200;
+
+/** Process CPU time (user + system, every thread) in ms. */
+function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
 
 /** A sweep pass starts at least this many times its predecessor's CPU time after it (≤ 0.25 % of a core). */
 const SWEEP_COST_FACTOR = 400;
@@ -643,11 +656,12 @@ export class DiskSessionStore implements SessionStoreService {
         return;
       }
       const started = Date.now();
+      const cpuStarted = cpuMs();
       await Promise.all(scopes.map((scope) => this.scan(attached, scope)));
       if (!this.isCurrent(attached)) return;
       if (root) {
         this.updateWatches(attached);
-        this.scheduleRescan(attached, Date.now() - started);
+        this.scheduleRescan(attached, Date.now() - started, cpuMs() - cpuStarted);
       }
       this.notifyNow();
     } finally {
@@ -742,9 +756,9 @@ export class DiskSessionStore implements SessionStoreService {
   }
 
   /** The periodic full rescan: catches anything the watches missed, spaced by its own cost. */
-  private scheduleRescan(attached: Attached, lastDurationMs: number): void {
+  private scheduleRescan(attached: Attached, lastDurationMs: number, lastCpuMs: number): void {
     if (this.rescanTimer) clearTimeout(this.rescanTimer);
-    const delay = Math.max(this.tuning.rescanMinIntervalMs, RESCAN_COST_FACTOR * lastDurationMs);
+    const delay = Math.max(this.tuning.rescanMinIntervalMs, RESCAN_COST_FACTOR * lastDurationMs, this.tuning.rescanCpuFactor * lastCpuMs);
     this.rescanTimer = this.timer(() => {
       this.rescanTimer = undefined;
       if (this.isCurrent(attached)) this.markDirty({ kind: 'root' });
