@@ -74,6 +74,15 @@ export function checkBudgets(results: readonly SizeResult[]): BudgetLine[] {
       verdict: verdict(s === undefined ? undefined : s >= 5, () => `only ${ratio(s)}`),
     });
   }
+  for (const r of results) {
+    if (r.sessions < 10_000 || !r.idle) continue;
+    const idle = r.idle;
+    lines.push({
+      budget: `idle CPU < 0.5 % of a core over 60 s at ${count(r.sessions)}`,
+      measured: `${idle.percentOfCore.toFixed(2)} % (${ms(idle.cpuMs)} in ${(idle.windowMs / 1000).toFixed(0)} s)`,
+      verdict: verdict(idle.percentOfCore < 0.5, () => `${(idle.percentOfCore / 0.5).toFixed(1)}× the budget`),
+    });
+  }
   const big = at(100_000);
   if (big) {
     const peak = Math.max(big.peakRss?.cold ?? 0, big.peakRss?.restart ?? 0) || undefined;
@@ -174,6 +183,7 @@ function renderSize(r: SizeResult): string[] {
     );
   }
   if (r.restart) out.push(`| cached restart → first complete answer | ${ms(r.restart.ms)} (${r.restart.polls} polls; cache ${mb(r.cacheBytes)}) |`);
+  if (r.idle) out.push(`| idle CPU of the restarted server over ${(r.idle.windowMs / 1000).toFixed(0)} s, after its index settled (process user + system time, workers included) | ${r.idle.percentOfCore.toFixed(2)} % of a core (${ms(r.idle.cpuMs)}) |`);
   if (r.peakRss) out.push(`| peak RSS (VmHWM) of the server, cold run / restarted run | ${mb(r.peakRss.cold)} / ${mb(r.peakRss.restart)} |`);
   const after = r.peakRssAfter;
   if (after) out.push(`| cold run's peak RSS so far after the index / warm completion / prepare | ${mb(after.index)} / ${mb(after.completion)} / ${mb(after.prepare)} |`);

@@ -9,10 +9,12 @@ import { ensureStore, readExpectedLabels, type GeneratedStore } from './generate
 import {
   measureCompletion,
   measureEarlyAnswer,
+  measureIdleCpu,
   measurePrepare,
   waitForCompleteAnswer,
   type CompleteAnswer,
   type EarlyAnswer,
+  type IdleCpuFigure,
   type LatencyFigure,
   type PrepareFigure,
 } from './server/measure';
@@ -31,6 +33,8 @@ export interface SizeResult {
   /** A completion answered while the cold index was being built. */
   early?: EarlyAnswer;
   restart?: CompleteAnswer;
+  /** CPU of the restarted server while idle, after its index settled. */
+  idle?: IdleCpuFigure;
   warmup: number;
   latency?: LatencyFigure[];
   prepare?: { '1MB': PrepareFigure; '10MB': PrepareFigure };
@@ -67,6 +71,9 @@ export interface SizeRunOptions {
   decoder?: NaiveDecoder;
   cpuProfileDir?: string;
   serverBin?: string;
+  /** Idle-CPU window (0: not measured) and the quiet time before it. */
+  idleWindowMs?: number;
+  idleSettleMs?: number;
   workDir: string;
   log: (message: string) => void;
 }
@@ -159,6 +166,11 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
       log(`[${options.sessions}] server: restart with the cache`);
       restarted = await startServer({ root: store.root, serverBin: options.serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile });
       result.restart = await waitForCompleteAnswer(restarted, expected, deadline);
+      const idleWindowMs = options.idleWindowMs ?? 60_000;
+      if (idleWindowMs > 0) {
+        log(`[${options.sessions}] idle CPU over ${(idleWindowMs / 1000).toFixed(0)} s`);
+        result.idle = await measureIdleCpu(restarted, options.idleSettleMs ?? 10_000, idleWindowMs);
+      }
     } catch (error) {
       errors.push(`server (restart): ${(error as Error).message}`);
     } finally {

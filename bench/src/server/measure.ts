@@ -1,4 +1,5 @@
 /** The figures measured over a running server: complete first answer, completion latency, prepare. */
+import { readFileSync } from 'node:fs';
 import type { RunningServer } from './serverProcess';
 import { QUERY_KINDS, type QueryKind } from './queries';
 import { median, percentiles, type Percentiles } from '../stats';
@@ -192,4 +193,44 @@ export async function measurePrepare(server: RunningServer, sessionIds: readonly
     contextBytes = Buffer.byteLength(text);
   }
   return { runs: times, median: median(times), contextBytes };
+}
+
+/** The server's CPU use while nothing happens (after the index settled). */
+export interface IdleCpuFigure {
+  /** The measured window. */
+  windowMs: number;
+  /** User + system CPU time of the whole process (workers included) over the window. */
+  cpuMs: number;
+  /** `cpuMs / windowMs`, in percent of one core. */
+  percentOfCore: number;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
+
+/** utime + stime of a process in ms, from /proc/<pid>/stat (Linux); undefined elsewhere. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after its last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The server's CPU time over `windowMs` of doing nothing, after `settleMs` more of nothing (the
+ * cache write and the catch-up rescan that follow an index). No request is sent meanwhile.
+ */
+export async function measureIdleCpu(server: RunningServer, settleMs: number, windowMs: number): Promise<IdleCpuFigure> {
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  const before = processCpuMs(server.pid);
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  const after = processCpuMs(server.pid);
+  const elapsed = performance.now() - started;
+  if (before === undefined || after === undefined) throw new Error(`cannot read /proc/${server.pid}/stat`);
+  return { windowMs: elapsed, cpuMs: after - before, percentOfCore: (100 * (after - before)) / elapsed };
 }

@@ -132,7 +132,7 @@ function tempDir(prefix = 'dsh-store-'): string {
 }
 
 /** Test timing: short intervals so fallbacks run during a test; watches still do the real work. */
-const FAST: Partial<DiskStoreTuning> = { sweepIntervalMs: 50, rescanMinIntervalMs: 400, rootPollMs: 50, cacheSaveDelayMs: 50 };
+const FAST: Partial<DiskStoreTuning> = { sweepIntervalMs: 50, sweepPeriodMs: 200, rescanMinIntervalMs: 400, rescanCpuFactor: 0, rootPollMs: 50, cacheSaveDelayMs: 50 };
 
 function open(root: string, tuning: Partial<DiskStoreTuning> = {}, cacheDir?: string) {
   const problems: StoreProblem[] = [];
@@ -480,6 +480,96 @@ describe('freshness while the store is open', () => {
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 's0')?.title).toBe('swept title'));
   });
 
+  it('while idle, the sweep checks each unwatched transcript once per period with a synchronous lstat, and refreshes none', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const files = Array.from({ length: 12 }, (_, i) => writeLog(root, session(`i${i}`, i, `title ${i}`), 'raw'));
+    const recorder = recordingFiles();
+    // Root + project watched: the 12 session directories are the sweep's.
+    const period = 400;
+    const { store } = open(root, { files: recorder.files, maxWatches: 2, sweepIntervalMs: 20, sweepPeriodMs: period, rescanMinIntervalMs: 600_000 });
+    await store.whenIndexed();
+    // Let the catch-up rescan after the first index (a second lstat of each) finish, then count.
+    await eventually(() => expect(recorder.lstats.length).toBeGreaterThanOrEqual(2 * files.length));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    recorder.lstats.length = recorder.lstatSyncs.length = recorder.reads.length = 0;
+    const started = Date.now();
+    await eventually(() => expect(recorder.lstatSyncs.length).toBeGreaterThanOrEqual(3 * files.length));
+    const elapsed = Date.now() - started;
+    // Every unwatched transcript checked, none read or refreshed (nothing changed).
+    expect(new Set(recorder.lstatSyncs)).toEqual(new Set(files));
+    expect(recorder.lstats).toEqual([]);
+    expect(recorder.reads).toEqual([]);
+    // At most one pass per period (an upper bound: a slower machine only makes fewer passes).
+    const passes = recorder.lstatSyncs.length / files.length;
+    expect(passes).toBeLessThanOrEqual(Math.floor(elapsed / period) + 1);
+  });
+
+  it('with every directory watched and no failed read, the idle store stats nothing', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    Array.from({ length: 5 }, (_, i) => writeLog(root, session(`q${i}`, i, `title ${i}`), 'raw'));
+    const recorder = recordingFiles();
+    const { store } = open(root, { files: recorder.files, sweepIntervalMs: 10, sweepPeriodMs: 50, rescanMinIntervalMs: 600_000 });
+    await store.whenIndexed();
+    // The catch-up rescan after the first index stats every transcript once more.
+    await eventually(() => expect(recorder.lstats.length).toBeGreaterThanOrEqual(10));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    recorder.lstats.length = recorder.lstatSyncs.length = 0;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect([recorder.lstats, recorder.lstatSyncs]).toEqual([[], []]);
+    expect(store.handles().timers).toBe(2); // the sweep's (waiting a period to look again) and the rescan's
+  });
+
+  it('retries a failed read at the next sweep, in a watched directory too, without any change to the file', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const file = writeLog(root, session('locked', 1, 'Readable again'), 'raw');
+    writeLog(root, session('open', 2, 'Open'), 'raw');
+    let locked = true;
+    const files: TranscriptFiles = {
+      ...nodeTranscriptFiles,
+      async open(target) {
+        if (locked && target === file) throw Object.assign(new Error(`EACCES: permission denied, open '${target}'`), { code: 'EACCES' });
+        return nodeTranscriptFiles.open(target);
+      },
+    };
+    const { store, problems } = open(root, { files, rescanMinIntervalMs: 600_000 });
+    await store.whenIndexed();
+    expect(ids(await store.listSessions())).toEqual(['open']);
+    await eventually(() => expect(problems.map((p) => p.reason)).toEqual([expect.stringContaining('EACCES')]));
+    expect(store.handles().watches).toBeGreaterThanOrEqual(3); // root, project, session directories: all watched
+    locked = false;
+    await eventually(async () => expect((await store.listSessions()).map((s) => [s.id, s.title])).toEqual([['open', 'Open'], ['locked', 'Readable again']]));
+  });
+
+  it('never writes a read failure to the cache: a restart reads the file again', async () => {
+    const base = tempDir();
+    const root = path.join(base, 'sessions');
+    const cacheDir = path.join(base, 'cache');
+    const file = writeLog(root, session('locked', 1, 'Locked'), 'raw');
+    writeLog(root, session('open', 2, 'Open'), 'raw');
+    let locked = true;
+    const files: TranscriptFiles = {
+      ...nodeTranscriptFiles,
+      async open(target) {
+        if (locked && target === file) throw Object.assign(new Error(`EACCES: permission denied, open '${target}'`), { code: 'EACCES' });
+        return nodeTranscriptFiles.open(target);
+      },
+    };
+    const first = open(root, { files, sweepPeriodMs: 600_000 }, cacheDir);
+    await first.store.whenIndexed();
+    const cacheFile = await eventually(() => {
+      const names = readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl'));
+      expect(names).toHaveLength(1);
+      return path.join(cacheDir, names[0]);
+    });
+    expect(readFileSync(cacheFile, 'utf8')).not.toContain('EACCES');
+    expect(readFileSync(cacheFile, 'utf8')).not.toContain('"locked"');
+    first.store.dispose();
+    locked = false;
+    const second = open(root, { files, sweepPeriodMs: 600_000 }, cacheDir);
+    await second.store.whenIndexed();
+    expect(ids(await second.store.listSessions())).toEqual(['open', 'locked']);
+  });
+
   it('beyond the watch cap, watches the project directories and the most recently written session directories', async () => {
     const root = path.join(tempDir(), 'sessions');
     const files = Array.from({ length: 8 }, (_, i) => writeLog(root, session(`w${i}`, i, `title ${i}`), 'raw'));
@@ -630,11 +720,16 @@ describe('freshness while the store is open', () => {
 function recordingFiles() {
   const reads: Array<{ file: string; position: number; bytes: number }> = [];
   const lstats: string[] = [];
+  const lstatSyncs: string[] = [];
   let gate: { opened: Promise<void>; applies: (file: string) => boolean } | undefined;
   const files: TranscriptFiles = {
     lstat(file) {
       lstats.push(file);
       return nodeTranscriptFiles.lstat(file);
+    },
+    lstatSync(file) {
+      lstatSyncs.push(file);
+      return nodeTranscriptFiles.lstatSync!(file);
     },
     stat: nodeTranscriptFiles.stat,
     async open(file) {
@@ -660,6 +755,7 @@ function recordingFiles() {
     files,
     reads,
     lstats,
+    lstatSyncs,
     /** Holds opening (every file, or those `applies` picks) until the returned release is called. */
     hold(applies: (file: string) => boolean = () => true) {
       let release!: () => void;
@@ -673,7 +769,7 @@ function recordingFiles() {
 }
 
 describe('the index', () => {
-  it.each(encodings)('re-reads only the appended bytes of a grown transcript (%s)', async (encoding) => {
+  it.each(encodings)('decodes only the appended bytes of a grown transcript, after checking the bytes before them (%s)', async (encoding) => {
     if (needZstd(encoding)) return expect(zstdProgram.reason).toBeTruthy();
     const root = path.join(tempDir(), 'sessions');
     const log = session('growing', 1, 'Before');
@@ -691,8 +787,12 @@ describe('the index', () => {
     const newSize = lstatSync(file).size;
     const growingReads = recorder.reads.filter((r) => r.file === file);
     expect(growingReads.length).toBeGreaterThan(0);
-    expect(Math.min(...growingReads.map((r) => r.position))).toBe(oldSize);
-    expect(growingReads.reduce((n, r) => n + r.bytes, 0)).toBe(newSize - oldSize);
+    // The bytes before the resume point are read once (hashed, not decoded), the append once.
+    const check = growingReads.filter((r) => r.position < oldSize);
+    const appended = growingReads.filter((r) => r.position >= oldSize);
+    expect(check.map((r) => [r.position, r.bytes])).toEqual([[0, oldSize]]);
+    expect(Math.min(...appended.map((r) => r.position))).toBe(oldSize);
+    expect(appended.reduce((n, r) => n + r.bytes, 0)).toBe(newSize - oldSize);
     // An unchanged transcript costs no read at all.
     expect(recorder.reads.filter((r) => r.file === other)).toEqual([]);
   });
@@ -830,8 +930,10 @@ describe('the index', () => {
     await second.store.whenIndexed();
     expect(await second.store.listSessions()).toEqual([{ ...expected[0], title: 'B changed' }, expected[1]]);
     expect(new Set(recorder.reads.map((r) => r.file))).toEqual(new Set([bFile]));
-    // The appended transcript resumes from where the previous process stopped reading it.
-    expect(Math.min(...recorder.reads.map((r) => r.position))).toBe(bSizeBefore);
+    // The appended transcript resumes from where the previous process stopped reading it (after
+    // one read of the bytes before, to check them).
+    expect(recorder.reads.filter((r) => r.position < bSizeBefore).map((r) => [r.position, r.bytes])).toEqual([[0, bSizeBefore]]);
+    expect(Math.min(...recorder.reads.filter((r) => r.position >= bSizeBefore).map((r) => r.position))).toBe(bSizeBefore);
     second.store.dispose();
 
     const [cacheName] = readdirSync(cacheDir);

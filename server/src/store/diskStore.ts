@@ -12,6 +12,7 @@ import {
   discover,
   discoverRootLevel,
   inScope,
+  keyPath,
   scopeOfChange,
   sessionScopeOf,
   toStoreProblem,
@@ -25,8 +26,8 @@ import { PendingScopes } from './pendingScopes';
 import { ScopedKeys } from './scopedKeys';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { defaultIndexWorkers, SummarizePool } from './summarize/pool';
-import { isWithin, loadSummaryCache, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
-import { nodeTranscriptFiles, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
+import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from './summaryCache';
+import { fileIdentity, nodeTranscriptFiles, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import { TranscriptIndex, type IndexedTranscript, type RefreshOutcome } from './transcriptIndex';
 
 /** Knobs with production defaults; tests shorten or observe them. */
@@ -43,11 +44,21 @@ export interface DiskStoreTuning {
   /** Quiet time after a change before re-reading, and the longest a burst may postpone it. */
   debounceMs: number;
   maxDebounceMs: number;
-  /** How often, and how many, unwatched transcripts are re-stat'ed. */
+  /**
+   * The sweep re-stats the transcripts no watch covers (and retries failed reads): one pass
+   * takes at least `sweepPeriodMs` (and 400× the pass's own CPU time), spread in batches at
+   * most every `sweepIntervalMs`.
+   */
   sweepIntervalMs: number;
-  sweepBatch: number;
-  /** Full rescans run at least this far apart, and at least 20× their own duration apart. */
+  sweepPeriodMs: number;
+  /** Full rescans run at least this far apart, and at least 200× their duration apart. */
   rescanMinIntervalMs: number;
+  /**
+   * …and at least this many times the process CPU time the last one took (default 1000: ≤ 0.1 %
+   * of a core on average; at 10,000 sessions a rescan costs ~1.5 s of CPU, which at 200× its
+   * duration alone was ~0.4 %). Tests set 0: their process CPU is mostly other work.
+   */
+  rescanCpuFactor: number;
   /** How often a missing root is looked for. */
   rootPollMs: number;
   /** Minimum spacing of `onStatus` / `onDidChange` notifications. */
@@ -64,15 +75,30 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   maxWatches: 4096,
   debounceMs: 30,
   maxDebounceMs: 200,
-  sweepIntervalMs: 250,
-  sweepBatch: 128,
-  rescanMinIntervalMs: 5000,
+  sweepIntervalMs: 1000,
+  sweepPeriodMs: 30_000,
+  rescanMinIntervalMs: 300_000,
+  rescanCpuFactor: 1000,
   rootPollMs: 500,
   notifyThrottleMs: 100,
   cacheSaveDelayMs: 5000,
 };
 
-const RESCAN_COST_FACTOR = 20;
+/**
+ * A full rescan (every directory listed, every transcript stat'ed) is a safety net behind the
+ * watches and the sweep (a lost watch event, a transcript added beside another in an unwatched
+ * directory): at most 1/200 of the time goes to it.
+ */
+const RESCAN_COST_FACTOR = 200;
+
+/** Process CPU time (user + system, every thread) in ms. */
+function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+/** A sweep pass starts at least this many times its predecessor's CPU time after it (≤ 0.25 % of a core). */
+const SWEEP_COST_FACTOR = 400;
 
 /** While indexing, `onDidChange` is spaced this many times further apart than usual. */
 const INDEXING_NOTIFY_SPACING = 5;
@@ -141,6 +167,11 @@ interface Attached {
   cacheLoading?: Promise<void>;
   /** Summaries from the persistent cache, consulted while the first index is built. */
   cache?: Map<string, CachedSummary>;
+  /**
+   * Identities of the entries the cache file holds without a summary (too long for a line):
+   * re-reading such an unchanged transcript leaves the file as it is.
+   */
+  omitted?: Map<string, FileIdentity>;
   /** How many cached summaries were adopted. */
   adopted: number;
   /**
@@ -195,6 +226,10 @@ export class DiskSessionStore implements SessionStoreService {
   private sweepTimer?: Timer;
   private sweepQueue: string[] = [];
   private sweeping = false;
+  /** Keys per sweep tick in the current pass, its start, and the synchronous time it took so far. */
+  private sweepBatch = 0;
+  private sweepPassStart = 0;
+  private sweepPassCostMs = 0;
   private rescanTimer?: Timer;
   private rootPollTimer?: Timer;
   /** Why the root is not read, while it is not (see StoreStatus.rootProblem). */
@@ -387,7 +422,7 @@ export class DiskSessionStore implements SessionStoreService {
     if (!this.isCurrent(attached)) return;
     // Cached sessions that are gone (or no cache at all) make the file worth rewriting.
     if (attached.adopted !== (attached.cache?.size ?? -1)) attached.cacheStale = true;
-    attached.cache = undefined;
+    attached.cache = attached.omitted = undefined;
     this.updateWatches(attached);
     this.finishIndexing();
     this.emitStatus(true);
@@ -454,6 +489,7 @@ export class DiskSessionStore implements SessionStoreService {
     for (const timer of [this.sweepTimer, this.rescanTimer, this.cacheTimer]) if (timer) clearTimeout(timer);
     this.sweepTimer = this.rescanTimer = this.cacheTimer = undefined;
     this.sweepQueue = [];
+    this.sweepPassStart = 0;
     this.rereadKeys = undefined;
     this.listingDirty = true;
     this.log(`sessions root ${this.root} is gone; waiting for it to appear`);
@@ -599,7 +635,7 @@ export class DiskSessionStore implements SessionStoreService {
     const outcome = await attached.index.refresh(key);
     if (!this.isCurrent(attached)) return outcome;
     if (outcome === 'changed') {
-      attached.cacheStale = true;
+      if (this.cacheOutdatedBy(attached, key)) attached.cacheStale = true;
       this.markListingDirty(attached, key);
     }
     if (outcome === 'gone') {
@@ -608,6 +644,21 @@ export class DiskSessionStore implements SessionStoreService {
     }
     this.emitStatus(false);
     return outcome;
+  }
+
+  /**
+   * Whether a re-read transcript makes the cache file stale: not when the read failed (a failure
+   * is never cached) nor when the file already holds it as omitted at this identity.
+   */
+  private cacheOutdatedBy(attached: Attached, key: string): boolean {
+    const entry = attached.index.get(key);
+    if (entry?.readFailed) return false;
+    const omitted = attached.omitted?.get(key);
+    if (omitted && entry?.identity && sameIdentity(omitted, entry.identity)) {
+      attached.omitted?.delete(key);
+      return false;
+    }
+    return true;
   }
 
   // ---- freshness --------------------------------------------------------------------------------
@@ -648,11 +699,12 @@ export class DiskSessionStore implements SessionStoreService {
         return;
       }
       const started = Date.now();
+      const cpuStarted = cpuMs();
       await Promise.all(scopes.map((scope) => this.scan(attached, scope)));
       if (!this.isCurrent(attached)) return;
       if (root) {
         this.updateWatches(attached);
-        this.scheduleRescan(attached, Date.now() - started);
+        this.scheduleRescan(attached, Date.now() - started, cpuMs() - cpuStarted);
       }
       this.notifyNow();
     } finally {
@@ -684,16 +736,33 @@ export class DiskSessionStore implements SessionStoreService {
     attached.watches.update([...projects, ...chosen]);
   }
 
-  /** Re-stats a batch of transcripts whose directories are not watched, round robin. */
-  private scheduleSweep(attached: Attached): void {
+  /**
+   * Re-stats the transcripts whose directories are not watched, and those whose last read
+   * failed, round robin: one pass per sweep period, a batch per tick. An unchanged file costs one
+   * synchronous lstat; only a changed (or failed) one is refreshed.
+   */
+  private scheduleSweep(attached: Attached, delayMs = this.tuning.sweepIntervalMs): void {
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
     this.sweepTimer = this.timer(() => {
       this.sweepTimer = undefined;
       if (!this.isCurrent(attached)) return;
       if (this.sweeping) return this.scheduleSweep(attached);
       if (this.sweepQueue.length === 0) {
-        this.sweepQueue = attached.index.keys().filter((key) => !attached.watches.isWatched(sessionDirOf(key)));
+        const now = Date.now();
+        const nextPass = this.sweepPassStart + Math.max(this.tuning.sweepPeriodMs, SWEEP_COST_FACTOR * this.sweepPassCostMs);
+        if (this.sweepPassStart > 0 && now < nextPass) return this.scheduleSweep(attached, nextPass - now);
+        this.sweepQueue = this.sweepKeys(attached);
+        this.sweepPassStart = now;
+        this.sweepPassCostMs = 0;
+        const ticks = Math.max(1, Math.floor(this.tuning.sweepPeriodMs / Math.max(1, this.tuning.sweepIntervalMs)));
+        this.sweepBatch = Math.ceil(this.sweepQueue.length / ticks);
+        // Nothing to sweep: look again next period.
+        if (this.sweepQueue.length === 0) return this.scheduleSweep(attached, this.tuning.sweepPeriodMs);
       }
-      const batch = this.sweepQueue.splice(0, this.tuning.sweepBatch);
+      const started = performance.now();
+      const batch = this.sweepQueue.splice(0, this.sweepBatch).filter((key) => this.mayHaveChanged(attached, key));
+      this.sweepPassCostMs += performance.now() - started;
+      if (batch.length === 0) return this.scheduleSweep(attached);
       this.sweeping = true;
       this.background(
         Promise.all(batch.map((key) => this.refresh(attached, key))).finally(() => {
@@ -701,13 +770,38 @@ export class DiskSessionStore implements SessionStoreService {
           if (this.isCurrent(attached)) this.scheduleSweep(attached);
         }),
       );
-    }, this.tuning.sweepIntervalMs);
+    }, delayMs);
+  }
+
+  /** What a sweep pass visits: failed reads first, then every transcript no watch covers. */
+  private sweepKeys(attached: Attached): string[] {
+    const failed = attached.index.failedKeys();
+    const seen = new Set(failed);
+    const keys = failed;
+    for (const key of attached.index.keys()) {
+      if (!seen.has(key) && !attached.watches.isWatched(sessionDirOf(key))) keys.push(key);
+    }
+    return keys;
+  }
+
+  /** Whether a transcript needs a refresh: its last read failed, or a synchronous lstat sees another version. */
+  private mayHaveChanged(attached: Attached, key: string): boolean {
+    const entry = attached.index.get(key);
+    if (!entry) return false;
+    const files = this.tuning.files;
+    if (entry.readFailed || !entry.identity || !files.lstatSync) return true;
+    try {
+      const stats = files.lstatSync(keyPath(attached.realRoot, key));
+      return !stats.isFile() || !sameIdentity(entry.identity, fileIdentity(stats));
+    } catch {
+      return true; // gone or unreadable: the refresh says which
+    }
   }
 
   /** The periodic full rescan: catches anything the watches missed, spaced by its own cost. */
-  private scheduleRescan(attached: Attached, lastDurationMs: number): void {
+  private scheduleRescan(attached: Attached, lastDurationMs: number, lastCpuMs: number): void {
     if (this.rescanTimer) clearTimeout(this.rescanTimer);
-    const delay = Math.max(this.tuning.rescanMinIntervalMs, RESCAN_COST_FACTOR * lastDurationMs);
+    const delay = Math.max(this.tuning.rescanMinIntervalMs, RESCAN_COST_FACTOR * lastDurationMs, this.tuning.rescanCpuFactor * lastCpuMs);
     this.rescanTimer = this.timer(() => {
       this.rescanTimer = undefined;
       if (this.isCurrent(attached)) this.markDirty({ kind: 'root' });
@@ -819,7 +913,10 @@ export class DiskSessionStore implements SessionStoreService {
       return;
     }
     attached.cacheFile = summaryCacheFile(this.cacheDir, attached.realRoot);
-    attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot);
+    // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
+    this.background(removeStaleTempFiles(this.cacheDir));
+    attached.omitted = new Map();
+    attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot, attached.omitted);
   }
 
   private scheduleCacheSave(attached: Attached, delayMs: number): void {
@@ -874,7 +971,7 @@ function* transcriptsOf(index: TranscriptIndex, keys: Iterable<string>): Generat
  */
 function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSummary]> {
   for (const entry of index.all()) {
-    if (!entry.identity || !entry.summary) continue;
+    if (!entry.identity || !entry.summary || entry.readFailed) continue;
     const cached: CachedSummary = { identity: entry.identity, summary: entry.summary };
     const resume = index.savedState(entry.location.key);
     if (resume) cached.resume = resume;

@@ -1,17 +1,32 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isWithin, loadSummaryCache, saveSummaryCache, SUMMARY_CACHE_FORMAT, summaryCacheFile, type CachedSummary } from './summaryCache';
+import { spawnSync } from 'node:child_process';
+import { utimesSync } from 'node:fs';
+import type { FileIdentity } from './transcriptFiles';
+import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, STALE_TEMP_MS, SUMMARY_CACHE_FORMAT, summaryCacheFile, type CachedSummary } from './summaryCache';
 
 let dir: string;
+
+/** The lines of a cache file (without the empty string after the last newline). */
+function linesOf(text: string): string[] {
+  return text.split('\n').filter((line, i, all) => i < all.length - 1 || line !== '');
+}
+
+/** A cache file of these head and entry lines, with a trailer whose checksum matches them. */
+function withChecksum(lines: string[], entries = lines.length - 1): string {
+  const body = lines.map((line) => `${line}\n`).join('');
+  return `${body}${JSON.stringify({ end: true, entries, sha256: createHash('sha256').update(body).digest('hex') })}\n`;
+}
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-cache-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const entry: CachedSummary = {
-  identity: { size: 10, mtimeMs: 1234.5, ino: 7, dev: 8 },
+  identity: { size: 10, mtimeMs: 1234.5, ctimeMs: 1234.5, ino: 7, dev: 8 },
   summary: { header: { id: 'demo-1', createdAt: 1, cwd: '/p' }, title: 'Say hi', capturedThroughSeq: 10, eventCount: 11 },
 };
 
@@ -20,7 +35,7 @@ function manyEntries(count: number): Array<[string, CachedSummary]> {
   return Array.from({ length: count }, (_, i): [string, CachedSummary] => [
     `--p${i % 7}--/s-${i}/session.jsonl${i % 2 ? '.zstd' : ''}`,
     {
-      identity: { size: i, mtimeMs: 1000 + i / 3, ino: i + 1, dev: 2 },
+      identity: { size: i, mtimeMs: 1000 + i / 3, ctimeMs: 2000 + i, ino: i + 1, dev: 2 },
       summary: {
         header: { id: `s-${i}`, createdAt: i },
         title: `résumé ${'✓'.repeat(i % 300)} ${i}\n"quoted"`,
@@ -28,7 +43,9 @@ function manyEntries(count: number): Array<[string, CachedSummary]> {
         eventCount: i,
         surfaceCounts: { user: i, assistant: 1, tool: 0 },
       },
-      ...(i % 100 === 0 ? { resume: { version: 1, reader: { encoding: 'raw', committedBytes: i, zstdFrames: 0 } } as CachedSummary['resume'] } : {}),
+      ...(i % 100 === 0
+        ? { resume: { summarizer: { version: 1, reader: { encoding: 'raw', committedBytes: i, zstdFrames: 0 } }, prefixSha256: 'ab'.repeat(32) } as CachedSummary['resume'] }
+        : {}),
     },
   ]);
 }
@@ -72,10 +89,14 @@ describe('summary cache', () => {
     expect((await loadSummaryCache(file, '/root')).size).toBe(0);
     await saveSummaryCache(file, '/other', [['k', entry]]);
     expect((await loadSummaryCache(file, '/root')).size).toBe(0);
-    const valid = readFileSync(file, 'utf8').replace('"/other"', '"/root"');
-    writeFileSync(file, valid);
+    // The same file with the root edited: its checksum no longer matches.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"/other"', '"/root"'));
+    expect((await loadSummaryCache(file, '/root')).size).toBe(0);
+    await saveSummaryCache(file, '/root', [['k', entry]]);
+    const valid = readFileSync(file, 'utf8');
     expect((await loadSummaryCache(file, '/root')).size).toBe(1);
-    writeFileSync(file, valid.replace(`"format":${SUMMARY_CACHE_FORMAT}`, `"format":${SUMMARY_CACHE_FORMAT + 1}`));
+    // Another format, with a checksum that matches it.
+    writeFileSync(file, withChecksum(linesOf(valid).slice(0, -1).map((line) => line.replace(`"format":${SUMMARY_CACHE_FORMAT}`, `"format":${SUMMARY_CACHE_FORMAT + 1}`))));
     expect((await loadSummaryCache(file, '/root')).size).toBe(0);
     // The format-2 layout: one document on one line.
     writeFileSync(file, JSON.stringify({ format: 2, root: '/root', entries: { k: entry } }));
@@ -101,9 +122,12 @@ describe('summary cache', () => {
     expect((await loadSummaryCache(file, '/root')).size).toBe(40);
     writeFileSync(file, Buffer.concat([whole, Buffer.from(`${JSON.stringify({ key: 'late', ...entry })}\n`)]));
     expect((await loadSummaryCache(file, '/root')).size).toBe(0);
-    // A trailer whose count disagrees with the entry lines.
-    writeFileSync(file, whole.toString('utf8').replace('"entries":40', '"entries":41'));
+    // A trailer whose count disagrees with the entry lines (the checksum matches).
+    const lines = linesOf(whole.toString('utf8')).slice(0, -1);
+    writeFileSync(file, withChecksum(lines, 41));
     expect((await loadSummaryCache(file, '/root')).size).toBe(0);
+    writeFileSync(file, withChecksum(lines));
+    expect((await loadSummaryCache(file, '/root')).size).toBe(40);
   });
 
   it('drops a malformed entry line of a complete cache, keeping the others', async () => {
@@ -117,9 +141,11 @@ describe('summary cache', () => {
       JSON.stringify({ identity: entry.identity, summary: entry.summary }),
       '{"key":"torn',
       'null',
-      JSON.stringify({ end: true, entries: 7 }),
+      JSON.stringify({ key: 'readFailure', ...entry, summary: { headerProblem: 'cannot read transcript: EACCES', capturedThroughSeq: null, eventCount: 0 } }),
+      JSON.stringify({ key: 'oldIdentity', ...entry, identity: { size: 10, mtimeMs: 1, ino: 7, dev: 8 } }),
+      JSON.stringify({ key: 'oldResume', ...entry, resume: { version: 1, reader: { encoding: 'raw', committedBytes: 1, zstdFrames: 0 } } }),
     ];
-    writeFileSync(file, `${lines.join('\n')}\n`);
+    writeFileSync(file, withChecksum(lines));
     expect([...(await loadSummaryCache(file, '/root')).keys()]).toEqual(['good']);
   });
 
@@ -130,6 +156,66 @@ describe('summary cache', () => {
     writeFileSync(legacy, '{}');
     await saveSummaryCache(file, '/root', [['k', entry]]);
     expect(readdirSync(dir)).toEqual([path.basename(file)]);
+  });
+
+  it('never loads a changed cache: every one-character change of a complete cache gives the same entries or none', async () => {
+    const file = summaryCacheFile(dir, '/root');
+    const entries = manyEntries(6).map(([key, cached]): [string, CachedSummary] => [key, { ...cached, summary: { ...cached.summary, title: `title ${key}` } }]);
+    await saveSummaryCache(file, '/root', entries);
+    const whole = readFileSync(file, 'utf8');
+    const original = new Map(entries);
+    let changed = 0;
+    for (let i = 0; i < whole.length; i++) {
+      const c = whole[i];
+      // A letter for another letter, a digit for another digit, anything else for 'x': the edits that still parse.
+      const other = /[a-y]/.test(c) ? String.fromCharCode(c.charCodeAt(0) + 1) : /[0-8]/.test(c) ? String(Number(c) + 1) : c === 'x' ? 'y' : 'x';
+      writeFileSync(file, whole.slice(0, i) + other + whole.slice(i + 1));
+      const loaded = await loadSummaryCache(file, '/root');
+      if (loaded.size === 0) changed++;
+      else expect(loaded, `change at ${i}`).toEqual(original);
+    }
+    // In fact every change empties it: the checksum covers every line, the trailer is checked as a whole.
+    expect(changed).toBe(whole.length);
+  });
+
+  it('keeps an entry too long for a line as its identity only (omitted), and loads the rest', async () => {
+    const file = summaryCacheFile(dir, '/root');
+    const huge: CachedSummary = { ...entry, summary: { ...entry.summary, title: 'é'.repeat(5 * 1024 * 1024) } };
+    await saveSummaryCache(file, '/root', [['huge', huge], ['small', entry]]);
+    expect(readFileSync(file).length).toBeLessThan(64 * 1024);
+    const omitted = new Map<string, FileIdentity>();
+    const loaded = await loadSummaryCache(file, '/root', omitted);
+    expect([...loaded]).toEqual([['small', entry]]);
+    expect([...omitted]).toEqual([['huge', huge.identity]]);
+  });
+
+  it('removes the temp files of killed writes, never a live write\'s', async () => {
+    const cacheDir = path.join(dir, 'cache');
+    const file = summaryCacheFile(cacheDir, '/root');
+    await saveSummaryCache(file, '/root', [['k', entry]]);
+    // A pid that is certainly not running: a child that has exited.
+    const deadPid = spawnSync(process.execPath, ['-e', '0']).pid;
+    const now = Date.now();
+    const temps = {
+      ownFresh: { pid: process.pid, age: 1_000 },
+      ownOld: { pid: process.pid, age: STALE_TEMP_MS + 1_000 },
+      deadFresh: { pid: deadPid, age: 1_000 },
+      deadAFewSeconds: { pid: deadPid, age: 10_000 },
+      legacyAFewSeconds: { pid: undefined, age: 10_000 },
+    };
+    const names: Record<string, string> = {};
+    Object.entries(temps).forEach(([what, { pid, age }], i) => {
+      const name = `${path.basename(file)}.${pid === undefined ? '' : `${pid}.`}${String(i).padStart(12, 'a')}.tmp`;
+      names[what] = name;
+      writeFileSync(path.join(cacheDir, name), 'partial');
+      utimesSync(path.join(cacheDir, name), (now - age) / 1000, (now - age) / 1000);
+    });
+    writeFileSync(path.join(cacheDir, 'unrelated.tmp'), 'x');
+    utimesSync(path.join(cacheDir, 'unrelated.tmp'), 1, 1);
+    const removed = await removeStaleTempFiles(cacheDir, now);
+    expect(removed.sort()).toEqual([names.ownOld, names.deadAFewSeconds, names.legacyAFewSeconds].sort());
+    expect(readdirSync(cacheDir).sort()).toEqual([path.basename(file), names.ownFresh, names.deadFresh, 'unrelated.tmp'].sort());
+    expect(await removeStaleTempFiles(path.join(dir, 'missing'))).toEqual([]);
   });
 
   it('tells whether a directory lies within another', () => {

@@ -4,26 +4,32 @@
  * a missing, foreign, corrupt or truncated cache is simply an empty one.
  *
  * One JSON record per line (a head line naming format and root, one line per transcript, a
- * trailer line with the entry count), read and written a chunk at a time: a 100,000-entry cache
- * never exists as one string or one parsed document, so loading and saving need little memory
- * and never hold the event loop for long.
+ * trailer line with the entry count and the SHA-256 of every line before it), read and written
+ * a chunk at a time: a 100,000-entry cache never exists as one string or one parsed document,
+ * so loading and saving need little memory and never hold the event loop for long. A cache
+ * whose checksum does not match (any byte changed, lines spliced from another cache) is empty:
+ * damage costs a re-read, never a wrong listing.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
-import type { SessionLogSummarizerJSON } from './log';
+import type { ResumeState } from './summarize/summarizeFile';
 import type { FileIdentity } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptIndex';
 
-/** Bump when the file layout, the summary shape or the decoder's title/damage semantics change. */
-export const SUMMARY_CACHE_FORMAT = 3;
+/**
+ * Bump when the file layout, the summary shape or the decoder's title/damage semantics change.
+ * 4: checksum in the trailer, change time in identities, prefix digests in resume states,
+ * omitted entries.
+ */
+export const SUMMARY_CACHE_FORMAT = 4;
 
 /** One cached summary. */
 export interface CachedSummary {
   identity: FileIdentity;
   summary: TranscriptSummary;
   /** Summarizer state, kept for recently written transcripts so an append after a restart resumes. */
-  resume?: SessionLogSummarizerJSON;
+  resume?: ResumeState;
 }
 
 /** The first line. */
@@ -37,14 +43,35 @@ interface CacheLine extends CachedSummary {
   key: string;
 }
 
-/** The last line: without it (or with another count) the file was cut short and is not used. */
+/**
+ * An entry too long for a line (a title of megabytes): only the identity is kept, so a restart
+ * that finds the transcript unchanged re-reads it alone and does not rewrite the cache.
+ */
+interface OmittedLine {
+  key: string;
+  identity: FileIdentity;
+  omitted: true;
+}
+
+/** The last line: without it (or with another count or checksum) the file is not used. */
 interface CacheTrailer {
   end: true;
   entries: number;
+  /** SHA-256 (hex) of every line before this one, newlines included, as UTF-8. */
+  sha256: string;
 }
 
-/** A line longer than this is not ours (an older single-document cache, or garbage): stop reading. */
+/**
+ * A line longer than this is not ours (an older single-document cache, or garbage): stop
+ * reading. The writer keeps every line below it (see {@link OmittedLine}).
+ */
 const MAX_LINE_CHARS = 4 * 1024 * 1024;
+
+/** A temp file untouched this long is a killed write's leftover (a live write touches it every chunk). */
+export const STALE_TEMP_MS = 60_000;
+
+/** …and this long, when the process named in it is not running. */
+const STALE_DEAD_WRITER_TEMP_MS = 5_000;
 
 /** Characters written at once. */
 const WRITE_CHUNK_CHARS = 256 * 1024;
@@ -72,12 +99,18 @@ export function isWithin(candidate: string, dir: string): boolean {
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
+function isIdentity(identity: unknown): identity is FileIdentity {
+  if (!isObject(identity)) return false;
+  return [identity.size, identity.mtimeMs, identity.ctimeMs, identity.ino, identity.dev].every(isNumber);
+}
+
 function isCachedSummary(value: unknown): value is CachedSummary {
   if (!isObject(value)) return false;
   const { identity, summary } = value as Partial<CachedSummary>;
-  if (!isObject(identity)) return false;
-  if (![identity.size, identity.mtimeMs, identity.ino, identity.dev].every(isNumber)) return false;
+  if (!isIdentity(identity)) return false;
   if (!isObject(summary)) return false;
+  // A read failure is never the file's state: such an entry is not ours.
+  if (typeof summary.headerProblem === 'string' && summary.headerProblem.startsWith('cannot read')) return false;
   if (summary.capturedThroughSeq !== null && !isNumber(summary.capturedThroughSeq)) return false;
   if (summary.title !== undefined && typeof summary.title !== 'string') return false;
   if (summary.headerProblem !== undefined && typeof summary.headerProblem !== 'string') return false;
@@ -89,7 +122,7 @@ function isCachedSummary(value: unknown): value is CachedSummary {
     return false;
   }
   const { resume } = value as Partial<CachedSummary>;
-  if (resume !== undefined && !isObject(resume)) return false;
+  if (resume !== undefined && (!isObject(resume) || !isObject(resume.summarizer) || typeof resume.prefixSha256 !== 'string')) return false;
   if (summary.bodyError !== undefined) {
     if (!isObject(summary.bodyError)) return false;
     const { reason, message } = summary.bodyError;
@@ -129,12 +162,15 @@ async function* readLines(file: string): AsyncGenerator<string> {
 }
 
 /**
- * Reads the cached summaries for `root`. Anything but a complete cache of this format and root
- * (head line, entry lines, trailer with their count) is empty; a malformed entry line in a
- * complete file is dropped alone (its identity is what makes an entry trusted, not its neighbours).
+ * Reads the cached summaries for `root`. Anything but a complete, intact cache of this format
+ * and root (head line, entry lines, trailer with their count and checksum) is empty; a
+ * malformed entry line in an intact file is dropped alone. The identities of entries written
+ * without their summary (too long for a line) go to `omitted` when given.
  */
-export async function loadSummaryCache(file: string, root: string): Promise<Map<string, CachedSummary>> {
+export async function loadSummaryCache(file: string, root: string, omitted?: Map<string, FileIdentity>): Promise<Map<string, CachedSummary>> {
   const cached = new Map<string, CachedSummary>();
+  const omittedHere = new Map<string, FileIdentity>();
+  const checksum = createHash('sha256');
   let lines = 0;
   let complete = false;
   try {
@@ -147,14 +183,19 @@ export async function loadSummaryCache(file: string, root: string): Promise<Map<
       if (lines++ === 0) {
         const head = record as Partial<CacheHead> | undefined;
         if (!isObject(head) || head.format !== SUMMARY_CACHE_FORMAT || head.root !== root) return cached;
+        checksum.update(line).update('\n');
         continue;
       }
       if (isObject(record) && record.end === true) {
-        complete = isNumber(record.entries) && record.entries === lines - 2;
+        complete = isNumber(record.entries) && record.entries === lines - 2 && record.sha256 === checksum.digest('hex');
         if (!complete) return new Map();
         continue;
       }
-      if (isObject(record) && typeof record.key === 'string' && isCachedSummary(record)) {
+      checksum.update(line).update('\n');
+      if (!isObject(record) || typeof record.key !== 'string') continue;
+      if (record.omitted === true) {
+        if (isIdentity(record.identity)) omittedHere.set(record.key, record.identity);
+      } else if (isCachedSummary(record)) {
         const { key, identity, summary, resume } = record as unknown as CacheLine;
         cached.set(key, resume === undefined ? { identity, summary } : { identity, summary, resume });
       }
@@ -162,13 +203,69 @@ export async function loadSummaryCache(file: string, root: string): Promise<Map<
   } catch {
     return new Map();
   }
-  return complete ? cached : new Map();
+  if (!complete) return new Map();
+  for (const [key, identity] of omittedHere) omitted?.set(key, identity);
+  return cached;
 }
 
 function cacheLine(key: string, cached: CachedSummary): string {
   const line: CacheLine = { key, identity: cached.identity, summary: cached.summary };
   if (cached.resume !== undefined) line.resume = cached.resume;
-  return `${JSON.stringify(line)}\n`;
+  const text = JSON.stringify(line);
+  if (text.length < MAX_LINE_CHARS) return `${text}\n`;
+  const stub: OmittedLine = { key, identity: cached.identity, omitted: true };
+  return `${JSON.stringify(stub)}\n`;
+}
+
+/** The temp file of one write: the writer's pid in its name tells a live write from a killed one's leftover. */
+function tempFileFor(file: string): string {
+  return `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** A cache temp file's name: `session-index-<digest>.jsonl.<pid>.<random>.tmp` (or, before format 4, without the pid). */
+const TEMP_NAME = /^session-index-[0-9a-f]{16}\.jsonl\.(?:(\d+)\.)?[0-9a-f]{12}\.tmp$/;
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, someone else's
+  }
+}
+
+/**
+ * Removes the temp files killed writes left in a cache directory: those untouched for
+ * {@link STALE_TEMP_MS}, or for a few seconds when the process named in them is not running.
+ * Another server may be writing its own right now: its file is recent and its pid alive.
+ * Returns the names removed.
+ */
+export async function removeStaleTempFiles(cacheDir: string, now = Date.now()): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(cacheDir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const match = TEMP_NAME.exec(name);
+    if (!match) continue;
+    const full = path.join(cacheDir, name);
+    try {
+      const stats = await fsp.lstat(full);
+      if (!stats.isFile()) continue;
+      const age = now - stats.mtimeMs;
+      const pid = match[1] === undefined ? undefined : Number(match[1]);
+      const writerGone = pid === undefined || (pid !== process.pid && !isRunning(pid));
+      if (age < STALE_TEMP_MS && !(writerGone && age >= STALE_DEAD_WRITER_TEMP_MS)) continue;
+      await fsp.rm(full, { force: true });
+      removed.push(name);
+    } catch {
+      // gone meanwhile, or not ours to remove: nothing to do
+    }
+  }
+  return removed;
 }
 
 /**
@@ -177,21 +274,24 @@ function cacheLine(key: string, cached: CachedSummary): string {
  */
 export async function saveSummaryCache(file: string, root: string, entries: Iterable<[string, CachedSummary]>): Promise<void> {
   await fsp.mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  const temp = tempFileFor(file);
   const handle = await fsp.open(temp, 'w');
   try {
     const head: CacheHead = { format: SUMMARY_CACHE_FORMAT, root };
+    const checksum = createHash('sha256');
     let chunk = `${JSON.stringify(head)}\n`;
     let count = 0;
     for (const [key, cached] of entries) {
       chunk += cacheLine(key, cached);
       count++;
       if (chunk.length >= WRITE_CHUNK_CHARS) {
+        checksum.update(chunk);
         await handle.writeFile(chunk);
         chunk = '';
       }
     }
-    const trailer: CacheTrailer = { end: true, entries: count };
+    checksum.update(chunk);
+    const trailer: CacheTrailer = { end: true, entries: count, sha256: checksum.digest('hex') };
     await handle.writeFile(`${chunk}${JSON.stringify(trailer)}\n`);
     await handle.close();
     await fsp.rename(temp, file);

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -55,8 +55,10 @@ describe('TranscriptIndex resume states', () => {
       recorder.reads.length = 0;
       expect(await index.refresh(keys[i])).toBe('changed');
       expect(index.get(keys[i])?.summary).toMatchObject({ title: `renamed ${i}`, capturedThroughSeq: 7, eventCount: 8 });
-      const firstRead = Math.min(...recorder.reads.map((r) => r.position));
-      expect(firstRead).toBe(i === oldest ? 0 : sizeBefore);
+      const sizeAfter = (await nodeTranscriptFiles.lstat(files[i])).size;
+      // The recent one checks the bytes it skips (one read of [0, sizeBefore)), then reads the append.
+      const expected = i === oldest ? [[0, sizeAfter]] : [[0, sizeBefore], [sizeBefore, sizeAfter - sizeBefore]];
+      expect(recorder.reads.map((r) => [r.position, r.length])).toEqual(expected);
       // Just read: now it is resumable whatever its age.
       expect(index.savedState(keys[i])).toBeDefined();
     }
@@ -93,6 +95,88 @@ describe('TranscriptIndex resume states', () => {
     expect(index.savedState(newer)).toBeDefined();
     // The summary itself is the same either way.
     expect(index.get(older)?.summary).toMatchObject({ title: 'title 100000', eventCount: 4 });
+  });
+
+  it('re-reads from byte 0 a transcript rewritten in place (same file, grown, shrunk, same size and time)', async () => {
+    const root = path.join(base, 'sessions');
+    const key = relativeLogPath('/home/alice/proj', 'rw-1', 'raw').split(path.sep).join('/');
+    const file = path.join(root, ...key.split('/'));
+    mkdirSync(path.dirname(file), { recursive: true });
+    const turn = (title: string, seq = 0) => [ev.turnStart(seq), ev.user(seq + 1, 'prompt'), ev.title(seq + 2, title), ev.turnEnd(seq + 3)];
+    writeFileSync(file, rawTranscript([headerLine('rw-1'), ...turn('First')]));
+    const index = new TranscriptIndex(root, nodeTranscriptFiles, 1);
+    const [projectDir, sessionDir] = key.split('/');
+    index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+    expect(await index.refresh(key)).toBe('changed');
+    expect(index.get(key)?.summary?.title).toBe('First');
+    // Grown: the title inside changed and a turn was added; same inode, so it looks like an append.
+    const ino = (await nodeTranscriptFiles.lstat(file)).ino;
+    writeFileSync(file, rawTranscript([headerLine('rw-1'), ...turn('Fixed'), ...turn('Fixed', 4)]));
+    expect((await nodeTranscriptFiles.lstat(file)).ino).toBe(ino);
+    expect(await index.refresh(key)).toBe('changed');
+    expect(index.get(key)?.summary).toMatchObject({ title: 'Fixed', eventCount: 8 });
+    // A true append after that still resumes and still sees the new title.
+    appendFileSync(file, rawTranscript(turn('Appended', 8)));
+    expect(await index.refresh(key)).toBe('changed');
+    expect(index.get(key)?.summary).toMatchObject({ title: 'Appended', eventCount: 12 });
+    // Shrunk: fewer turns, another title.
+    writeFileSync(file, rawTranscript([headerLine('rw-1'), ...turn('Short')]));
+    expect(await index.refresh(key)).toBe('changed');
+    expect(index.get(key)?.summary).toMatchObject({ title: 'Short', eventCount: 4 });
+    // Same size and modification time, other bytes: the change time tells.
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+    expect(await index.refresh(key)).toBe('changed');
+    const before = await nodeTranscriptFiles.lstat(file);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"Short"', '"Other"'));
+    utimesSync(file, 1_700_000_000, 1_700_000_000);
+    const after = await nodeTranscriptFiles.lstat(file);
+    expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs]);
+    expect(await index.refresh(key)).toBe('changed');
+    expect(index.get(key)?.summary?.title).toBe('Other');
+  });
+
+  it('never keeps a read failure: the next refresh reads the file again, and succeeds once it can', async () => {
+    const root = path.join(base, 'sessions');
+    const key = relativeLogPath('/home/alice/proj', 'locked-1', 'raw').split(path.sep).join('/');
+    const file = path.join(root, ...key.split('/'));
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, rawTranscript([headerLine('locked-1'), ev.turnStart(0), ev.user(1, 'p'), ev.title(2, 'Readable now'), ev.turnEnd(3)]));
+    // Permission denied at open, as for a mode-000 file read by its non-owner (tests may run as root).
+    let locked = true;
+    let opens = 0;
+    const files = {
+      ...nodeTranscriptFiles,
+      async open(target: string) {
+        opens++;
+        if (locked) throw Object.assign(new Error(`EACCES: permission denied, open '${target}'`), { code: 'EACCES' });
+        return nodeTranscriptFiles.open(target);
+      },
+    };
+    let tasks = 0;
+    class CountingPool extends SummarizePool {
+      override run(task: SummarizeTask) {
+        tasks++;
+        return super.run(task);
+      }
+    }
+    const index = new TranscriptIndex(root, files, 1, new CountingPool({ size: 0, files }));
+    const [projectDir, sessionDir] = key.split('/');
+    index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+    expect(await index.refresh(key)).toBe('changed');
+    expect(index.get(key)).toMatchObject({ readFailed: true, summary: { headerProblem: expect.stringContaining('EACCES') } });
+    expect(index.failedKeys()).toEqual([key]);
+    // Still failing: tried again (the file is unchanged), nothing new to tell, and no summarizing
+    // task for it (the retry opens the file first).
+    expect(await index.refresh(key)).toBe('unchanged');
+    expect([opens, tasks]).toEqual([2, 1]);
+    locked = false;
+    expect(await index.refresh(key)).toBe('changed');
+    expect([opens, tasks]).toEqual([4, 2]);
+    expect(index.get(key)?.readFailed).toBeUndefined();
+    expect(index.get(key)?.summary).toMatchObject({ title: 'Readable now' });
+    expect(index.failedKeys()).toEqual([]);
+    expect(await index.refresh(key)).toBe('unchanged');
+    expect(opens).toBe(4);
   });
 
   it('lists the keys of one scope and forgets deleted ones', () => {

@@ -8,10 +8,10 @@ import type { SessionReadError } from '../resolver/sessionStore';
 import { pathBindingProblem, type SessionHeaderFields } from './binding';
 import { ConcurrencyLimit } from './concurrency';
 import { keyPath, type DiscoveryScope, type TranscriptLocation } from './discovery';
-import { initZstdSupport, type SessionLogSummarizerJSON } from './log';
+import { initZstdSupport } from './log';
 import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
-import { HEADER_REASONS, mayResume } from './summarize/summarizeFile';
+import { HEADER_REASONS, mayResume, type ResumeState } from './summarize/summarizeFile';
 import { fileIdentity, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 
 export { HEADER_REASONS, readErrorOf } from './summarize/summarizeFile';
@@ -38,6 +38,11 @@ export interface IndexedTranscript {
   /** The file version `summary` describes. */
   identity?: FileIdentity;
   summary?: TranscriptSummary;
+  /**
+   * The last read failed (`summary` says why): the failure is no fact about the file (a
+   * permission, a transient I/O error), so it is never cached and every refresh tries again.
+   */
+  readFailed?: boolean;
 }
 
 /** What a refresh found. */
@@ -48,7 +53,7 @@ interface IndexEntry extends IndexedTranscript {
    * What an append resumes from (the compact saved state; no live summarizer is kept), for the
    * most recently written transcripts only (see {@link RESUMABLE_TRANSCRIPTS}).
    */
-  saved?: SessionLogSummarizerJSON;
+  saved?: ResumeState;
   running?: Promise<RefreshOutcome>;
   queued?: Promise<RefreshOutcome>;
 }
@@ -76,6 +81,8 @@ export class TranscriptIndex {
   private readonly limit: ConcurrencyLimit;
   /** Entries with a summary (status reports it often, so it is kept rather than counted). */
   private summarizedCount = 0;
+  /** Keys whose last read failed (retried by every refresh; the store's sweep visits them). */
+  private readonly failed = new Set<string>();
   /** Entries holding a saved state, pruned to the most recently modified. */
   private readonly resumable = new Set<IndexEntry>();
   /**
@@ -139,7 +146,7 @@ export class TranscriptIndex {
   }
 
   /** Keeps (or drops) what the next append resumes from, within the bound on saved states. */
-  private keepForResume(entry: IndexEntry, saved: SessionLogSummarizerJSON | undefined): void {
+  private keepForResume(entry: IndexEntry, saved: ResumeState | undefined): void {
     entry.saved = saved;
     if (saved === undefined) {
       this.resumable.delete(entry);
@@ -157,7 +164,7 @@ export class TranscriptIndex {
   }
 
   /** Adopts a summary from the persistent cache; it is trusted only while the file keeps this identity. */
-  adopt(key: string, identity: FileIdentity, summary: TranscriptSummary, saved?: SessionLogSummarizerJSON): void {
+  adopt(key: string, identity: FileIdentity, summary: TranscriptSummary, saved?: ResumeState): void {
     const entry = this.entries.get(key);
     if (entry && entry.identity === undefined) {
       this.setSummary(entry, summary);
@@ -167,7 +174,7 @@ export class TranscriptIndex {
   }
 
   /** The summarizer state worth persisting for a transcript (so an append after a restart resumes). */
-  savedState(key: string): SessionLogSummarizerJSON | undefined {
+  savedState(key: string): ResumeState | undefined {
     return this.entries.get(key)?.saved;
   }
 
@@ -185,9 +192,15 @@ export class TranscriptIndex {
     const entry = this.entries.get(key);
     if (!entry) return false;
     if (entry.summary !== undefined) this.summarizedCount--;
+    this.failed.delete(key);
     this.resumable.delete(entry);
     this.scoped.delete(key);
     return this.entries.delete(key);
+  }
+
+  /** The keys whose last read failed (a copy): they are read again at every refresh. */
+  failedKeys(): string[] {
+    return [...this.failed];
   }
 
   /** The keys of every known transcript (a copy). */
@@ -229,19 +242,24 @@ export class TranscriptIndex {
 
   /**
    * A vanished file is 'gone' (discovery decides what happens next); any other failure makes
-   * the entry header-level damage until the file changes, so it is not retried in a loop.
+   * the entry header-level damage (skipped and reported) for now. It is not the file's state:
+   * the entry is marked `readFailed`, never cached, and the next refresh reads it again (a
+   * permission fixed without touching the file changes nothing else a refresh could see).
    */
   private unreadable(entry: IndexEntry, error: unknown, identity?: FileIdentity): RefreshOutcome {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || identity === undefined) return 'gone';
-    if (this.entries.get(entry.location.key) !== entry) return 'gone';
+    const key = entry.location.key;
+    if (this.entries.get(key) !== entry) return 'gone';
+    const headerProblem = `${HEADER_REASONS.unreadable}: ${(error as Error).message}`;
+    // The same failure again: nothing to tell (a retry of a still unreadable file is quiet).
+    const same = entry.readFailed === true && entry.summary?.headerProblem === headerProblem && sameIdentity(entry.identity, identity);
     entry.identity = identity;
+    entry.readFailed = true;
+    this.failed.add(key);
     this.keepForResume(entry, undefined);
-    this.setSummary(entry, {
-      headerProblem: `${HEADER_REASONS.unreadable}: ${(error as Error).message}`,
-      capturedThroughSeq: null,
-      eventCount: 0,
-    });
+    if (same) return 'unchanged';
+    this.setSummary(entry, { headerProblem, capturedThroughSeq: null, eventCount: 0 });
     return 'changed';
   }
 
@@ -256,7 +274,16 @@ export class TranscriptIndex {
     } catch (error) {
       return this.unreadable(entry, error);
     }
-    if (sameIdentity(entry.identity, current)) return 'unchanged';
+    if (sameIdentity(entry.identity, current)) {
+      if (!entry.readFailed) return 'unchanged';
+      // A retry of a file that failed: opening it here first keeps a still-unreadable file from
+      // costing an index worker at every sweep.
+      try {
+        await (await this.files.open(file)).close();
+      } catch (error) {
+        return this.unreadable(entry, error, current);
+      }
+    }
     const previous = entry.summary;
     // Only a summary an append may continue hands over its state: damage is sticky.
     const saved = previous !== undefined && mayResume(previous) ? entry.saved : undefined;
@@ -280,6 +307,8 @@ export class TranscriptIndex {
       if (this.entries.get(key) !== entry) return 'gone';
     }
     entry.identity = identity;
+    entry.readFailed = undefined;
+    this.failed.delete(key);
     this.setSummary(entry, summary);
     // What the next append resumes from: the compact saved state (the worker kept no live summarizer).
     this.keepForResume(entry, outcome.saved);

@@ -47,9 +47,17 @@ function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 export async function startMeasuredServer(
   temporary: TemporaryDirectories,
   sessionsRoot: string,
-  options: { folder?: string; nodeArgs?: string[]; initializationOptions?: Record<string, unknown> } = {},
+  options: {
+    folder?: string;
+    nodeArgs?: string[];
+    initializationOptions?: Record<string, unknown>;
+    /** The server's home (its cache under `cache/`): pass the same one to restart with the same cache. */
+    home?: string;
+    /** Run the server as this user (the test must be root to switch). */
+    user?: { uid: number; gid: number };
+  } = {},
 ): Promise<MeasuredServer> {
-  const home = temporary.make('server-home');
+  const home = options.home ?? temporary.make('server-home');
   const child: ChildProcessByStdio<Writable, Readable, Readable> = spawn(
     process.execPath,
     [...(options.nodeArgs ?? []), SERVER_BIN, '--stdio'],
@@ -57,6 +65,7 @@ export async function startMeasuredServer(
       cwd: REPO_ROOT,
       env: { ...process.env, XDG_CACHE_HOME: path.join(home, 'cache'), DSH_HOME: path.join(home, 'dsh') },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.user ?? {}),
     },
   );
   let log = '';

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,7 +41,9 @@ describe('summarizeTranscriptFile', () => {
     expect(outcome.summary.eventCount).toBe(DEMO_2.length - 1);
     expect(outcome.position).toBe(outcome.opened.size);
     expect(outcome.resumed).toBe(false);
-    expect(outcome.saved?.version).toBe(1);
+    expect(outcome.saved?.summarizer.version).toBe(1);
+    // The digest of the bytes the state covers (all of them: the last line is complete).
+    expect(outcome.saved?.prefixSha256).toBe(createHash('sha256').update(rawTranscript(DEMO_2)).digest('hex'));
   });
 
   it('gives plain data only (a structured clone is identical, classes included)', async () => {
@@ -126,12 +129,45 @@ describe('summarizeTranscriptFile', () => {
     expect(replaced.summary.title).toBe('Renamed again');
   });
 
+  it('reads from scratch a file rewritten in place that grew (bytes before the resume point changed), raw', async () => {
+    const file = writeLog(rawTranscript(DEMO_2.slice(0, 6)));
+    const first = continuation(file, 'raw', await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    // The same inode, longer: one byte inside the prompt changed, a title line added.
+    const rewritten = Buffer.from(rawTranscript(titled)).toString('utf8').replace('"title":"Read a.txt"', '"title":"Read b.txt"');
+    writeFileSync(file, rewritten);
+    const outcome = summaryOf(await summarizeTranscriptFile(first));
+    const scratch = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    expect(outcome).toMatchObject({ resumed: false, notResumed: 'prefix-changed' });
+    expect({ ...outcome, notResumed: undefined }).toEqual({ ...scratch, notResumed: undefined });
+    // A state that is resumed after a real append stays right.
+    appendFileSync(file, rawTranscript([ev.title(18, 'Appended')]));
+    const appended = summaryOf(await summarizeTranscriptFile(continuation(file, 'raw', outcome)));
+    expect(appended).toMatchObject({ resumed: true, summary: { title: 'Appended' } });
+    expect(appended.notResumed).toBeUndefined();
+  });
+
+  it.skipIf(!zstdCli.found)(`reads from scratch a zstd file rewritten in place that grew ${zstdCli.reason ?? ''}`, async () => {
+    const file = writeLog(zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1, 6)]));
+    const first = continuation(file, 'zstd', await summarizeTranscriptFile({ file, encoding: 'zstd' }));
+    // Another second frame (another title), then a third: longer, same inode.
+    const other = DEMO_2.slice(1, 6).map((line) => line.replace('"Read a.txt"', '"Read c.txt"'));
+    expect(other).not.toEqual(DEMO_2.slice(1, 6));
+    writeFileSync(file, zstdTranscript([DEMO_2.slice(0, 1), other, DEMO_2.slice(6, 13)]));
+    const outcome = summaryOf(await summarizeTranscriptFile(first));
+    const scratch = summaryOf(await summarizeTranscriptFile({ file, encoding: 'zstd' }));
+    expect(outcome).toMatchObject({ resumed: false, notResumed: 'prefix-changed', summary: { title: 'Read c.txt' } });
+    expect({ ...outcome, notResumed: undefined }).toEqual({ ...scratch, notResumed: undefined });
+  });
+
   it('reads from scratch when the saved state is unusable', async () => {
     const file = writeLog(rawTranscript(DEMO_2.slice(0, 6)));
     const first = continuation(file, 'raw', await summarizeTranscriptFile({ file, encoding: 'raw' }));
     appendFileSync(file, rawTranscript(titled.slice(6)));
-    const outcome = summaryOf(await summarizeTranscriptFile({ ...first, saved: { version: 1, reader: { nonsense: true } } as never }));
+    const outcome = summaryOf(await summarizeTranscriptFile({ ...first, saved: { summarizer: { version: 1, reader: { nonsense: true } }, prefixSha256: '' } as never }));
     expect(outcome.resumed).toBe(false);
+    expect(outcome.notResumed).toBe('unusable');
+    const withoutDigest = summaryOf(await summarizeTranscriptFile({ ...first, saved: { summarizer: first.saved?.summarizer } as never }));
+    expect(withoutDigest.notResumed).toBe('unusable');
     expect(outcome.summary.title).toBe('Renamed again');
   });
 

@@ -2,6 +2,7 @@
  * One transcript's read + decode + fold for the index, as plain data both ways (a task in, an
  * outcome out, both structured-clone safe) so it runs the same inline or in an index worker.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { SessionReadError } from '../../resolver/sessionStore';
 import type { SessionHeaderFields } from '../binding';
 import { initZstdSupport, SessionLogSummarizer, type SessionLogSummarizerJSON, type TranscriptEncoding } from '../log';
@@ -37,6 +38,17 @@ export function taskErrorOf(error: unknown): TaskError {
   return failure;
 }
 
+/**
+ * What an append resumes from: the summarizer's state and a digest of the bytes that state
+ * covers (the file before its resume offset). A resumed read first checks those bytes: a file
+ * rewritten in place (a restore, a sync tool, an editor) is read from byte 0 even when it grew.
+ */
+export interface ResumeState {
+  summarizer: SessionLogSummarizerJSON;
+  /** SHA-256 (hex) of the file's bytes before `summarizer`'s resume offset. */
+  prefixSha256: string;
+}
+
 /** What to summarize. */
 export interface SummarizeTask {
   /** Absolute path of the transcript. */
@@ -46,9 +58,10 @@ export interface SummarizeTask {
   previous?: FileIdentity;
   /**
    * Saved state of the previous summary, given only when that summary may be resumed
-   * ({@link mayResume}): an append of `previous` then continues from it instead of from byte 0.
+   * ({@link mayResume}): an append of `previous` whose earlier bytes are unchanged then
+   * continues from it instead of from byte 0.
    */
-  saved?: SessionLogSummarizerJSON;
+  saved?: ResumeState;
   /**
    * Whether the outcome should carry the state to resume from (default true). The index asks
    * only for transcripts recent enough to keep it: at 100,000 sessions, 1–2 KB of state per
@@ -67,10 +80,12 @@ export type SummarizeOutcome =
       position: number;
       /** Whether `saved` was resumed (else the file was read from byte 0). */
       resumed: boolean;
+      /** Why a saved state given was not resumed: not an append, unusable, or the bytes before its offset changed. */
+      notResumed?: 'not-append' | 'unusable' | 'prefix-changed';
       /** Interpreted by the index's damage policy; the path binding is the caller's to check. */
       summary: TranscriptSummary;
       /** State to resume from after the next append, when the summary may be resumed. */
-      saved?: SessionLogSummarizerJSON;
+      saved?: ResumeState;
     }
   /** The file could not be opened or read. */
   | { kind: 'failed'; error: TaskError };
@@ -125,31 +140,101 @@ function interpret(raw: RawSummary | { error: unknown }): TranscriptSummary {
   return summary;
 }
 
-/** A summarizer to continue from `task.saved`, when the opened file is an append of `task.previous`. */
-function resumedSummarizer(task: SummarizeTask, opened: FileIdentity): SessionLogSummarizer | undefined {
-  if (task.saved === undefined || task.previous === undefined || !isAppendOf(task.previous, opened)) return undefined;
-  try {
-    return SessionLogSummarizer.fromJSON(task.saved);
-  } catch {
-    return undefined; // an unusable saved state only costs a full read
+/**
+ * The SHA-256 of a file's bytes from 0 up to its summarizer's committed offset, fed as the
+ * bytes are pushed: what lies past the committed offset (a torn line, an incomplete zstd frame)
+ * is held back (copied) until it is committed, as it may still change.
+ */
+class PrefixDigest {
+  private readonly hash: Hash = createHash('sha256');
+  /** Bytes hashed: the file's [0, hashed). */
+  private hashed = 0;
+  /** Copies of the bytes after `hashed`, in file order. */
+  private held: Uint8Array[] = [];
+
+  /** Adds the next bytes of the file and hashes everything before `committed`. */
+  add(bytes: Uint8Array, committed: number): void {
+    let take = committed - this.hashed;
+    while (take > 0 && this.held.length > 0) {
+      const first = this.held[0];
+      const used = Math.min(first.length, take);
+      this.hash.update(first.subarray(0, used));
+      if (used === first.length) this.held.shift();
+      else this.held[0] = first.subarray(used);
+      this.hashed += used;
+      take -= used;
+    }
+    const used = Math.max(0, Math.min(bytes.length, take));
+    if (used > 0) this.hash.update(bytes.subarray(0, used));
+    this.hashed += used;
+    if (used < bytes.length) this.held.push(bytes.slice(used));
+  }
+
+  /** The digest of [0, offset), when exactly that much is hashed. */
+  digestAt(offset: number): string | undefined {
+    return offset === this.hashed ? this.hash.copy().digest('hex') : undefined;
   }
 }
 
+/** Hashes the file's bytes [0, end) into `digest` (the check before a resumed read). */
+async function hashPrefix(handle: OpenTranscript, digest: PrefixDigest, end: number): Promise<boolean> {
+  const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, Math.max(1, end)));
+  let position = 0;
+  while (position < end) {
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
+    if (bytesRead === 0) return false;
+    position += bytesRead;
+    digest.add(buffer.subarray(0, bytesRead), position);
+  }
+  return true;
+}
+
+type Resumed = { summarizer: SessionLogSummarizer; digest: PrefixDigest } | { refused: NonNullable<Extract<SummarizeOutcome, { kind: 'summary' }>['notResumed']> };
+
+/**
+ * A summarizer (and the digest of the bytes it covers) to continue from `task.saved`, when the
+ * opened file is an append of `task.previous` whose bytes before the resume offset are unchanged.
+ */
+async function resume(task: SummarizeTask, handle: OpenTranscript, opened: FileIdentity): Promise<Resumed | undefined> {
+  if (task.saved === undefined) return undefined;
+  if (task.previous === undefined || !isAppendOf(task.previous, opened)) return { refused: 'not-append' };
+  let summarizer: SessionLogSummarizer;
+  try {
+    if (typeof task.saved.prefixSha256 !== 'string') throw new TypeError('no prefix digest');
+    summarizer = SessionLogSummarizer.fromJSON(task.saved.summarizer);
+  } catch {
+    return { refused: 'unusable' }; // an unusable saved state only costs a full read
+  }
+  const offset = summarizer.resumeOffset;
+  if (offset > opened.size) return { refused: 'unusable' };
+  const digest = new PrefixDigest();
+  const complete = await hashPrefix(handle, digest, offset);
+  if (!complete || digest.digestAt(offset) !== task.saved.prefixSha256) return { refused: 'prefix-changed' };
+  return { summarizer, digest };
+}
+
 /** Reads `file` from where `summarizer` stopped to the opened size; a decoding failure ends the read. */
-async function readInto(handle: OpenTranscript, summarizer: SessionLogSummarizer, size: number): Promise<{ position: number; decodeError: unknown }> {
+async function readInto(
+  handle: OpenTranscript,
+  summarizer: SessionLogSummarizer,
+  size: number,
+  digest: PrefixDigest | undefined,
+): Promise<{ position: number; decodeError: unknown }> {
   let position = summarizer.consumedBytes;
   let decodeError: unknown;
-  // One buffer per read: the summarizer copies whatever it keeps of a push.
+  // One buffer per read: the summarizer copies whatever it keeps of a push (so does the digest).
   const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, Math.max(0, size - position)));
   while (position < size && decodeError === undefined) {
     const length = Math.min(buffer.length, size - position);
     const { bytesRead } = await handle.read(buffer, 0, length, position);
     if (bytesRead === 0) break; // the file shrank while being read; the next refresh starts over
+    const bytes = buffer.subarray(0, bytesRead);
     try {
-      summarizer.push(buffer.subarray(0, bytesRead));
+      summarizer.push(bytes);
     } catch (error) {
       decodeError = error;
     }
+    digest?.add(bytes, summarizer.resumeOffset);
     position += bytesRead;
   }
   return { position, decodeError };
@@ -157,8 +242,8 @@ async function readInto(handle: OpenTranscript, summarizer: SessionLogSummarizer
 
 /**
  * Summarizes one transcript: opens it (never following a link), reads it from byte 0 or, for an
- * append, from the saved state, and folds it. Never throws: a failure to open or read is a
- * `failed` outcome, damage in the bytes is part of the summary.
+ * append whose earlier bytes are unchanged, from the saved state, and folds it. Never throws: a
+ * failure to open or read is a `failed` outcome, damage in the bytes is part of the summary.
  */
 export async function summarizeTranscriptFile(task: SummarizeTask, files: TranscriptFiles = nodeTranscriptFiles): Promise<SummarizeOutcome> {
   let handle: OpenTranscript;
@@ -170,12 +255,18 @@ export async function summarizeTranscriptFile(task: SummarizeTask, files: Transc
   }
   try {
     const opened = fileIdentity(await handle.stat());
-    const resumed = resumedSummarizer(task, opened);
-    const summarizer = resumed ?? new SessionLogSummarizer(task.encoding);
-    const { position, decodeError } = await readInto(handle, summarizer, opened.size);
+    const resumed = await resume(task, handle, opened);
+    const continued = resumed !== undefined && 'summarizer' in resumed ? resumed : undefined;
+    const keepState = task.keepState !== false;
+    const summarizer = continued?.summarizer ?? new SessionLogSummarizer(task.encoding);
+    // The digest is only worth computing when the state it guards is kept.
+    const digest = continued?.digest ?? (keepState ? new PrefixDigest() : undefined);
+    const { position, decodeError } = await readInto(handle, summarizer, opened.size, digest);
     const summary = interpret(summaryOf(summarizer, decodeError));
-    const outcome: SummarizeOutcome = { kind: 'summary', opened, position, resumed: resumed !== undefined, summary };
-    if (task.keepState !== false && mayResume(summary)) outcome.saved = summarizer.toJSON();
+    const outcome: SummarizeOutcome = { kind: 'summary', opened, position, resumed: continued !== undefined, summary };
+    if (resumed !== undefined && 'refused' in resumed) outcome.notResumed = resumed.refused;
+    const prefixSha256 = digest?.digestAt(summarizer.resumeOffset);
+    if (keepState && mayResume(summary) && prefixSha256 !== undefined) outcome.saved = { summarizer: summarizer.toJSON(), prefixSha256 };
     return outcome;
   } catch (error) {
     return { kind: 'failed', error: taskErrorOf(error) };
