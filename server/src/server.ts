@@ -18,7 +18,7 @@ import { previewKindFor, resolveSessionCompletionItem } from './features/session
 import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService, Subscription } from './store/service';
-import { EDITOR_FEATURE_CAPABILITIES, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
+import { EDITOR_FEATURE_CAPABILITIES, editorFeatureServices, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
 import {
   COMPLETION_ITEM,
   COMPLETION_PARAMS,
@@ -28,6 +28,7 @@ import {
   checkedNotification,
   onCheckedRequest,
 } from './wiring/params';
+import { CompletionFirstIndexWaits, FirstIndexWaitProgress, indexingProgress, progressToken, type FirstIndex } from './wiring/firstIndex';
 import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
@@ -74,8 +75,17 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     document: (uri) => documents.get(uri),
     onStoreOpened: (store) => watchStore(store),
   });
-  // Hover, code actions, document links and pushed diagnostics (issue 5's editor features).
-  const editor: EditorFeatures = registerEditorFeatures(connection, documents, workspace, { log: options.log });
+  // Hover, code actions, document links and pushed diagnostics (issue 5's editor features), over what is indexed so far.
+  const editor: EditorFeatures = registerEditorFeatures(connection, documents, editorFeatureServices(workspace), { log: options.log });
+  // Completion once its wait for the first index is over.
+  const partial = workspace.view({ partial: true });
+  const firstIndex: FirstIndex = {
+    indexed: () => workspace.indexed(),
+    whenIndexed: (signal) => workspace.whenIndexed(signal),
+    storeStatus: () => workspace.storeStatus(),
+    onStatus: (listener) => workspace.currentStore()?.onStatus(listener),
+  };
+  const completionWaits = new CompletionFirstIndexWaits(firstIndex);
 
   const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
 
@@ -136,8 +146,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       return;
     }
     const describe = (): [number | undefined, string] => {
-      const { indexed, discovered } = store.status();
-      return [discovered > 0 ? Math.min(100, Math.floor((indexed / discovered) * 100)) : undefined, `${indexed}/${discovered} sessions`];
+      const { percentage, message } = indexingProgress(store.status());
+      return [percentage, message];
     };
     const [percentage, message] = describe();
     progress.begin('Indexing dsh sessions', percentage, message, false);
@@ -252,7 +262,10 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       return await answer(token, async (signal) => {
         const document = documents.get(params.textDocument.uri);
         if (document === undefined) return { isIncomplete: false, items: [] };
-        return provideMentionCompletion(document, params.position, workspace, signal);
+        // During the first index: wait for it up to a short bound, then answer what is indexed, incomplete.
+        if (await completionWaits.wait(document.uri, signal)) return provideMentionCompletion(document, params.position, workspace, signal);
+        const list = await provideMentionCompletion(document, params.position, partial, signal);
+        return { ...list, isIncomplete: true };
       });
     } finally {
       // The server's own time per keystroke; the tracer sends nothing unless the client set trace on. Sent
@@ -268,11 +281,19 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
   );
 
   onCheckedRequest(connection, 'workspace/executeCommand', EXECUTE_COMMAND_PARAMS, (params, token) =>
-    answer(token, (signal) =>
-      EDITOR_COMMANDS.includes(params.command)
-        ? executeEditorCommand(params.command, params.arguments, workspace, signal)
-        : executeSessionCommand(params.command, params.arguments, workspace, signal),
-    ),
+    answer(token, async (signal) => {
+      // A command answering from the listing waits for the first index, with progress on the client's token.
+      const workDoneToken = progressToken(params);
+      const progress = workDoneToken === undefined ? undefined : new FirstIndexWaitProgress(firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
+      const services = workspace.view({ onWait: () => progress?.begin() });
+      try {
+        return await (EDITOR_COMMANDS.includes(params.command)
+          ? executeEditorCommand(params.command, params.arguments, services, signal)
+          : executeSessionCommand(params.command, params.arguments, services, signal));
+      } finally {
+        progress?.done();
+      }
+    }),
   );
 
   connection.onShutdown(() => {
