@@ -7,6 +7,7 @@ import { HELP_TEXT, UsageError, parseInvocation, type Invocation } from './cli/c
 import { startSessionLanguageServer } from './server';
 import { absoluteSessionsRoot } from './settings/settings';
 import { defaultSessionsRoot, openSessionStore } from './store';
+import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
 import { SERVER_VERSION } from './version';
 
 // Never stdout: in stdio mode it carries the protocol.
@@ -21,7 +22,10 @@ function cacheDirectory(env: NodeJS.ProcessEnv): string {
 }
 
 function openStore(root: string) {
-  return openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
+  const store = openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
+  // A test hook only: end-to-end tests hold the first index open while a file exists.
+  const holdFile = process.env[HOLD_FIRST_INDEX_ENV];
+  return holdFile === undefined || holdFile === '' ? store : holdFirstIndex(store, holdFile, logToStderr);
 }
 
 function readStdin(): Promise<string> {

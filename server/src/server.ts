@@ -28,7 +28,14 @@ import {
   checkedNotification,
   onCheckedRequest,
 } from './wiring/params';
-import { CompletionFirstIndexWaits, FirstIndexWaitProgress, indexingProgress, progressToken, type FirstIndex } from './wiring/firstIndex';
+import {
+  COMPLETION_FIRST_INDEX_WAIT_MS,
+  CompletionFirstIndexWaits,
+  FirstIndexWaitProgress,
+  indexingProgress,
+  progressToken,
+  type FirstIndex,
+} from './wiring/firstIndex';
 import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
@@ -45,6 +52,8 @@ export interface SessionLanguageServerOptions {
   version: string;
   /** How long to wait for the first `workspace/configuration` answer before opening a store anyway. */
   configurationTimeoutMs?: number;
+  /** How long completion waits for the first index (default {@link COMPLETION_FIRST_INDEX_WAIT_MS}). */
+  completionFirstIndexWaitMs?: number;
 }
 
 /** The server name reported in `initialize`. */
@@ -85,7 +94,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     storeStatus: () => workspace.storeStatus(),
     onStatus: (listener) => workspace.currentStore()?.onStatus(listener),
   };
-  const completionWaits = new CompletionFirstIndexWaits(firstIndex);
+  const completionWaits = new CompletionFirstIndexWaits(firstIndex, options.completionFirstIndexWaitMs ?? COMPLETION_FIRST_INDEX_WAIT_MS);
 
   const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
 
@@ -284,7 +293,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     answer(token, async (signal) => {
       // A command answering from the listing waits for the first index, with progress on the client's token.
       const workDoneToken = progressToken(params);
-      const progress = workDoneToken === undefined ? undefined : new FirstIndexWaitProgress(firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
+      const progress =
+        workDoneToken === undefined ? undefined : new FirstIndexWaitProgress(firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
       const services = workspace.view({ onWait: () => progress?.begin() });
       try {
         return await (EDITOR_COMMANDS.includes(params.command)

@@ -130,6 +130,8 @@ export class SessionWorkspace implements SessionServices {
     for (;;) {
       const store = await this.openedStore(signal);
       if (this.disposed) return;
+      // Replaced while this call resumed: wait for the new store.
+      if (this.store !== store) continue;
       if (store.status().indexing) await raceWithSignal(Promise.race([store.whenIndexed(signal), this.replacement]), signal);
       if (this.store === store) return;
     }

@@ -4,7 +4,7 @@
  * same document superseding an older one still waiting.
  */
 import type { ProgressToken, WorkDoneProgressReporter } from 'vscode-languageserver/node';
-import { cancelledError } from '../resolver';
+import { cancelledError, raceWithSignal } from '../resolver';
 import type { StoreStatus, Subscription } from '../store/service';
 
 /**
@@ -109,7 +109,7 @@ export class CompletionFirstIndexWaits {
     let timer: NodeJS.Timeout | undefined;
     try {
       const bound = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.boundMs)));
-      const indexed = await Promise.race([this.index.whenIndexed(own.signal).then(() => true), bound]);
+      const indexed = await Promise.race([raceWithSignal(this.index.whenIndexed(own.signal), own.signal).then(() => true), bound]);
       // Superseded just as the bound passed: the newer request answers, not this one.
       if (own.signal.aborted) throw cancelledError(own.signal);
       return indexed;
