@@ -6,6 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryStoreService } from '../settings/inMemoryStoreService';
 import { holdFirstIndex } from './heldIndex';
 import type { StoreStatus } from './service';
+import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
+import type { InMemorySession } from '../resolver/inMemorySessionStore';
+
+function session(id: string): InMemorySession {
+  const log = new SessionLogBuilder();
+  log.user(`prompt of ${id}`);
+  return { header: { id, cwd: '/w', createdAt: 1 }, events: log.events() };
+}
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -19,20 +27,22 @@ function holdFile(): string {
 }
 
 describe('holdFirstIndex', () => {
-  it('reports indexing while the file exists, and finishes once it is gone', async () => {
-    const inner = new InMemoryStoreService('/s');
+  it('reports indexing and lists nothing while the file exists, and is the store once it is gone', async () => {
+    const inner = new InMemoryStoreService('/s', [session('s1')]);
     const file = holdFile();
     const store = holdFirstIndex(inner, file);
     const statuses: StoreStatus[] = [];
     store.onStatus((status) => statuses.push(status));
-    expect(store.status()).toMatchObject({ indexing: true });
+    expect(store.status()).toMatchObject({ indexing: true, indexed: 0 });
+    expect(await store.listSessions()).toEqual([]);
     let indexed = false;
     const whenIndexed = store.whenIndexed().then(() => (indexed = true));
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(indexed).toBe(false);
     rmSync(file);
     await whenIndexed;
-    expect(store.status()).toMatchObject({ indexing: false });
+    expect(store.status()).toMatchObject({ indexing: false, indexed: 1 });
+    expect((await store.listSessions()).map((summary) => summary.id)).toEqual(['s1']);
     expect(statuses.at(-1)).toMatchObject({ indexing: false });
     store.dispose();
     expect(inner.disposed).toBe(true);

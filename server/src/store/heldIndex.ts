@@ -9,9 +9,9 @@ const POLL_MS = 25;
 
 /**
  * Test hook (end-to-end tests of answers during the first index, which must not depend on how fast a
- * store indexes): `store` as if its first index went on while `holdFile` exists. It reports `indexing`
- * and `whenIndexed` waits until the file is gone; listing answers are the store's own. The file is
- * only checked for, never opened or written.
+ * store indexes): `store` as if its first index had found nothing yet while `holdFile` exists. It
+ * reports `indexing` with nothing indexed, lists no session, and `whenIndexed` waits until the file is
+ * gone; from then on it is `store`. The file is only checked for, never opened or written.
  */
 export function holdFirstIndex(store: SessionStoreService, holdFile: string, log: (message: string) => void = () => undefined): SessionStoreService {
   let held = true;
@@ -21,7 +21,7 @@ export function holdFirstIndex(store: SessionStoreService, holdFile: string, log
   const statusEmitter = new Emitter<StoreStatus>((error) => log(`session store listener failed: ${String(error)}`));
   const status = (): StoreStatus => {
     const inner = store.status();
-    return held ? { ...inner, indexing: true } : inner;
+    return held ? { ...inner, indexing: true, indexed: 0 } : inner;
   };
   const poll = (): void => {
     if (disposed) return;
@@ -38,7 +38,7 @@ export function holdFirstIndex(store: SessionStoreService, holdFile: string, log
   const innerStatus = store.onStatus(() => statusEmitter.fire(status()));
   return {
     root: store.root,
-    listSessions: (signal) => store.listSessions(signal),
+    listSessions: async (signal) => (held ? [] : store.listSessions(signal)),
     readSurface: (sessionId, signal) => store.readSurface(sessionId, signal),
     status,
     onDidChange: (listener: () => void): Subscription => store.onDidChange(listener),
