@@ -121,4 +121,56 @@ describe('the packaged .vsix', () => {
       expect(server.exitCode).toBe(0);
     });
   });
+
+  // With the test hook holding the first index (the store lists nothing while a file exists), the
+  // answer also tells a server that waits from one answering from an unfinished index.
+  it.each([false, true])('its server answers dshSession.candidates at once after initialize with the full answer (index held: %s)', async (held) => {
+    const serverFile = path.join(scratch, 'server.js');
+    writeFileSync(serverFile, entry('extension/dist/server.js').read());
+    writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
+    const store = path.join(extensionRoot, '..', 'examples', 'store');
+    const cwd = '/home/sam/weather-app';
+    const holdFile = path.join(mkdtempSync(path.join(scratch, 'hold-')), 'hold');
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: mkdtempSync(path.join(scratch, 'cache-')) };
+    // The full answer: the packaged CLI's, which waits for the whole index.
+    const full = JSON.parse(
+      execFileSync(process.execPath, [serverFile, 'candidates', '--root', store, '--cwd', cwd, '--limit', '1000', '--json'], { encoding: 'utf8', env }),
+    ) as unknown[];
+    expect(full.length).toBeGreaterThan(0);
+    if (held) {
+      writeFileSync(holdFile, '');
+      env.DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX = holdFile;
+    }
+    const server = fork(serverFile, ['--node-ipc', `--clientProcessId=${process.pid}`], { silent: true, env });
+    try {
+      const answers = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+      let waiting!: () => void;
+      const progressBegun = new Promise<void>((resolve) => (waiting = resolve));
+      server.on('message', (message: { id?: number; method?: string; params?: any; result?: unknown; error?: unknown }) => {
+        if (typeof message.id === 'number' && message.method === undefined) answers.get(message.id)?.(message);
+        if (message.method === '$/progress' && message.params?.token === 'wait' && message.params.value?.kind === 'begin') waiting();
+      });
+      const request = (id: number, method: string, params: unknown) =>
+        new Promise<{ result?: unknown; error?: unknown }>((resolve) => {
+          answers.set(id, resolve);
+          server.send({ jsonrpc: '2.0', id, method, params });
+        });
+      await request(1, 'initialize', {
+        processId: process.pid,
+        rootUri: `file://${cwd}`,
+        workspaceFolders: [{ uri: `file://${cwd}`, name: 'weather-app' }],
+        capabilities: {},
+        initializationOptions: { sessionsRoot: store },
+      });
+      server.send({ jsonrpc: '2.0', method: 'initialized', params: {} });
+      const answer = request(2, 'workspace/executeCommand', { command: 'dshSession.candidates', arguments: [{ limit: 1000 }], workDoneToken: 'wait' });
+      if (held) {
+        await progressBegun;
+        rmSync(holdFile);
+      }
+      expect((await answer).result).toEqual(full);
+    } finally {
+      server.kill();
+    }
+  });
 });

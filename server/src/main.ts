@@ -13,6 +13,7 @@ import { cacheWritesSettled, defaultSessionsRoot, openSessionStore } from './sto
 import { LifecycleGate } from './wiring/lifecycle';
 import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';
+import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
 import { SERVER_VERSION } from './version';
 
 // Never stdout: in stdio mode it carries the protocol.
@@ -27,7 +28,10 @@ function cacheDirectory(env: NodeJS.ProcessEnv): string {
 }
 
 function openStore(root: string) {
-  return openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
+  const store = openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
+  // A test hook only: end-to-end tests hold the first index open while a file exists.
+  const holdFile = process.env[HOLD_FIRST_INDEX_ENV];
+  return holdFile === undefined || holdFile === '' ? store : holdFirstIndex(store, holdFile, logToStderr);
 }
 
 function readStdin(): Promise<string> {

@@ -6,8 +6,8 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SESSION_STATUS_NOTIFICATION, SessionCommands, type SessionStoreStatus } from '@dsh-session-ls/shared';
-import { StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
-import { FULL_CLIENT_CAPABILITIES, LspTestClient, pollUntil } from '../../test/support/lspClient';
+import { CancellationTokenSource, StreamMessageReader, StreamMessageWriter, createConnection, type CompletionList } from 'vscode-languageserver/node';
+import { FULL_CLIENT_CAPABILITIES, LspTestClient, pollUntil, responseErrorOf } from '../../test/support/lspClient';
 import type { InMemorySession } from './resolver/inMemorySessionStore';
 import { SessionLogBuilder } from './resolver/sessionLogBuilder';
 import { startSessionLanguageServer } from './server';
@@ -36,7 +36,7 @@ afterEach(async () => {
 });
 
 /** A server in this process; `indexing` stores finish only when the test says so. */
-function harness(options: { indexing?: boolean; defaultRoot?: string } = {}): Harness {
+function harness(options: { indexing?: boolean; defaultRoot?: string; completionWaitMs?: number } = {}): Harness {
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const stores: InMemoryStoreService[] = [];
@@ -53,6 +53,7 @@ function harness(options: { indexing?: boolean; defaultRoot?: string } = {}): Ha
     log: (message) => log.push(message),
     version: 'test',
     configurationTimeoutMs: 5_000,
+    ...(options.completionWaitMs === undefined ? {} : { completionFirstIndexWaitMs: options.completionWaitMs }),
   });
   const client = LspTestClient.overStreams(fromServer, toServer);
   clients.push(client);
@@ -91,6 +92,117 @@ describe('indexing', () => {
     await client.initialize({ initializationOptions: { sessionsRoot: '/store' }, capabilities: { ...FULL_CLIENT_CAPABILITIES, window: {} } });
     await client.executeCommand(SessionCommands.parse, { text: 'round trip' });
     expect(client.messages('window/workDoneProgress/create')).toEqual([]);
+  });
+});
+
+describe('first answers', () => {
+  const progressOf = (client: LspTestClient, token: string) =>
+    client
+      .messages('$/progress')
+      .filter((message) => (message.params as { token: unknown }).token === token)
+      .map((message) => (message.params as { value: { kind: string; title?: string; message?: string } }).value);
+
+  it('a command waits for the first index, with progress on its workDoneToken, then answers the full listing', async () => {
+    const { client, stores } = harness({ indexing: true });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    let answered = false;
+    const answer = client
+      .request<Array<{ sessionId: string }>>('workspace/executeCommand', { command: SessionCommands.candidates, arguments: [{}], workDoneToken: 'wait-1' })
+      .finally(() => (answered = true));
+    await pollUntil(() => (progressOf(client, 'wait-1').length > 0 ? true : undefined));
+    expect(progressOf(client, 'wait-1')[0]).toMatchObject({ kind: 'begin', title: 'Waiting for the dsh session index', message: '0/3 sessions' });
+    expect(answered).toBe(false);
+    stores[0]!.setStatus({ indexed: 3, indexing: false });
+    expect((await answer).map((candidate) => candidate.sessionId)).toEqual(['s1', 's2', 's3']);
+    await pollUntil(() => (progressOf(client, 'wait-1').at(-1)?.kind === 'end' ? true : undefined));
+  });
+
+  it('a command sent before any store is open waits for the store and its first index', async () => {
+    const { client, stores } = harness({ indexing: true });
+    // The client answers workspace/configuration (and so lets the server open its store) when the test says so.
+    let answerConfiguration!: () => void;
+    const configuration = new Promise<unknown[]>((resolve) => (answerConfiguration = () => resolve([{ sessionsRoot: '/pulled' }])));
+    client.connection.onRequest('workspace/configuration', () => configuration);
+    await client.initialize();
+    let answered = false;
+    const answer = client
+      .request<unknown[]>('workspace/executeCommand', { command: SessionCommands.candidates, arguments: [{}], workDoneToken: 'wait-0' })
+      .finally(() => (answered = true));
+    await pollUntil(() => (progressOf(client, 'wait-0').length > 0 ? true : undefined));
+    expect(stores).toEqual([]);
+    answerConfiguration();
+    await pollUntil(() => (stores.length === 1 ? true : undefined));
+    await client.executeCommand(SessionCommands.parse, { text: 'in order' });
+    expect(answered).toBe(false);
+    stores[0]!.setStatus({ indexed: 3, indexing: false });
+    expect(await answer).toHaveLength(3);
+    expect(stores.map((store) => store.root)).toEqual(['/pulled']);
+  });
+
+  it('a command cancelled while it waits answers RequestCancelled and ends its progress', async () => {
+    const { client } = harness({ indexing: true });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    const source = new CancellationTokenSource();
+    const answer = client.connection.sendRequest(
+      'workspace/executeCommand',
+      { command: SessionCommands.candidates, arguments: [{}], workDoneToken: 'wait-2' },
+      source.token,
+    );
+    await pollUntil(() => (progressOf(client, 'wait-2').length > 0 ? true : undefined));
+    source.cancel();
+    expect(await responseErrorOf(answer)).toMatchObject({ code: -32800 });
+    await pollUntil(() => (progressOf(client, 'wait-2').at(-1)?.kind === 'end' ? true : undefined));
+  });
+
+  it('a command that does not read the listing does not wait', async () => {
+    const { client } = harness({ indexing: true });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    expect(await client.request('workspace/executeCommand', { command: SessionCommands.parse, arguments: [{ text: 'x' }], workDoneToken: 'w' })).toEqual({
+      text: 'x',
+      references: [],
+    });
+    expect(progressOf(client, 'w')).toEqual([]);
+  });
+
+  it('completion waits for the first index, and answers complete once it is built', async () => {
+    const { client, stores } = harness({ indexing: true, completionWaitMs: 60_000 });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    await client.openDocument('file:///w/p.md', '@');
+    let answered = false;
+    const answer = completionAt(client).finally(() => (answered = true));
+    // Requests are handled in order: once this one is answered, the completion is waiting.
+    await client.executeCommand(SessionCommands.parse, { text: 'in order' });
+    expect(answered).toBe(false);
+    stores[0]!.setStatus({ indexed: 3, indexing: false });
+    const list = await answer;
+    expect(list.isIncomplete).toBe(false);
+    expect(list.items).toHaveLength(3);
+  });
+
+  it('completion past its bound answers what is indexed, incomplete', async () => {
+    const { client } = harness({ indexing: true, completionWaitMs: 1 });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    await client.openDocument('file:///w/p.md', '@');
+    const list = await completionAt(client);
+    expect(list.isIncomplete).toBe(true);
+    // The in-memory store lists every session while it "indexes": what is indexed so far is all of them.
+    expect(list.items.map((item) => item.label)).toEqual(SESSIONS.map((session) => session.header.id));
+  });
+
+  it('a newer completion of the same document supersedes a waiting one, which answers RequestCancelled', async () => {
+    const { client, stores } = harness({ indexing: true, completionWaitMs: 60_000 });
+    await client.initialize({ initializationOptions: { sessionsRoot: '/store' } });
+    await client.openDocument('file:///w/p.md', '@');
+    await client.openDocument('file:///w/other.md', '@');
+    const request = (uri: string) => ({
+      method: 'textDocument/completion',
+      params: { textDocument: { uri }, position: { line: 0, character: 1 }, context: { triggerKind: 2, triggerCharacter: '@' } },
+    });
+    const [older, other, newer] = await client.requestsAtOnce<CompletionList>([request('file:///w/p.md'), request('file:///w/other.md'), request('file:///w/p.md')]);
+    expect(await responseErrorOf(older!)).toMatchObject({ code: -32800 });
+    stores[0]!.setStatus({ indexed: 3, indexing: false });
+    // Another document's request is not superseded.
+    for (const answer of [newer!, other!]) expect(await answer).toMatchObject({ isIncomplete: false, items: expect.arrayContaining([expect.anything()]) });
   });
 });
 

@@ -18,7 +18,7 @@ import { previewKindFor, resolveSessionCompletionItem } from './features/session
 import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService, Subscription } from './store/service';
-import { EDITOR_FEATURE_CAPABILITIES, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
+import { EDITOR_FEATURE_CAPABILITIES, editorFeatureServices, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
 import {
   COMPLETION_ITEM,
   COMPLETION_PARAMS,
@@ -29,6 +29,14 @@ import {
   onCheckedRequest,
 } from './wiring/params';
 import { negotiatePositionEncoding, withPositionEncoding } from './wiring/positionEncoding';
+import {
+  COMPLETION_FIRST_INDEX_WAIT_MS,
+  CompletionFirstIndexWaits,
+  FirstIndexWaitProgress,
+  indexingProgress,
+  progressToken,
+  type FirstIndex,
+} from './wiring/firstIndex';
 import { answerRequest } from './wiring/requestAnswer';
 
 /** What the server needs from its process. */
@@ -45,6 +53,8 @@ export interface SessionLanguageServerOptions {
   version: string;
   /** How long to wait for the first `workspace/configuration` answer before opening a store anyway. */
   configurationTimeoutMs?: number;
+  /** How long completion waits for the first index (default {@link COMPLETION_FIRST_INDEX_WAIT_MS}). */
+  completionFirstIndexWaitMs?: number;
 }
 
 /** The server name reported in `initialize`. */
@@ -79,8 +89,17 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     document: (uri) => documents.get(uri),
     onStoreOpened: (store) => watchStore(store),
   });
-  // Hover, code actions, document links and pushed diagnostics (issue 5's editor features).
-  const editor: EditorFeatures = registerEditorFeatures(wire, documents, workspace, { log: options.log });
+  // Hover, code actions, document links and pushed diagnostics (issue 5's editor features), over what is indexed so far.
+  const editor: EditorFeatures = registerEditorFeatures(wire, documents, editorFeatureServices(workspace), { log: options.log });
+  // Completion once its wait for the first index is over.
+  const partial = workspace.view({ partial: true });
+  const firstIndex: FirstIndex = {
+    indexed: () => workspace.indexed(),
+    whenIndexed: (signal) => workspace.whenIndexed(signal),
+    storeStatus: () => workspace.storeStatus(),
+    onStatus: (listener) => workspace.currentStore()?.onStatus(listener),
+  };
+  const completionWaits = new CompletionFirstIndexWaits(firstIndex, options.completionFirstIndexWaitMs ?? COMPLETION_FIRST_INDEX_WAIT_MS);
 
   const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
 
@@ -160,8 +179,8 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       return;
     }
     const describe = (): [number | undefined, string] => {
-      const { indexed, discovered } = store.status();
-      return [discovered > 0 ? Math.min(100, Math.floor((indexed / discovered) * 100)) : undefined, `${indexed}/${discovered} sessions`];
+      const { percentage, message } = indexingProgress(store.status());
+      return [percentage, message];
     };
     const [percentage, message] = describe();
     progress.begin('Indexing dsh sessions', percentage, message, false);
@@ -278,7 +297,10 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       return await answer(token, async (signal) => {
         const document = documents.get(params.textDocument.uri);
         if (document === undefined) return { isIncomplete: false, items: [] };
-        return provideMentionCompletion(document, params.position, workspace, signal);
+        // During the first index: wait for it up to a short bound, then answer what is indexed, incomplete.
+        if (await completionWaits.wait(document.uri, signal)) return provideMentionCompletion(document, params.position, workspace, signal);
+        const list = await provideMentionCompletion(document, params.position, partial, signal);
+        return { ...list, isIncomplete: true };
       });
     } finally {
       // The server's own time per keystroke; the tracer sends nothing unless the client set trace on. Sent
@@ -294,11 +316,20 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
   );
 
   onCheckedRequest(connection, 'workspace/executeCommand', EXECUTE_COMMAND_PARAMS, (params, token) =>
-    answer(token, (signal) =>
-      EDITOR_COMMANDS.includes(params.command)
-        ? executeEditorCommand(params.command, params.arguments, workspace, signal)
-        : executeSessionCommand(params.command, params.arguments, workspace, signal),
-    ),
+    answer(token, async (signal) => {
+      // A command answering from the listing waits for the first index, with progress on the client's token.
+      const workDoneToken = progressToken(params);
+      const progress =
+        workDoneToken === undefined ? undefined : new FirstIndexWaitProgress(firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
+      const services = workspace.view({ onWait: () => progress?.begin() });
+      try {
+        return await (EDITOR_COMMANDS.includes(params.command)
+          ? executeEditorCommand(params.command, params.arguments, services, signal)
+          : executeSessionCommand(params.command, params.arguments, services, signal));
+      } finally {
+        progress?.done();
+      }
+    }),
   );
 
   /** Stop indexing, watching and publishing: on `shutdown`, and when the process stops (exit, signal, input closed). */

@@ -346,6 +346,23 @@ export class LspTestClient {
     return answer;
   }
 
+  /**
+   * Send several requests in ONE write (stream transports), so the server reads them together, in order,
+   * whatever the timing; returns each request's answer.
+   */
+  async requestsAtOnce<T = unknown>(requests: ReadonlyArray<{ method: string; params?: unknown }>): Promise<Array<Promise<T>>> {
+    if (this.writer === undefined) throw new Error('requestsAtOnce needs a stream transport (stdio or in-process streams)');
+    const answers: Array<Promise<T>> = [];
+    const written = await this.writer.inOneWrite(() => {
+      for (const { method, params } of requests) answers.push(this.connection.sendRequest<T>(method, params));
+    });
+    if (written !== requests.length) {
+      for (const answer of answers) answer.catch(() => undefined);
+      throw new Error(`expected ${requests.length} requests in one write, wrote ${written} messages`);
+    }
+    return answers;
+  }
+
   /** Write raw bytes to the server (for malformed-message tests). */
   writeRaw(bytes: string | Buffer): void {
     this.input.write(bytes);

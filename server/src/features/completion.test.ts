@@ -29,7 +29,8 @@ async function complete(marked: string, options: Parameters<typeof testWorkspace
   const offset = marked.indexOf('|');
   const document = openDocument('file:///same/prompt.md', marked.slice(0, offset) + marked.slice(offset + 1));
   const { workspace, store } = testWorkspace(sessions, { folders: ['/same'], documents: [document], now: NOW, ...options });
-  const list = await provideSessionCompletion(document, document.positionAt(offset), workspace);
+  // Over what is indexed so far, as the server completes once its wait for the first index is over.
+  const list = await provideSessionCompletion(document, document.positionAt(offset), workspace.view({ partial: true }));
   return { list, document, store };
 }
 

@@ -47,7 +47,8 @@ function workspaceFor(text: string, setup: Setup = {}) {
 
 async function diagnose(text: string, setup: Setup = {}): Promise<Diagnostic[]> {
   const { document, workspace } = workspaceFor(text, setup);
-  return computeDiagnostics(document, workspace);
+  // As the server runs diagnostics: over what is indexed so far.
+  return computeDiagnostics(document, workspace.view({ partial: true }));
 }
 
 /** The code `dshSession.prepare {text}` fails with, or undefined when it succeeds. */

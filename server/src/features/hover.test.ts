@@ -35,7 +35,8 @@ async function hoverAt(marked: string, section?: Record<string, unknown>, option
   const offset = marked.indexOf('|');
   const document = openDocument('file:///w/m.md', marked.slice(0, offset) + marked.slice(offset + 1));
   const { workspace } = testWorkspace(SESSIONS, { folders: ['/w'], documents: [document], now: NOW, ...options, ...(section === undefined ? {} : { section }) });
-  const hover = await provideMentionHover(document, document.positionAt(offset), workspace);
+  // As the server hovers: over what is indexed so far.
+  const hover = await provideMentionHover(document, document.positionAt(offset), workspace.view({ partial: true }));
   return { hover, value: (hover?.contents as MarkupContent | undefined)?.value ?? '' };
 }
 

@@ -7,7 +7,10 @@ import type { StoreStatus } from '../store/service';
 
 /** Everything a language feature may use; features never see the connection. */
 export interface SessionServices {
-  /** The sessions of the current root (waits while the store is being opened). */
+  /**
+   * The sessions of the current root: waits while the store is being opened, and its listing waits for
+   * the first index unless these services answer from what is indexed so far (`SessionWorkspace.view`).
+   */
   readonly sessions: SessionStore;
   /** Indexing progress of the current store. */
   storeStatus(): StoreStatus;

@@ -30,6 +30,17 @@ export interface SessionWorkspaceOptions {
 
 const NOT_OPEN_STATUS: StoreStatus = Object.freeze({ indexing: true, indexed: 0, discovered: 0, rootExists: false });
 
+/** How one request's services answer from the listing (see {@link SessionWorkspace.view}). */
+export interface ListingView {
+  /**
+   * Answer from what the current store has indexed so far, without waiting for its first index (nothing
+   * while no store is open). Default false: wait for the first index.
+   */
+  partial?: boolean;
+  /** Called when a listing answer must wait for the first index (at most once per call that waits). */
+  onWait?(): void;
+}
+
 /**
  * The server's view of one workspace: settings from every source, workspace folders, and the store
  * of the effective sessions root (reopened when the root changes). It implements the services the
@@ -44,13 +55,16 @@ export class SessionWorkspace implements SessionServices {
   private store: SessionStoreService | undefined;
   private storeOpened!: () => void;
   private readonly firstStore = new Promise<void>((resolve) => (this.storeOpened = resolve));
+  /** Settles when the current store is replaced (a new one is made for each store). */
+  private storeReplaced: () => void = () => undefined;
+  private replacement = new Promise<void>((resolve) => (this.storeReplaced = resolve));
   private disposed = false;
 
-  /** The sessions of the current root; calls made before a store is open wait for it. */
-  readonly sessions: SessionStore = {
-    listSessions: async (signal) => (await this.openedStore(signal)).listSessions(signal),
-    readSurface: async (sessionId, signal) => (await this.openedStore(signal)).readSurface(sessionId, signal),
-  };
+  /**
+   * The sessions of the current root. A listing never comes from an unfinished first index: calls made
+   * before a store is open, or while its first index is built, wait for it (lsp-contract.md, First answers).
+   */
+  readonly sessions: SessionStore = this.listing({});
 
   constructor(private readonly options: SessionWorkspaceOptions) {
     this.settingsState.update(this.sources());
@@ -91,6 +105,9 @@ export class SessionWorkspace implements SessionServices {
     this.store = this.options.openStore(root);
     previous?.dispose();
     this.storeOpened();
+    const replaced = this.storeReplaced;
+    this.replacement = new Promise<void>((resolve) => (this.storeReplaced = resolve));
+    replaced();
     this.options.onStoreOpened?.(this.store);
     return this.store;
   }
@@ -98,6 +115,58 @@ export class SessionWorkspace implements SessionServices {
   /** The open store, if any. */
   currentStore(): SessionStoreService | undefined {
     return this.store;
+  }
+
+  /** True once a store is open and its first index is built (after that, answers follow the store's freshness). */
+  indexed(): boolean {
+    return this.store !== undefined && !this.store.status().indexing;
+  }
+
+  /**
+   * Resolves once a store is open and its first index is built; a store replaced meanwhile (the root
+   * changed) is followed to its successor. Rejects with CANCELLED when `signal` aborts.
+   */
+  async whenIndexed(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const store = await this.openedStore(signal);
+      if (this.disposed) return;
+      // Replaced while this call resumed: wait for the new store.
+      if (this.store !== store) continue;
+      if (store.status().indexing) await raceWithSignal(Promise.race([store.whenIndexed(signal), this.replacement]), signal);
+      if (this.store === store) return;
+    }
+  }
+
+  /**
+   * The services as one request sees them: by default its listing answers wait for the first index
+   * (`onWait` tells when one must), with `partial` they answer from what is indexed so far.
+   */
+  view(options: ListingView): SessionServices {
+    const sessions = this.listing(options);
+    return {
+      sessions,
+      storeStatus: () => this.storeStatus(),
+      settings: () => this.settings(),
+      resolver: (override) => this.resolverOver(sessions, override),
+      resolveTarget: (request, documentUri, signal) => this.resolveTargetOver(sessions, request, documentUri, signal),
+      document: (uri) => this.document(uri),
+      now: () => this.now(),
+    };
+  }
+
+  private listing(options: ListingView): SessionStore {
+    return {
+      listSessions: async (signal) => {
+        if (options.partial === true) return this.store === undefined ? [] : this.store.listSessions(signal);
+        if (!this.indexed()) {
+          options.onWait?.();
+          await this.whenIndexed(signal);
+        }
+        return (await this.openedStore(signal)).listSessions(signal);
+      },
+      // A surface is read from disk by id: it needs an open store, not its index.
+      readSurface: async (sessionId, signal) => (await this.openedStore(signal)).readSurface(sessionId, signal),
+    };
   }
 
   private async openedStore(signal?: AbortSignal): Promise<SessionStoreService> {
@@ -125,10 +194,23 @@ export class SessionWorkspace implements SessionServices {
   }
 
   resolver(override?: Partial<SessionReferenceConfig>): SessionReferenceResolver {
-    return createSessionReferenceResolver(this.sessions, { ...this.settings().config, ...override });
+    return this.resolverOver(this.sessions, override);
   }
 
   resolveTarget(request: TargetRequest | undefined, documentUri: string | undefined, signal?: AbortSignal): Promise<SessionReferenceTarget> {
+    return this.resolveTargetOver(this.sessions, request, documentUri, signal);
+  }
+
+  private resolverOver(sessions: SessionStore, override?: Partial<SessionReferenceConfig>): SessionReferenceResolver {
+    return createSessionReferenceResolver(sessions, { ...this.settings().config, ...override });
+  }
+
+  private resolveTargetOver(
+    sessions: SessionStore,
+    request: TargetRequest | undefined,
+    documentUri: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<SessionReferenceTarget> {
     return resolveTarget(
       request,
       {
@@ -137,8 +219,7 @@ export class SessionWorkspace implements SessionServices {
         rootPath: this.rootPath,
         documentUri,
         findSession: async (sessionId, findSignal) => {
-          const sessions = await this.sessions.listSessions(findSignal);
-          const session = findListedSession(sessions, sessionId);
+          const session = findListedSession(await sessions.listSessions(findSignal), sessionId);
           return session === undefined ? undefined : { cwd: session.cwd };
         },
       },

@@ -6,7 +6,7 @@ import { TextDocumentSyncKind, TextDocuments, createConnection, type CodeAction,
 import { LspTestClient, pollUntil } from '../../../test/support/lspClient';
 import { conversationSession } from '../features/mentionFixtures';
 import { testWorkspace } from '../features/testWorkspace';
-import { EDITOR_FEATURE_CAPABILITIES, registerEditorFeatures, type EditorFeatures } from './editorFeatures';
+import { EDITOR_FEATURE_CAPABILITIES, editorFeatureServices, registerEditorFeatures, type EditorFeatures } from './editorFeatures';
 
 const URI = 'file:///w/message.md';
 const stops: Array<() => void> = [];
@@ -21,7 +21,7 @@ async function start(options: { indexing?: boolean } = {}) {
   const documents = new TextDocuments(TextDocument);
   connection.onInitialize(() => ({ capabilities: { textDocumentSync: TextDocumentSyncKind.Incremental, ...EDITOR_FEATURE_CAPABILITIES } }));
   const logged: string[] = [];
-  const features: EditorFeatures = registerEditorFeatures(connection, documents, workspace, { log: (m) => logged.push(m), diagnosticsDebounceMs: 5 });
+  const features: EditorFeatures = registerEditorFeatures(connection, documents, editorFeatureServices(workspace), { log: (m) => logged.push(m), diagnosticsDebounceMs: 5 });
   documents.listen(connection);
   connection.listen();
   const client = LspTestClient.overStreams(fromServer, toServer);

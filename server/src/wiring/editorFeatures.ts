@@ -11,6 +11,7 @@ import { provideDocumentLinks } from '../features/documentLinks';
 import { provideMentionHover } from '../features/hover';
 import type { SessionServices } from '../features/services';
 import { SessionSurfaceCache } from '../features/surfaceCache';
+import type { SessionWorkspace } from '../settings/sessionWorkspace';
 import type { SessionStoreService, Subscription } from '../store/service';
 import { DiagnosticsPublisher } from './diagnosticsPublisher';
 import { CODE_ACTION_PARAMS, DOCUMENT_LINK_PARAMS, HOVER_PARAMS, onCheckedRequest } from './params';
@@ -20,6 +21,14 @@ import { answerRequest } from './requestAnswer';
 export interface EditorFeatureServices extends SessionServices {
   /** The store currently open, if any (it is replaced when the sessions root changes). */
   currentStore(): SessionStoreService | undefined;
+}
+
+/**
+ * The editor features' services over a workspace: they answer from what is indexed so far (diagnostics hold
+ * back unknown sessions until the first index is built, then re-check), never waiting for it.
+ */
+export function editorFeatureServices(workspace: SessionWorkspace): EditorFeatureServices {
+  return { ...workspace.view({ partial: true }), currentStore: () => workspace.currentStore() };
 }
 
 /** The capabilities the editor features add to the `initialize` result (besides the `/` completion trigger and the commands). */
