@@ -60,6 +60,23 @@ const cliWithoutProtocolLibrary = {
 };
 
 /**
+ * Our modules import the CommonJS language server library from ESM sources: esbuild gives each
+ * importing module its own copy of the library's ~320 exports (`__toESM`), eleven copies at every
+ * start. Routed through one ESM module that re-exports it, the library is copied once and every
+ * importer binds to that module.
+ */
+const LANGUAGE_SERVER = 'vscode-languageserver/node';
+const oneLanguageServerCopy = {
+  name: 'one-language-server-copy',
+  setup(build) {
+    build.onResolve({ filter: /^vscode-languageserver\/node$/ }, (args) =>
+      args.namespace === 'one-language-server-copy' ? undefined : { path: LANGUAGE_SERVER, namespace: 'one-language-server-copy' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'one-language-server-copy' }, () => ({ contents: `export * from '${LANGUAGE_SERVER}';`, resolveDir: here }));
+  },
+};
+
+/**
  * esbuild options for the server's bundles in `outdir`.
  * split: main.js + serverProcess.js + cliProcess.js (the bin: `--version` and the CLI load only what they run);
  * otherwise one `serverFile` holding the whole entry (the extension).
@@ -72,10 +89,10 @@ export function serverBundles({ outdir, split = true, serverFile = 'main.js', ta
   }
   const options = common({ target, sourcemap });
   const worker = { ...options, entryPoints: [source('store', 'summarize', 'summarizeWorker.ts')], outfile: path.join(outdir, 'summarizeWorker.js') };
-  if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile) }, worker];
+  if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile), plugins: [oneLanguageServerCopy] }, worker];
   return [
     { ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, 'main.js'), plugins: [siblingProcessModules] },
-    { ...options, entryPoints: [source('serverProcess.ts')], outfile: path.join(outdir, 'serverProcess.js') },
+    { ...options, entryPoints: [source('serverProcess.ts')], outfile: path.join(outdir, 'serverProcess.js'), plugins: [oneLanguageServerCopy] },
     { ...options, entryPoints: [source('cliProcess.ts')], outfile: path.join(outdir, 'cliProcess.js'), plugins: [cliWithoutProtocolLibrary] },
     worker,
   ];
