@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkBudgets, checkStartGoals, renderStart, withStartSection } from './report';
+import { checkBudgets, checkStartGoals, renderResults, renderStart, withStartSection } from './report';
 import type { LatencyFigure } from './server/measure';
 import type { SizeResult } from './sizeRun';
 import { percentiles } from './stats';
@@ -72,5 +72,12 @@ describe('start goals and section', () => {
     const replaced = withStartSection(inserted.replace('3.00×', 'OLD'), section);
     expect(replaced).toBe(inserted);
     expect(replaced.match(/## Start/g)).toHaveLength(1);
+  });
+
+  it('is part of a full run\'s results, after the budgets', () => {
+    const machine = { nproc: 2, cpuModel: 'x', memoryGb: 1, node: 'v20', os: 'Linux', zstd: 'z', date: 'now', loadAtStart: 0 };
+    const document = renderResults(machine, [], { quick: true, seed: 1, command: 'npm run bench -- --quick', totalMs: 1 }, start);
+    expect(document.indexOf('## Start')).toBeGreaterThan(document.indexOf('## Budgets'));
+    expect(document).toContain('| `--version` ≤ 1.5× `node -e 0` | 1.20× (120 ms vs 100 ms) | met |');
   });
 });
