@@ -1,22 +1,12 @@
 // Bundle the extension and the language server it starts into dist/, for the .vsix.
 // `node esbuild.mjs` builds with source maps; `--production` (vsce's prepublish) minifies without.
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { serverBundles } from '../server/esbuild.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const production = process.argv.includes('--production');
-const serverEntry = path.resolve(here, '..', 'server', 'src', 'main.ts');
-// The index's worker thread: the server looks for it beside itself (dist/summarizeWorker.js).
-const workerEntry = path.resolve(here, '..', 'server', 'src', 'store', 'summarize', 'summarizeWorker.ts');
-
-for (const entry of [serverEntry, workerEntry]) {
-  if (!existsSync(entry)) {
-    console.error(`esbuild: the server entry ${entry} does not exist; the extension cannot ship without its server`);
-    process.exit(1);
-  }
-}
 
 /** @type {esbuild.BuildOptions} */
 const common = {
@@ -33,6 +23,16 @@ const common = {
   alias: { '@dsh-session-ls/shared': path.resolve(here, '..', 'shared', 'src', 'index.ts') },
 };
 
+// The server as the bin's build makes it (server/esbuild.mjs), but whole in one dist/server.js (the
+// extension only ever starts the server), with the index worker beside it as dist/summarizeWorker.js.
+let server;
+try {
+  server = serverBundles({ outdir: path.join(here, 'dist'), split: false, serverFile: 'server.js', target: 'node18', sourcemap: !production });
+} catch (error) {
+  console.error(`${error.message}; the extension cannot ship without its server`);
+  process.exit(1);
+}
+
 await Promise.all([
   esbuild.build({
     ...common,
@@ -40,14 +40,5 @@ await Promise.all([
     outfile: path.join(here, 'dist', 'extension.js'),
     external: ['vscode'],
   }),
-  esbuild.build({
-    ...common,
-    entryPoints: [serverEntry],
-    outfile: path.join(here, 'dist', 'server.js'),
-  }),
-  esbuild.build({
-    ...common,
-    entryPoints: [workerEntry],
-    outfile: path.join(here, 'dist', 'summarizeWorker.js'),
-  }),
+  ...server.map((options) => esbuild.build(production ? { ...options, minify: true, keepNames: true } : options)),
 ]);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { checkBudgets } from './report';
+import { checkBudgets, checkStartGoals, renderResults, renderStart, withStartSection } from './report';
 import type { LatencyFigure } from './server/measure';
 import type { SizeResult } from './sizeRun';
 import { percentiles } from './stats';
+import type { StartResult } from './start';
 
 function sizeWith(sessions: number, latency: LatencyFigure[]): SizeResult {
   // Only what the latency budgets read; the other budgets see no figures and say "not measured".
@@ -36,5 +37,47 @@ describe('latency budgets', () => {
     expect(serverSide!.verdict).toBe('not measured');
     expect(roundTrip!.verdict).toBe('met');
     expect(roundTrip!.budget).toContain('≤ 25 ms at 100,000');
+  });
+});
+
+describe('start goals and section', () => {
+  const figure = (median: number) => ({ runs: [median], median });
+  const start = {
+    store: { sessions: 20, bytes: { onDisk: 1, uncompressed: 2 }, root: '/tmp/x' },
+    rounds: 1,
+    node: figure(100),
+    version: figure(120),
+    cli: figure(300),
+    stdio: { ...figure(200), requests: [1] },
+    ratios: { version: 1.2, cli: 3, stdio: 2 },
+    loadAverage: { start: 0, end: 0 },
+    date: 'now',
+    errors: [],
+  } as unknown as StartResult;
+
+  it('checks each ratio against its goal', () => {
+    expect(checkStartGoals(start).map((line) => [line.measured, line.verdict.startsWith('met') ? 'met' : 'missed'])).toEqual([
+      ['1.20× (120 ms vs 100 ms)', 'met'],
+      ['3.00× (300 ms vs 100 ms)', 'missed'],
+      ['2.00× (200 ms vs 100 ms)', 'met'],
+    ]);
+  });
+
+  it('replaces the start section of a results file and keeps the rest, or inserts it before the first size', () => {
+    const section = renderStart(start, 'npm run bench -- --start-only');
+    const sizes = '# Results\n\n## Budgets\n\nx\n\n## 1,000 sessions\n\nkept\n';
+    const inserted = withStartSection(sizes, section);
+    expect(inserted.indexOf('## Start')).toBeLessThan(inserted.indexOf('## 1,000 sessions'));
+    expect(inserted).toContain('kept');
+    const replaced = withStartSection(inserted.replace('3.00×', 'OLD'), section);
+    expect(replaced).toBe(inserted);
+    expect(replaced.match(/## Start/g)).toHaveLength(1);
+  });
+
+  it('is part of a full run\'s results, after the budgets', () => {
+    const machine = { nproc: 2, cpuModel: 'x', memoryGb: 1, node: 'v20', os: 'Linux', zstd: 'z', date: 'now', loadAtStart: 0 };
+    const document = renderResults(machine, [], { quick: true, seed: 1, command: 'npm run bench -- --quick', totalMs: 1 }, start);
+    expect(document.indexOf('## Start')).toBeGreaterThan(document.indexOf('## Budgets'));
+    expect(document).toContain('| `--version` ≤ 1.5× `node -e 0` | 1.20× (120 ms vs 100 ms) | met |');
   });
 });

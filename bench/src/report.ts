@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { MachineInfo } from './machine';
 import type { LatencyFigure } from './server/measure';
 import type { SizeResult } from './sizeRun';
+import { START_GOALS, type StartResult } from './start';
 
 const ms = (value: number | undefined): string => (value === undefined || Number.isNaN(value) ? 'n/a' : value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(2)} ms`);
 const mb = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : `${(bytes / 2 ** 20).toFixed(1)} MiB`);
@@ -103,8 +104,85 @@ export function checkBudgets(results: readonly SizeResult[]): BudgetLine[] {
   return lines;
 }
 
+/** The start goals (ratios to `node -e 0` in the same run), checked. */
+export function checkStartGoals(start: StartResult): BudgetLine[] {
+  const line = (what: string, goal: number, value: number, figure: number): BudgetLine => ({
+    budget: `${what} ≤ ${goal}× \`node -e 0\``,
+    measured: `${ratio(value)} (${ms(figure)} vs ${ms(start.node.median)})`,
+    verdict: verdict(Number.isFinite(value) ? value <= goal : undefined, () => `${ratio(value / goal)} the goal`),
+  });
+  return [
+    line('`--version`', START_GOALS.version, start.ratios.version, start.version.median),
+    line(`CLI \`candidates --json\` on ${start.store.sessions} zstd sessions`, START_GOALS.cli, start.ratios.cli, start.cli.median),
+    line('spawn → first complete `dshSession.candidates` over stdio, same store', START_GOALS.stdio, start.ratios.stdio, start.stdio.median),
+  ];
+}
+
+/** The "## Start" section of the results (self-contained: its own date and load, so it can be rewritten alone). */
+export function renderStart(start: StartResult, command: string): string[] {
+  const s = start.store;
+  const runs = (values: number[]) => values.map((x) => x.toFixed(0)).join(', ');
+  const out: string[] = [];
+  out.push('## Start');
+  out.push('');
+  out.push(
+    `Written by \`${command}\` at ${start.date}, load average (1 min) ${start.loadAverage.start.toFixed(1)} at start / ${start.loadAverage.end.toFixed(1)} at end. ` +
+      `Store: ${count(s.sessions)} sessions, all zstd, ${mb(s.bytes.onDisk)} on disk (${mb(s.bytes.uncompressed)} uncompressed), at \`${s.root}\`. ` +
+      `${start.rounds} interleaved rounds after one untimed (each round runs every command once, so load on the machine weighs on all alike); medians. ` +
+      'Every process gets a fresh, empty `XDG_CACHE_HOME`: no persistent index cache helps (the CLI never writes one; the server writes its first one seconds after its first index).',
+  );
+  out.push('');
+  if (start.errors.length > 0) {
+    out.push('Errors in the start run:');
+    for (const error of start.errors) out.push(`- ${error}`);
+    out.push('');
+  }
+  out.push('| goal | measured | verdict |');
+  out.push('|---|---|---|');
+  for (const line of checkStartGoals(start)) out.push(`| ${line.budget} | ${line.measured} | ${line.verdict} |`);
+  out.push('');
+  out.push('| figure (spawn → …) | median | runs (ms) |');
+  out.push('|---|---|---|');
+  out.push(`| \`node -e 0\` → exit | ${ms(start.node.median)} | ${runs(start.node.runs)} |`);
+  out.push(`| \`dsh-session-ls --version\` → exit | ${ms(start.version.median)} | ${runs(start.version.runs)} |`);
+  out.push(`| \`dsh-session-ls candidates --root <store> --json\` → exit | ${ms(start.cli.median)} | ${runs(start.cli.runs)} |`);
+  out.push(
+    `| \`dsh-session-ls --stdio\` → initialize → \`dshSession.candidates\` listing every session | ${ms(start.stdio.median)} | ${runs(start.stdio.runs)} (requests: ${start.stdio.requests.join(', ')}) |`,
+  );
+  out.push('');
+  for (const [name, profile] of Object.entries(start.profiles ?? {})) {
+    if (!profile) continue;
+    out.push(`CPU profile of one ${name === 'cli' ? 'CLI' : 'stdio server'} start (\`--profile\`, ${ms(profile.totalMs)} busy, in \`${profile.dir}\`), by self time:`);
+    out.push('');
+    out.push('| function | self | share |');
+    out.push('|---|---|---|');
+    for (const spot of profile.spots) out.push(`| \`${spot.name}\` | ${ms(spot.selfMs)} | ${(spot.share * 100).toFixed(1)}% |`);
+    out.push('');
+  }
+  return out;
+}
+
+/** `document` with its "## Start" section replaced by `section` (inserted before the first size's section if it has none). */
+export function withStartSection(document: string, section: string[]): string {
+  const lines = document.split('\n');
+  const begin = lines.findIndex((line) => line === '## Start');
+  if (begin >= 0) {
+    const next = lines.findIndex((line, i) => i > begin && line.startsWith('## '));
+    lines.splice(begin, (next < 0 ? lines.length : next) - begin, ...section);
+  } else {
+    const firstSize = lines.findIndex((line) => /^## [\d,]+ sessions/.test(line));
+    lines.splice(firstSize < 0 ? lines.length : firstSize, 0, ...section);
+  }
+  return lines.join('\n');
+}
+
 /** The whole results document. */
-export function renderResults(machine: MachineInfo, results: readonly SizeResult[], options: { quick: boolean; seed: number; command: string; totalMs: number }): string {
+export function renderResults(
+  machine: MachineInfo,
+  results: readonly SizeResult[],
+  options: { quick: boolean; seed: number; command: string; totalMs: number },
+  start?: StartResult,
+): string {
   const out: string[] = [];
   out.push(`# Benchmark results${options.quick ? ' (quick: 1k and 10k only)' : ''}`);
   out.push('');
@@ -149,6 +227,7 @@ export function renderResults(machine: MachineInfo, results: readonly SizeResult
       'without reading and writing the message) and on the round trip the client sees (which includes it).',
   );
   out.push('');
+  if (start) out.push(...renderStart(start, options.command));
   for (const r of results) out.push(...renderSize(r));
   return out.join('\n') + '\n';
 }

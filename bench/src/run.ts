@@ -3,15 +3,21 @@
  * 100,000 sessions, measure the baselines and the real server over stdio on each, and write
  * bench/RESULTS.md (--quick: 1k and 10k, bench/RESULTS-quick.md).
  *
+ * Both begin with the start figures (start.ts: --version, the CLI and the stdio server on a
+ * 20-session store, as ratios to `node -e 0`).
+ *
  * Other flags, for investigating: --sizes 1000,10000 (writes RESULTS-quick.md), --seed N,
- * --profile (V8 CPU profile of the cold server, hot spots in the results), --no-naive,
- * --server-bin PATH (measure another build, e.g. a candidate fix), --out FILE.
+ * --profile (V8 CPU profiles of the cold server and of the starts, hot spots in the results),
+ * --no-naive, --server-bin PATH (measure another build, e.g. a candidate fix), --out FILE,
+ * --start-only (only the start figures: rewrites the "## Start" section of the results file and
+ * leaves the rest as it is), --start-rounds N (default 9).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeMachine } from './machine';
-import { renderResults } from './report';
+import { renderResults, renderStart, withStartSection } from './report';
+import { runStart, type StartResult } from './start';
 import { REPO_ROOT } from './server/serverProcess';
 import { runSize, type SizeResult } from './sizeRun';
 import { projectDecoder } from './baselines/projectTitleReader';
@@ -25,6 +31,8 @@ interface RunOptions {
   naive: boolean;
   serverBin?: string;
   out: string;
+  startOnly: boolean;
+  startRounds: number;
 }
 
 function parseArgs(argv: readonly string[]): RunOptions {
@@ -37,7 +45,19 @@ function parseArgs(argv: readonly string[]): RunOptions {
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10)) throw new Error(`bad --sizes ${value('--sizes')}`);
   const custom = value('--sizes') !== undefined;
   const out = value('--out') ?? path.join(REPO_ROOT, 'bench', quick || custom ? 'RESULTS-quick.md' : 'RESULTS.md');
-  return { quick, sizes, seed: Number(value('--seed') ?? 1), profile: argv.includes('--profile'), naive: !argv.includes('--no-naive'), serverBin: value('--server-bin'), out };
+  const startRounds = Number(value('--start-rounds') ?? 9);
+  if (!Number.isSafeInteger(startRounds) || startRounds < 1) throw new Error(`bad --start-rounds ${value('--start-rounds')}`);
+  return {
+    quick,
+    sizes,
+    seed: Number(value('--seed') ?? 1),
+    profile: argv.includes('--profile'),
+    naive: !argv.includes('--no-naive'),
+    serverBin: value('--server-bin'),
+    out,
+    startOnly: argv.includes('--start-only'),
+    startRounds,
+  };
 }
 
 async function main(): Promise<void> {
@@ -47,6 +67,15 @@ async function main(): Promise<void> {
   const workDir = path.join(os.tmpdir(), 'dsh-bench-work');
   mkdirSync(workDir, { recursive: true });
   const machine = describeMachine();
+  const flags = process.argv.slice(2).join(' ');
+  const command = `npm run bench${flags ? ` -- ${flags}` : ''}`;
+  const start: StartResult = await runStart({ seed: options.seed, rounds: options.startRounds, serverBin: options.serverBin, profile: options.profile, workDir, log });
+  if (options.startOnly) {
+    const previous = existsSync(options.out) ? readFileSync(options.out, 'utf8') : '# Benchmark results\n';
+    writeFileSync(options.out, withStartSection(previous, renderStart(start, command)));
+    log(`wrote the start section of ${options.out}`);
+    return;
+  }
   await initFrameDecoding();
   const decoder = await projectDecoder();
   const results: SizeResult[] = [];
@@ -72,8 +101,7 @@ async function main(): Promise<void> {
     );
     if (profileDir) log(`server CPU profile of the cold run: ${profileDir}`);
     // Write after every size, so a long full run leaves its figures even if stopped later.
-    const command = `npm run bench${options.quick ? ' -- --quick' : ''}`;
-    writeFileSync(options.out, renderResults(machine, results, { quick: options.quick, seed: options.seed, command, totalMs: performance.now() - started }));
+    writeFileSync(options.out, renderResults(machine, results, { quick: options.quick, seed: options.seed, command, totalMs: performance.now() - started }, start));
     writeFileSync(path.join(workDir, `${path.basename(options.out, '.md')}.json`), JSON.stringify({ machine, results }, null, 1));
     log(`wrote ${options.out}; server logs in ${workDir}`);
   }

@@ -1,114 +1,11 @@
-// First: takes --clientProcessId off the command line before vscode-languageserver loads and acts on it.
-import { CLIENT_PROCESS_ID } from './wiring/clientProcessIdArgument';
-import os from 'node:os';
-import path from 'node:path';
-import { format } from 'node:util';
-import v8 from 'node:v8';
-import { createConnection } from 'vscode-languageserver/node';
-import { runCli } from './cli/cli';
 import { HELP_TEXT, UsageError, parseInvocation, type Invocation } from './cli/commandLine';
-import { startSessionLanguageServer } from './server';
-import { absoluteSessionsRoot } from './settings/settings';
-import { cacheWritesSettled, defaultSessionsRoot, openSessionStore } from './store';
-import { LifecycleGate } from './wiring/lifecycle';
-import { ParentWatchdog } from './wiring/parentWatchdog';
-import { openServerTransport } from './wiring/transport';
-import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
 import { SERVER_VERSION } from './version';
 
-// Never stdout: in stdio mode it carries the protocol.
-function logToStderr(message: string): void {
-  process.stderr.write(`[dsh-session-ls] ${message}\n`);
-}
-
-/** Where a persistent index cache may live: the OS cache directory, never under a sessions root. */
-function cacheDirectory(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-  return path.join(base, 'dsh-session-ls');
-}
-
-function openStore(root: string) {
-  const store = openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
-  // A test hook only: end-to-end tests hold the first index open while a file exists.
-  const holdFile = process.env[HOLD_FIRST_INDEX_ENV];
-  return holdFile === undefined || holdFile === '' ? store : holdFirstIndex(store, holdFile, logToStderr);
-}
-
-function readStdin(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    process.stdin.on('error', reject);
-  });
-}
-
-/**
- * How much V8 lets the old generation grow past what the last full collection kept, in percent.
- * Its own factor lets a 100,000-session index (~130 MB live) grow the heap to 2–3× that before
- * collecting. Set at run time because the server is started without NODE_OPTIONS (the bin, and
- * the VS Code extension running the bundle with `node`); V8 reads this flag at every limit
- * computation, so it applies after start (measured; the semi-space size, read once at heap
- * set-up, would not).
- */
-export const HEAP_GROWING_PERCENT = 25;
-
-/** How long a stopping server waits for an index-cache write to finish or be removed before it exits anyway. */
-const STOP_GRACE_MS = 5000;
-
-function startServer(invocation: Extract<Invocation, { kind: 'server' }>, args: readonly string[]): void {
-  const transport = openServerTransport(args);
-  if (transport === undefined) {
-    process.stderr.write('USAGE: give --stdio, --node-ipc, --socket=PORT or --pipe=NAME\n');
-    process.exitCode = 2;
-    return;
-  }
-  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  // Nothing a client sends may stop the server: a stray rejection or exception is logged, not fatal.
-  process.on('unhandledRejection', (reason) => logToStderr(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
-  process.on('uncaughtException', (error) => logToStderr(`uncaught exception: ${error.stack ?? error.message}`));
-  // stdout carries the protocol: a stray console.log of a dependency goes to the log instead.
-  if (transport.stdio) for (const level of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir'] as const) console[level] = (...values: unknown[]) => logToStderr(format(...values));
-
-  let stopping = false;
-  /** Dispose the store (its workers, watches and any half-written cache file), then exit with `code`. */
-  const stop = (code: number, why: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logToStderr(`stopping (${why})`);
-    watchdog.dispose();
-    try {
-      server.dispose();
-    } catch (error) {
-      logToStderr(`stopping: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
-    void Promise.race([cacheWritesSettled(), grace]).finally(() => process.exit(code));
-  };
-  const watchdog = new ParentWatchdog({
-    onParentGone: () => stop(gate.state === 'shut down' ? 0 : 1, 'the client process is gone'),
-    log: logToStderr,
-  });
-  const gate = new LifecycleGate(transport.reader, transport.writer, {
-    onInitialize: (processId) => watchdog.watch(processId),
-    onExit: (code) => stop(code, 'exit'),
-    log: logToStderr,
-  });
-  // Exit codes as for `exit`: 0 once shut down, else 1 (LSP); a signal is a request to stop, so 0.
-  transport.onClosed(() => stop(gate.state === 'shut down' ? 0 : 1, 'the input closed'));
-  process.once('SIGTERM', () => stop(0, 'SIGTERM'));
-  process.once('SIGINT', () => stop(0, 'SIGINT'));
-  const connection = createConnection(gate, transport.writer);
-  const server = startSessionLanguageServer(connection, {
-    openStore,
-    defaultSessionsRoot,
-    env: process.env,
-    commandLine: invocation.sessionsRoot === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.sessionsRoot) },
-    log: logToStderr,
-    version: SERVER_VERSION,
-  });
-  if (CLIENT_PROCESS_ID !== undefined) watchdog.watch(CLIENT_PROCESS_ID);
-}
+// The server and the CLI are required by the invocation that needs them: `--version` and
+// `--help` load neither, the CLI never loads the protocol libraries. In the bundled build
+// (server/esbuild.mjs) each is its own file beside this one.
+type ServerProcess = typeof import('./serverProcess');
+type CliProcess = typeof import('./cliProcess');
 
 /** The process entry of `dsh-session-ls`: the language server, the CLI, or help/version. */
 export function main(args: readonly string[] = process.argv.slice(2)): void {
@@ -129,17 +26,10 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       process.stdout.write(SERVER_VERSION + '\n');
       return;
     case 'server':
-      startServer(invocation, args);
+      (require('./serverProcess') as ServerProcess).startServer(invocation, args);
       return;
     default:
-      void runCli(
-        invocation,
-        { stdout: process.stdout, stderr: process.stderr, readStdin, env: process.env, cwd: process.cwd() },
-        { openStore, defaultSessionsRoot },
-      ).then((code) => {
-        // Exit once the output is flushed, whatever store watchers are still winding down.
-        process.stdout.write('', () => process.exit(code));
-      });
+      (require('./cliProcess') as CliProcess).runCliProcess(invocation);
   }
 }
 

@@ -61,7 +61,7 @@ const BATCH_SESSIONS = 1500;
 
 /** Where the store for these options lives. */
 export function storeDir(options: StoreOptions): string {
-  const suffix = options.prepareLogs === false ? '-noprep' : '';
+  const suffix = `${options.zstdShare === undefined ? '' : `-z${Math.round(options.zstdShare * 100)}`}${options.prepareLogs === false ? '-noprep' : ''}`;
   return path.join(options.baseDir ?? os.tmpdir(), `dsh-bench-v${GENERATOR_VERSION}-s${options.seed}-n${options.sessions}${suffix}`);
 }
 

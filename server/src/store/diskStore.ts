@@ -38,6 +38,8 @@ export interface DiskStoreTuning {
   concurrency: number;
   /** Worker threads that read and fold transcripts (0: the main thread does). */
   indexWorkers: number;
+  /** Bytes a burst of reads summarizes in the main thread before workers start (see SummarizePool). */
+  inlineIndexBytes: number;
   /** Directory watches at most (root + project directories + most recent session directories). */
   maxWatches: number;
   watchFactory?: WatchFactory;
@@ -67,11 +69,18 @@ export interface DiskStoreTuning {
   cacheSaveDelayMs: number;
 }
 
+/**
+ * Transcripts of up to this many bytes in all (on disk) are summarized in the main thread: below
+ * it, starting index workers costs more wall time than they save (bench/ANALYSIS.md, "Start").
+ */
+export const INLINE_INDEX_BYTES = 1024 * 1024;
+
 /** Production defaults. */
 export const DEFAULT_TUNING: DiskStoreTuning = {
   files: nodeTranscriptFiles,
   concurrency: 16,
   indexWorkers: defaultIndexWorkers(),
+  inlineIndexBytes: INLINE_INDEX_BYTES,
   maxWatches: 4096,
   debounceMs: 30,
   maxDebounceMs: 200,
@@ -252,7 +261,12 @@ export class DiskSessionStore implements SessionStoreService {
     this.root = path.resolve(options.root);
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
     this.log = options.log ?? (() => undefined);
-    this.pool = new SummarizePool({ size: this.tuning.indexWorkers, files: this.tuning.files, log: this.log });
+    this.pool = new SummarizePool({
+      size: this.tuning.indexWorkers,
+      inlineBytes: this.tuning.inlineIndexBytes,
+      files: this.tuning.files,
+      log: this.log,
+    });
     this.cacheDir = options.cacheDir === undefined ? undefined : path.resolve(options.cacheDir);
     const onListenerError = (error: unknown) => this.log(`session store listener failed: ${String(error)}`);
     this.changeEmitter = new Emitter(onListenerError);
@@ -428,7 +442,8 @@ export class DiskSessionStore implements SessionStoreService {
     this.emitStatus(true);
     this.notifyNow();
     this.scheduleSweep(attached);
-    this.scheduleCacheSave(attached, 0);
+    // Not at once: the first answers come now, and writing the cache would compete with them.
+    this.scheduleCacheSave(attached, this.tuning.cacheSaveDelayMs);
     // Catch up with what changed while the first index was built, before its directories were watched.
     this.markDirty({ kind: 'root' });
   }

@@ -288,7 +288,9 @@ export class TranscriptIndex {
     // Only a summary an append may continue hands over its state: damage is sticky.
     const saved = previous !== undefined && mayResume(previous) ? entry.saved : undefined;
     const keepState = current.mtimeMs >= this.resumeThreshold;
-    const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved, keepState });
+    // What the task reads: the whole file, or what was appended when it resumes.
+    const bytes = Math.max(0, current.size - (saved !== undefined ? (entry.identity?.size ?? 0) : 0));
+    const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved, keepState }, bytes);
     if (outcome.kind === 'failed') return this.unreadable(entry, outcome.error, current);
     if (this.entries.get(key) !== entry) return 'gone';
     let summary = outcome.summary;

@@ -1,11 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore, REPO_ROOT } from '../../../../test/support/conformance';
+import { INLINE_INDEX_BYTES } from '../diskStore';
+import { relativeLogPath } from '../layout';
 import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../log/testLogs';
+import { nodeTranscriptFiles } from '../transcriptFiles';
+import { TranscriptIndex, type TranscriptSummary } from '../transcriptIndex';
 import { SummarizePool } from './pool';
 import { mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
@@ -142,6 +146,62 @@ describe('the pool on damaged, torn and appended transcripts', () => {
       expect(last).toEqual(await summarizeTranscriptFile(inlineTask));
       expect(last).toMatchObject({ kind: 'summary', resumed: true, summary: { title: 'Renamed again' } });
     }
+  });
+});
+
+describe('workers start only when the work pays for them (INLINE_INDEX_BYTES)', () => {
+  /** A store of `sessions` raw logs of about `bytesEach` bytes each; returns its root and keys. */
+  function writeStore(name: string, sessions: number, bytesEach: number): { root: string; keys: string[] } {
+    const root = path.join(dir, name);
+    const keys: string[] = [];
+    for (let i = 0; i < sessions; i++) {
+      const id = `${name}-${i}`;
+      const key = relativeLogPath('/home/alice/proj', id, 'raw').split(path.sep).join('/');
+      const file = path.join(root, ...key.split('/'));
+      const message = `words of session ${i} `.repeat(Math.max(1, Math.floor(bytesEach / 22)));
+      const lines = [headerLine(id), ev.turnStart(0), ev.user(1, message), ev.title(2, `title ${i}`), ev.turnEnd(3)];
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, rawTranscript(lines));
+      keys.push(key);
+    }
+    return { root, keys };
+  }
+
+  /** Indexes every key of `store` through `summarizer` (the index's own path: lstat, then the pool). */
+  async function index(store: { root: string; keys: string[] }, summarizer: SummarizePool): Promise<(TranscriptSummary | undefined)[]> {
+    const built = new TranscriptIndex(store.root, nodeTranscriptFiles, 16, summarizer);
+    for (const key of store.keys) {
+      const [projectDir, sessionDir] = key.split('/');
+      built.add({ key, projectDir, sessionDir, encoding: 'raw' });
+    }
+    expect(await Promise.all(store.keys.map((key) => built.refresh(key)))).toEqual(store.keys.map(() => 'changed'));
+    return store.keys.map((key) => built.get(key)?.summary);
+  }
+
+  it('indexes a small store in the main thread, without starting a worker', async () => {
+    const store = writeStore('small', 20, 8_000);
+    const workers = pool({ inlineBytes: INLINE_INDEX_BYTES });
+    const summaries = await index(store, workers);
+    expect(workers.workersStarted).toBe(0);
+    expect(summaries).toEqual(await index(store, pool({ size: 0 })));
+    expect(summaries.map((summary) => summary?.title)).toEqual(store.keys.map((_, i) => `title ${i}`));
+  });
+
+  it('indexes a large store on the workers once the inline budget is spent, with the same summaries', async () => {
+    const store = writeStore('large', 24, Math.ceil((2 * INLINE_INDEX_BYTES) / 24));
+    const workers = pool({ inlineBytes: INLINE_INDEX_BYTES });
+    const summaries = await index(store, workers);
+    expect(workers.workersStarted).toBeGreaterThan(0);
+    expect(summaries).toEqual(await index(store, pool({ size: 0 })));
+    expect(summaries.map((summary) => summary?.title)).toEqual(store.keys.map((_, i) => `title ${i}`));
+  });
+
+  it('hands one transcript larger than the budget to a worker at once', async () => {
+    const store = writeStore('one-big', 1, 20_000);
+    const workers = pool({ inlineBytes: 10_000 });
+    const [summary] = await index(store, workers);
+    expect(workers.workersStarted).toBe(1);
+    expect(summary?.title).toBe('title 0');
   });
 });
 

@@ -3,6 +3,10 @@
  * thread, so indexing uses every core and never delays answers. Tasks are plain data (a path,
  * an encoding, saved state); each worker reads the file itself. With size 0 (or when the worker
  * file is missing) the same function runs inline in the main thread.
+ *
+ * Workers start only when the work pays for them: a burst of tasks (tasks with gaps shorter
+ * than the idle time between them) runs inline until it has asked for `inlineBytes` bytes, then
+ * on workers; a single task larger than that goes to a worker at once.
  */
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +31,11 @@ export interface SummarizePoolOptions {
    * file access (tests observing reads) runs inline.
    */
   files?: TranscriptFiles;
+  /**
+   * Bytes (on disk) a burst of tasks may summarize in the main thread before workers start
+   * (see the module comment). Default 0: every task goes to a worker.
+   */
+  inlineBytes?: number;
   /** Tasks handed to one worker at once, so it never waits for the main thread between two. */
   tasksPerWorker?: number;
   /** A worker that has not answered its running task for this long is hung: it is replaced and the task fails. */
@@ -103,6 +112,13 @@ export class SummarizePool {
   private nextId = 1;
   private startFailures = 0;
   private startedCount = 0;
+  private readonly inlineBytes: number;
+  /** Bytes the current burst has run inline. */
+  private burstBytes = 0;
+  /** Tasks running inline because they fit the burst's budget. */
+  private smallRunning = 0;
+  /** When the last task ended (performance.now()). */
+  private lastDoneAt = -Infinity;
   private inline: boolean;
   private disposed = false;
 
@@ -113,6 +129,7 @@ export class SummarizePool {
     this.tasksPerWorker = Math.max(1, options.tasksPerWorker ?? 2);
     this.taskTimeoutMs = options.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
     this.idleMs = Math.max(0, options.idleMs ?? DEFAULT_IDLE_MS);
+    this.inlineBytes = Math.max(0, options.inlineBytes ?? 0);
     this.log = options.log ?? (() => undefined);
     this.inline = this.size === 0 || this.files !== nodeTranscriptFiles;
     if (!this.inline && !existsSync(this.workerFile)) {
@@ -139,9 +156,20 @@ export class SummarizePool {
     return this.startedCount;
   }
 
-  /** Summarizes one transcript; never rejects (a worker that stops mid-task fails that task). */
-  run(task: SummarizeTask): Promise<SummarizeOutcome> {
-    return this.submit({ id: this.nextId++, task });
+  /**
+   * Summarizes one transcript; never rejects (a worker that stops mid-task fails that task).
+   * `bytes`: what the task will read (its file's size), for the rule on starting workers.
+   */
+  run(task: SummarizeTask, bytes = 0): Promise<SummarizeOutcome> {
+    const request = { id: this.nextId++, task };
+    if (!this.inline && !this.disposed && this.fitsInline(bytes)) {
+      this.smallRunning++;
+      return this.runInline(request).finally(() => {
+        this.smallRunning--;
+        this.lastDoneAt = performance.now();
+      });
+    }
+    return this.submit(request);
   }
 
   /** Tests only: a task whose worker exits with a code or hangs instead of running it (inline: fails at once). */
@@ -163,6 +191,16 @@ export class SummarizePool {
     });
     for (const pending of unfinished) pending.resolve(failed('the session index was closed'));
     return Promise.all(exits);
+  }
+
+  /** Whether a task of `bytes` runs inline: no worker is live and the burst's budget has room for it. */
+  private fitsInline(bytes: number): boolean {
+    if (this.inlineBytes === 0 || this.slots.length > 0) return false;
+    const idle = this.smallRunning === 0 && this.queue.length + this.retries.length === 0;
+    if (idle && performance.now() - this.lastDoneAt >= this.idleMs) this.burstBytes = 0;
+    if (this.burstBytes + bytes > this.inlineBytes) return false;
+    this.burstBytes += bytes;
+    return true;
   }
 
   private submit(request: WorkerRequest): Promise<SummarizeOutcome> {
@@ -245,6 +283,7 @@ export class SummarizePool {
     const index = slot.inFlight.findIndex((pending) => pending.request.id === reply.id);
     if (index < 0) return;
     const [pending] = slot.inFlight.splice(index, 1);
+    this.lastDoneAt = performance.now();
     if (slot.inFlight.length === 0) slot.worker.unref();
     this.watch(slot);
     pending.resolve(reply.outcome);

@@ -1,0 +1,173 @@
+/**
+ * The start figures: how long the bin takes to be useful, as ratios to `node -e 0` measured in
+ * the same run, on a small zstd store (what a user's first `@` or a script's first call meets).
+ * Rounds are interleaved (one run of each command per round) so that other load on the machine
+ * weighs on every figure alike; each figure is the median of its runs.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureStore, readExpectedLabels, type GeneratedStore } from './generate/store';
+import { hotSpots, type HotSpot } from './profile';
+import { SERVER_BIN, startServer } from './server/serverProcess';
+import { median } from './stats';
+
+/** Sessions in the start store: a small store, all zstd (dsh's default encoding). */
+export const START_SESSIONS = 20;
+
+/** The goals of the start issue, as ratios to `node -e 0`. */
+export const START_GOALS = { version: 1.5, cli: 2.5, stdio: 2.5 } as const;
+
+/** One command's runs. */
+export interface StartFigure {
+  runs: number[];
+  median: number;
+}
+
+/** Every start figure of one run. */
+export interface StartResult {
+  store: GeneratedStore & { reused: boolean };
+  rounds: number;
+  node: StartFigure;
+  /** `dsh-session-ls --version`, spawn to exit. */
+  version: StartFigure;
+  /** `dsh-session-ls candidates --root <store> --json`, spawn to exit, with a fresh cache directory. */
+  cli: StartFigure;
+  /** Spawn `--stdio` → initialize → the first `dshSession.candidates` answer listing every session, fresh cache directory. */
+  stdio: StartFigure & { requests: number[] };
+  ratios: { version: number; cli: number; stdio: number };
+  /** Hot spots of one profiled CLI run and one profiled stdio run (with --profile). */
+  profiles?: { cli?: { totalMs: number; spots: HotSpot[]; dir: string }; stdio?: { totalMs: number; spots: HotSpot[]; dir: string } };
+  loadAverage: { start: number; end: number };
+  date: string;
+  errors: string[];
+}
+
+/** Options of the start run. */
+export interface StartOptions {
+  seed: number;
+  rounds: number;
+  serverBin?: string;
+  profile: boolean;
+  workDir: string;
+  log: (message: string) => void;
+}
+
+/** Runs `args` with this Node; resolves with the milliseconds from spawn to exit and its stdout. */
+function timeProcess(args: string[], env: Record<string, string> = {}): Promise<{ ms: number; stdout: string; code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      resolve({ ms: performance.now() - started, stdout: Buffer.concat(out).toString('utf8'), code, stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
+interface WireCandidate {
+  sessionId: string;
+  label: string;
+}
+
+function complete(candidates: readonly WireCandidate[], expected: ReadonlyMap<string, string>): boolean {
+  return candidates.length === expected.size && candidates.every((c) => expected.get(c.sessionId) === c.label);
+}
+
+/** Spawn → initialize → `dshSession.candidates` until it lists every session; the ms from spawn and the requests it took. */
+async function timeStdio(store: GeneratedStore, expected: ReadonlyMap<string, string>, serverBin: string | undefined, workDir: string, cpuProfileDir?: string): Promise<{ ms: number; requests: number }> {
+  const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-start-cache-'));
+  const server = await startServer({ root: store.root, serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile: path.join(workDir, 'server-start.log'), cpuProfileDir });
+  try {
+    const deadline = server.spawnedAt + 60_000;
+    for (let requests = 1; ; requests++) {
+      const answer = (await server.connection.sendRequest('workspace/executeCommand', {
+        command: 'dshSession.candidates',
+        arguments: [{ query: '', limit: expected.size + 1 }],
+      })) as WireCandidate[];
+      const now = performance.now();
+      if (complete(answer, expected)) return { ms: now - server.spawnedAt, requests };
+      if (now > deadline) throw new Error(`no complete candidates answer after 60 s (${answer.length} of ${expected.size} listed)`);
+      // A server that answers before its first index is complete is polled closely: the figure is when it first could answer in full.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  } finally {
+    await server.stop();
+    rmSync(cacheHome, { recursive: true, force: true });
+  }
+}
+
+/** Runs the start figures: one untimed warm-up round (page cache), then `rounds` interleaved rounds. */
+export async function runStart(options: StartOptions): Promise<StartResult> {
+  const { log } = options;
+  const loadAtStart = os.loadavg()[0];
+  const date = new Date().toISOString();
+  const errors: string[] = [];
+  const store = await ensureStore({ sessions: START_SESSIONS, seed: options.seed, zstdShare: 1, prepareLogs: false, log });
+  const expected = readExpectedLabels(store);
+  const bin = options.serverBin ?? SERVER_BIN;
+  const node: number[] = [];
+  const version: number[] = [];
+  const cli: number[] = [];
+  const stdio: number[] = [];
+  const requests: number[] = [];
+  log(`[start] ${options.rounds} rounds on ${store.root}`);
+  for (let round = 0; round <= options.rounds; round++) {
+    const timed = round > 0;
+    const baseline = await timeProcess(['-e', '0']);
+    const shown = await timeProcess([bin, '--version']);
+    if (shown.stdout.trim() === '' || shown.code !== 0) errors.push(`--version printed ${JSON.stringify(shown.stdout)} (exit ${shown.code})`);
+    const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-start-cache-'));
+    const listed = await timeProcess([bin, 'candidates', '--root', store.root, '--json', '--limit', String(expected.size + 1)], { XDG_CACHE_HOME: cacheHome });
+    rmSync(cacheHome, { recursive: true, force: true });
+    try {
+      const rows = JSON.parse(listed.stdout) as WireCandidate[];
+      if (!complete(rows, expected)) errors.push(`CLI candidates listed ${rows.length} of ${expected.size} sessions or other labels`);
+    } catch {
+      errors.push(`CLI candidates printed no JSON (exit ${listed.code}): ${listed.stderr.slice(0, 200)}`);
+    }
+    const answered = await timeStdio(store, expected, options.serverBin, options.workDir);
+    if (timed) {
+      node.push(baseline.ms);
+      version.push(shown.ms);
+      cli.push(listed.ms);
+      stdio.push(answered.ms);
+      requests.push(answered.requests);
+    }
+  }
+  const figure = (runs: number[]): StartFigure => ({ runs, median: median(runs) });
+  const result: StartResult = {
+    store,
+    rounds: options.rounds,
+    node: figure(node),
+    version: figure(version),
+    cli: figure(cli),
+    stdio: { ...figure(stdio), requests },
+    ratios: { version: median(version) / median(node), cli: median(cli) / median(node), stdio: median(stdio) / median(node) },
+    loadAverage: { start: loadAtStart, end: os.loadavg()[0] },
+    date,
+    errors: [...new Set(errors)],
+  };
+  if (options.profile) {
+    const cliDir = path.join(options.workDir, 'profile-start-cli');
+    const stdioDir = path.join(options.workDir, 'profile-start-stdio');
+    for (const dir of [cliDir, stdioDir]) rmSync(dir, { recursive: true, force: true });
+    const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-start-cache-'));
+    await timeProcess(['--cpu-prof', `--cpu-prof-dir=${cliDir}`, bin, 'candidates', '--root', store.root, '--json'], { XDG_CACHE_HOME: cacheHome });
+    rmSync(cacheHome, { recursive: true, force: true });
+    await timeStdio(store, expected, options.serverBin, options.workDir, stdioDir);
+    const cliSpots = hotSpots(cliDir);
+    const stdioSpots = hotSpots(stdioDir);
+    result.profiles = {
+      ...(cliSpots ? { cli: { ...cliSpots, dir: cliDir } } : {}),
+      ...(stdioSpots ? { stdio: { ...stdioSpots, dir: stdioDir } } : {}),
+    };
+  }
+  log(`[start] --version ${result.ratios.version.toFixed(2)}×, CLI ${result.ratios.cli.toFixed(2)}×, stdio ${result.ratios.stdio.toFixed(2)}× of node -e 0 (${result.node.median.toFixed(0)} ms)`);
+  return result;
+}

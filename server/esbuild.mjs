@@ -1,0 +1,108 @@
+// Bundle the server, the CLI and the index worker into one file each, so a start reads a few
+// files instead of some ninety modules. `npm run build` runs `node server/esbuild.mjs` after tsc.
+//
+// dist/bundle/ (what the committed bin loads):
+//   main.js             the entry (src/main.ts): arguments, --help, --version; requires one of
+//   serverProcess.js    the language server (src/serverProcess.ts) or
+//   cliProcess.js       the CLI (src/cliProcess.ts), and the server's index uses
+//   summarizeWorker.js  the index worker thread, which the pool looks for beside its own file.
+// client-vscode/esbuild.mjs builds the extension's dist/server.js (the whole entry in one file:
+// the extension only ever starts the server) and dist/summarizeWorker.js with `serverBundles`.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const source = (...parts) => path.join(here, 'src', ...parts);
+
+/** The modules main.ts requires at run time: in the split build each is its own bundle beside main.js. */
+const PROCESS_MODULES = ['serverProcess', 'cliProcess'];
+
+function common({ target, sourcemap }) {
+  return {
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target,
+    sourcemap,
+    // Syntax and white space only: names stay readable in logged stack traces.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+    // The shared contract from its sources, so no build of shared/ is needed first.
+    alias: { '@dsh-session-ls/shared': path.resolve(here, '..', 'shared', 'src', 'index.ts') },
+  };
+}
+
+/** Leaves main.ts's `require('./serverProcess')` and `require('./cliProcess')` to the sibling bundles. */
+const siblingProcessModules = {
+  name: 'sibling-process-modules',
+  setup(build) {
+    const filter = new RegExp(`^\\./(${PROCESS_MODULES.join('|')})$`);
+    build.onResolve({ filter }, (args) => (args.importer === source('main.ts') ? { path: `${args.path}.js`, external: true } : undefined));
+  },
+};
+
+/**
+ * The CLI answers no JSON-RPC, yet features/errors.ts (reached through the commands) imports
+ * `ResponseError` from the language server library: in the CLI's bundle that import takes the
+ * class from vscode-jsonrpc's own small messages module instead of the whole library (~420 KB
+ * less to compile at every CLI start; a missing export would fail this build, not a run).
+ */
+const cliWithoutProtocolLibrary = {
+  name: 'cli-without-protocol-library',
+  setup(build) {
+    const messages = path.join(path.dirname(createRequire(import.meta.url).resolve('vscode-jsonrpc')), 'messages.js');
+    build.onResolve({ filter: /^vscode-languageserver\/node$/ }, () => ({ path: messages }));
+  },
+};
+
+/**
+ * Our modules import the CommonJS language server library from ESM sources: esbuild gives each
+ * importing module its own copy of the library's ~320 exports (`__toESM`), eleven copies at every
+ * start. Routed through one ESM module that re-exports it, the library is copied once and every
+ * importer binds to that module.
+ */
+const LANGUAGE_SERVER = 'vscode-languageserver/node';
+const oneLanguageServerCopy = {
+  name: 'one-language-server-copy',
+  setup(build) {
+    build.onResolve({ filter: /^vscode-languageserver\/node$/ }, (args) =>
+      args.namespace === 'one-language-server-copy' ? undefined : { path: LANGUAGE_SERVER, namespace: 'one-language-server-copy' },
+    );
+    build.onLoad({ filter: /.*/, namespace: 'one-language-server-copy' }, () => ({ contents: `export * from '${LANGUAGE_SERVER}';`, resolveDir: here }));
+  },
+};
+
+/**
+ * esbuild options for the server's bundles in `outdir`.
+ * split: main.js + serverProcess.js + cliProcess.js (the bin: `--version` and the CLI load only what they run);
+ * otherwise one `serverFile` holding the whole entry (the extension).
+ * Both ways with summarizeWorker.js, the name pool.ts looks for beside the server's own file.
+ */
+export function serverBundles({ outdir, split = true, serverFile = 'main.js', target = 'node20', sourcemap = true }) {
+  const entries = [source('main.ts'), source('store', 'summarize', 'summarizeWorker.ts'), ...PROCESS_MODULES.map((name) => source(`${name}.ts`))];
+  for (const entry of entries) {
+    if (!existsSync(entry)) throw new Error(`esbuild: the server entry ${entry} does not exist`);
+  }
+  const options = common({ target, sourcemap });
+  const worker = { ...options, entryPoints: [source('store', 'summarize', 'summarizeWorker.ts')], outfile: path.join(outdir, 'summarizeWorker.js') };
+  if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile), plugins: [oneLanguageServerCopy] }, worker];
+  return [
+    { ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, 'main.js'), plugins: [siblingProcessModules] },
+    { ...options, entryPoints: [source('serverProcess.ts')], outfile: path.join(outdir, 'serverProcess.js'), plugins: [oneLanguageServerCopy] },
+    { ...options, entryPoints: [source('cliProcess.ts')], outfile: path.join(outdir, 'cliProcess.js'), plugins: [cliWithoutProtocolLibrary] },
+    worker,
+  ];
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    await Promise.all(serverBundles({ outdir: path.join(here, 'dist', 'bundle') }).map((options) => esbuild.build(options)));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  }
+}

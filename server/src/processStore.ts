@@ -1,0 +1,24 @@
+/** What the server and the CLI processes share: stderr logging and opening a store with the persistent cache. */
+import os from 'node:os';
+import path from 'node:path';
+import { openSessionStore, type SessionStoreService } from './store';
+import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
+
+// Never stdout: in stdio mode it carries the protocol.
+export function logToStderr(message: string): void {
+  process.stderr.write(`[dsh-session-ls] ${message}\n`);
+}
+
+/** Where a persistent index cache may live: the OS cache directory, never under a sessions root. */
+export function cacheDirectory(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  return path.join(base, 'dsh-session-ls');
+}
+
+/** Opens the store of `root`, with the persistent index cache and stderr logging. */
+export function openStore(root: string): SessionStoreService {
+  const store = openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
+  // A test hook only: end-to-end tests hold the first index open while a file exists.
+  const holdFile = process.env[HOLD_FIRST_INDEX_ENV];
+  return holdFile === undefined || holdFile === '' ? store : holdFirstIndex(store, holdFile, logToStderr);
+}
