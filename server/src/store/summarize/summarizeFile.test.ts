@@ -78,6 +78,18 @@ describe('summarizeTranscriptFile', () => {
     expect(done.summary.title).toBe('Renamed again');
   });
 
+  it('keeps no state behind a huge unterminated line (its bytes are not copied for the digest), and reads it again whole', async () => {
+    const head = rawTranscript(titled);
+    const huge = new TextEncoder().encode('{"type":"user/message","seq":99,"data":"' + 'x'.repeat(5 * 1024 * 1024));
+    const file = writeLog(concatBytes([head, huge]));
+    const torn = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }));
+    expect(torn.summary.title).toBe('Renamed again');
+    expect(torn.saved).toBeUndefined();
+    // A short torn tail still leaves a state to resume from.
+    const short = summaryOf(await summarizeTranscriptFile({ file: writeLog(concatBytes([head, huge.subarray(0, 1000)])), encoding: 'raw' }));
+    expect(short.saved?.prefixSha256).toBe(createHash('sha256').update(head).digest('hex'));
+  });
+
   it.skipIf(!zstdCli.found)(`completes a torn zstd frame when the rest arrives ${zstdCli.reason ?? ''}`, async () => {
     const head = zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1, 6)]);
     const last = zstdFrame(titled.slice(6));

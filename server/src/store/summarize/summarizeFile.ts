@@ -140,6 +140,9 @@ function interpret(raw: RawSummary | { error: unknown }): TranscriptSummary {
   return summary;
 }
 
+/** The most uncommitted bytes a PrefixDigest copies while it waits for them to be committed. */
+const MAX_HELD_BYTES = 4 * 1024 * 1024;
+
 /**
  * The SHA-256 of a file's bytes from 0 up to its summarizer's committed offset, fed as the
  * bytes are pushed: what lies past the committed offset (a torn line, an incomplete zstd frame)
@@ -151,9 +154,13 @@ class PrefixDigest {
   private hashed = 0;
   /** Copies of the bytes after `hashed`, in file order. */
   private held: Uint8Array[] = [];
+  private heldBytes = 0;
+  /** Set once more than MAX_HELD_BYTES waited: no digest (so no resume state) for this read. */
+  private abandoned = false;
 
   /** Adds the next bytes of the file and hashes everything before `committed`. */
   add(bytes: Uint8Array, committed: number): void {
+    if (this.abandoned) return;
     let take = committed - this.hashed;
     while (take > 0 && this.held.length > 0) {
       const first = this.held[0];
@@ -162,17 +169,29 @@ class PrefixDigest {
       if (used === first.length) this.held.shift();
       else this.held[0] = first.subarray(used);
       this.hashed += used;
+      this.heldBytes -= used;
       take -= used;
     }
     const used = Math.max(0, Math.min(bytes.length, take));
     if (used > 0) this.hash.update(bytes.subarray(0, used));
     this.hashed += used;
-    if (used < bytes.length) this.held.push(bytes.slice(used));
+    if (used < bytes.length) {
+      this.heldBytes += bytes.length - used;
+      // A huge uncommitted tail (a line near the record limit) is not copied a second time: the log
+      // simply gets no resume state, and its next change is read from byte 0.
+      if (this.heldBytes > MAX_HELD_BYTES) {
+        this.abandoned = true;
+        this.held = [];
+        this.heldBytes = 0;
+        return;
+      }
+      this.held.push(bytes.slice(used));
+    }
   }
 
   /** The digest of [0, offset), when exactly that much is hashed. */
   digestAt(offset: number): string | undefined {
-    return offset === this.hashed ? this.hash.copy().digest('hex') : undefined;
+    return !this.abandoned && offset === this.hashed ? this.hash.copy().digest('hex') : undefined;
   }
 }
 
