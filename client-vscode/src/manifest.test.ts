@@ -37,6 +37,31 @@ describe('contributed settings', () => {
     expect(properties['dshSessions.targetSessionId']).toMatchObject({ type: ['string', 'null'], default: null });
   });
 
+  it('have the scopes chosen for where VS Code reads them (README, Editors)', () => {
+    // sessionsRoot is a path on the machine the server runs on: in a remote window VS Code reads it from the
+    // Remote settings (or the workspace), never from the local User settings, where it would name a local folder.
+    // The rest follow the user into remote windows and may differ per workspace. None is `resource` or
+    // `language-overridable`: the client reads the section without a folder, so the server has one value per window.
+    expect(Object.fromEntries(Object.entries(properties).map(([key, property]) => [key, property.scope]))).toEqual({
+      'dshSessions.sessionsRoot': 'machine-overridable',
+      'dshSessions.targetSessionId': 'window',
+      'dshSessions.maxReferences': 'window',
+      'dshSessions.candidateLimit': 'window',
+      'dshSessions.maxReferenceBytes': 'window',
+    });
+    expect(String(properties['dshSessions.sessionsRoot']!.markdownDescription)).toContain('**Remote**');
+    // A workspace in Restricted Mode cannot choose the store.
+    expect(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations).toEqual(['dshSessions.sessionsRoot']);
+  });
+
+  it('are listed with their scopes in both READMEs, in order', () => {
+    const scopes = Object.entries(properties).map(([key, property]) => [key, property.scope]);
+    const readme = readFileSync(path.join(root, '..', 'README.md'), 'utf8');
+    expect([...readme.matchAll(/^\| `(\w+)` \| `([a-z-]+)` \|/gm)].map((row) => [`dshSessions.${row[1]}`, row[2]])).toEqual(scopes);
+    const extensionReadme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    expect([...extensionReadme.matchAll(/^\| `(dshSessions\.\w+)` \| [^|]+ \| ([a-z-]+) \|/gm)].map((row) => [row[1], row[2]])).toEqual(scopes);
+  });
+
   it('each have a description', () => {
     for (const [key, property] of Object.entries(properties)) {
       expect(String(property.markdownDescription ?? property.description ?? ''), key).not.toBe('');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionStoreStatus } from '@dsh-session-ls/shared';
-import { isSessionStoreStatus, statusPresentation } from './statusText';
+import { ROOT_SETTING_HINT, isSessionStoreStatus, statusPresentation } from './statusText';
 
 describe('statusPresentation', () => {
   it('shows how many sessions are indexed, with the store in the tooltip', () => {
@@ -27,22 +27,34 @@ describe('statusPresentation', () => {
     expect(statusPresentation({ root: '/s', indexed: 12, indexing: false, discovered: 12 }).text).toBe('$(history) dsh: 12 sessions');
   });
 
-  it('warns when the root is not a directory or cannot be read, and says where', () => {
-    expect(statusPresentation({ root: '/home/u/.dsh/sessions', indexed: 0, indexing: false, discovered: 0, rootProblem: 'not-a-directory' })).toEqual({
-      text: '$(warning) dsh: sessions root is not a directory',
-      tooltip: 'The dsh sessions root /home/u/.dsh/sessions is not a directory, so no sessions can be listed; it is picked up once it is one.',
+  it.each([
+    ['missing', '$(warning) dsh: no sessions root', 'does not exist yet; sessions appear once it does.'],
+    ['not-a-directory', '$(warning) dsh: sessions root is not a directory', 'is not a directory, so no sessions can be listed; it is picked up once it is one.'],
+    ['inaccessible', '$(warning) dsh: sessions root cannot be read', 'cannot be read, so no sessions can be listed; it is picked up once it can be.'],
+  ] as const)('says a %s root leaves the list empty, with the path, the reason and where to set it in the tooltip', (problem, text, reason) => {
+    expect(statusPresentation({ root: '/home/u/.dsh/sessions', indexed: 0, indexing: false, discovered: 0, rootProblem: problem })).toEqual({
+      text,
+      tooltip: `dsh sessions store: /home/u/.dsh/sessions\nThe dsh sessions root /home/u/.dsh/sessions ${reason}\n${ROOT_SETTING_HINT}`,
     });
-    expect(statusPresentation({ root: '/s', indexed: 0, indexing: false, discovered: 0, rootProblem: 'inaccessible' }).text).toBe('$(warning) dsh: sessions root cannot be read');
-    // A problem a newer server names is shown as an unreadable root.
+    // Whatever the counts say (a root that vanished after an index), the problem is what is shown.
+    expect(statusPresentation({ root: '/s', indexed: 3, indexing: true, discovered: 3, rootProblem: problem }).text).toBe(text);
+  });
+
+  it('names the remote settings in its hint', () => {
+    expect(ROOT_SETTING_HINT).toContain('dshSessions.sessionsRoot');
+    expect(ROOT_SETTING_HINT).toContain('Remote');
+  });
+
+  it('shows a problem a newer server names as an unreadable root', () => {
     const future = { root: '/s', indexed: 0, indexing: false, discovered: 0, rootProblem: 'on-fire' } as unknown as SessionStoreStatus;
     expect(isSessionStoreStatus(future)).toBe(true);
     expect(statusPresentation(future).text).toBe('$(warning) dsh: sessions root cannot be read');
   });
 
-  it('counts no sessions for a missing root, and says it does not exist yet', () => {
-    const shown = statusPresentation({ root: '/s', indexed: 0, indexing: false, discovered: 0, rootProblem: 'missing' });
-    expect(shown.text).toBe('$(history) dsh: 0 sessions');
-    expect(shown.tooltip).toBe('dsh sessions store: /s\n0 sessions indexed\nThe dsh sessions root /s does not exist yet; sessions appear once it does.');
+  it('shows the root display-safe', () => {
+    const shown = statusPresentation({ root: '/tmp/a\u202eb', indexed: 0, indexing: false, discovered: 0, rootProblem: 'missing' });
+    expect(shown.tooltip.split('\n')[0]).toBe('dsh sessions store: /tmp/ab');
+    expect(statusPresentation({ root: '/tmp/a\u202eb', indexed: 1, indexing: false, discovered: 1 }).tooltip.split('\n')[0]).toBe('dsh sessions store: /tmp/ab');
   });
 
   it('names the absence of a root', () => {

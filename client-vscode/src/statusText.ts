@@ -1,4 +1,4 @@
-import { SESSIONS_ROOT_PROBLEMS, describeSessionsRootProblem, type SessionStoreStatus, type SessionsRootProblem } from '@dsh-session-ls/shared';
+import { SESSIONS_ROOT_PROBLEMS, describeSessionsRootProblem, displaySafeText, type SessionStoreStatus, type SessionsRootProblem } from '@dsh-session-ls/shared';
 
 /** What the status bar item shows. */
 export interface StatusPresentation {
@@ -24,22 +24,34 @@ export function isSessionStoreStatus(value: unknown): value is SessionStoreStatu
   );
 }
 
+/** The status bar text of each root problem: the list is empty, and this says why. */
+const ROOT_PROBLEM_TEXT: Record<SessionsRootProblem, string> = {
+  missing: 'no sessions root',
+  'not-a-directory': 'sessions root is not a directory',
+  inaccessible: 'sessions root cannot be read',
+};
+
+/** Where to fix the root, for the tooltip (README, Settings: a remote window does not read the local user setting). */
+export const ROOT_SETTING_HINT =
+  'Set dshSessions.sessionsRoot to your dsh store. In a remote window (Remote-SSH, WSL, Dev Containers, Codespaces, code-server) the User setting is not read for it: set it in the Remote or the workspace settings.';
+
 /** The status bar text and tooltip for a store status. */
 export function statusPresentation(status: SessionStoreStatus): StatusPresentation {
-  const problem = status.rootProblem === undefined ? undefined : knownProblem(status.rootProblem);
-  if (problem !== undefined && problem !== 'missing') {
-    const what = problem === 'not-a-directory' ? 'is not a directory' : 'cannot be read';
-    return { text: `$(warning) dsh: sessions root ${what}`, tooltip: describeSessionsRootProblem(status.root ?? '(no sessions root)', problem) };
+  const store = status.root ?? '(no sessions root)';
+  if (status.rootProblem !== undefined) {
+    const problem = knownProblem(status.rootProblem);
+    return {
+      text: `$(warning) dsh: ${ROOT_PROBLEM_TEXT[problem]}`,
+      tooltip: `dsh sessions store: ${displaySafeText(store)}\n${describeSessionsRootProblem(store, problem)}\n${ROOT_SETTING_HINT}`,
+    };
   }
   const sessions = (n: number) => `${n} session${n === 1 ? '' : 's'}`;
   const count = sessions(status.indexed);
   // While indexing, "5/12 sessions" once the server has found some (before that, "0/0" says nothing).
   const progress = status.discovered > 0 && status.discovered >= status.indexed ? `${status.indexed}/${sessions(status.discovered)}` : count;
   const text = status.indexing ? `$(sync~spin) dsh: indexing… ${progress}` : `$(history) dsh: ${count}`;
-  const store = status.root ?? '(no sessions root)';
   const state = status.indexing ? `${progress} indexed so far` : `${count} indexed`;
-  const missing = problem === 'missing' ? `\n${describeSessionsRootProblem(store, problem)}` : '';
-  return { text, tooltip: `dsh sessions store: ${store}\n${state}${missing}` };
+  return { text, tooltip: `dsh sessions store: ${displaySafeText(store)}\n${state}` };
 }
 
 function knownProblem(problem: string): SessionsRootProblem {

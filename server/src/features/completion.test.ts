@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSessionReferenceMention, type SessionReferenceCandidate } from '@dsh-session-ls/shared';
+import { describeSessionsRootProblem, formatSessionReferenceMention, type SessionReferenceCandidate, type SessionsRootProblem } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
 import type { InMemorySession } from '../resolver/inMemorySessionStore';
@@ -155,5 +155,77 @@ describe('session completion', () => {
     await expect(provideSessionCompletion(document, { line: 0, character: 1 }, workspace, controller.signal)).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_CANCELLED',
     });
+  });
+});
+
+describe('session completion when the sessions root is not read', () => {
+  /** Complete at `|` over an empty store whose root has `problem`. */
+  async function completeWithRootProblem(marked: string, problem: SessionsRootProblem, root = '/home/u/.dsh/sessions') {
+    const offset = marked.indexOf('|');
+    const document = openDocument('file:///same/prompt.md', marked.slice(0, offset) + marked.slice(offset + 1));
+    const { workspace, store } = testWorkspace([], { folders: ['/same'], documents: [document], section: { sessionsRoot: root } });
+    store.setStatus({ rootExists: false, rootProblem: problem });
+    const list = await provideSessionCompletion(document, document.positionAt(offset), workspace.view({ partial: true }));
+    return { list, document };
+  }
+
+  it.each([
+    ['missing', 'does not exist', 'does not exist yet; sessions appear once it does.'],
+    ['not-a-directory', 'is not a directory', 'is not a directory, so no sessions can be listed'],
+    ['inaccessible', 'cannot be read', 'cannot be read, so no sessions can be listed'],
+  ] as const)('answers one item saying the root %s, incomplete so it is asked again', async (problem, said, reason) => {
+    const { list } = await completeWithRootProblem('see @|', problem);
+    expect(list.isIncomplete).toBe(true);
+    expect(list.items).toHaveLength(1);
+    const item = list.items[0]!;
+    expect(item).toMatchObject({
+      label: `No dsh sessions: /home/u/.dsh/sessions ${said}`,
+      kind: CompletionItemKind.Text,
+      sortText: 'b000000',
+      filterText: ` No dsh sessions: /home/u/.dsh/sessions ${said}`,
+      data: { kind: 'dsh-root-problem', problem },
+    });
+    expect(item.detail).toBe(describeSessionsRootProblem('/home/u/.dsh/sessions', problem));
+    expect(item.detail).toContain(`The dsh sessions root /home/u/.dsh/sessions ${reason}`);
+    expect(String(item.documentation)).toContain('dshSessions.sessionsRoot');
+  });
+
+  it.each(['see @|', 'see @we|', 'see @we|ather next', '@|', 'a\r\n@x|y\r\nb', '😀 @q|'])(
+    'leaves the text exactly as it was when accepted: %j',
+    async (marked) => {
+      const { list, document } = await completeWithRootProblem(marked, 'missing');
+      const item = list.items[0]!;
+      expect(applyEdit(document, item)).toBe(document.getText());
+      const edit = item.textEdit as TextEdit;
+      // The edit replaces what was typed after the `@` up to the cursor with itself.
+      const offset = marked.indexOf('|');
+      expect(document.offsetAt(edit.range.end)).toBe(offset);
+      expect(document.getText(edit.range)).toBe(edit.newText);
+      expect(item.filterText!.startsWith(`${edit.newText} `)).toBe(true);
+    },
+  );
+
+  it('shows the root display-safe', async () => {
+    const { list } = await completeWithRootProblem('@|', 'missing', '/tmp/evil\u202e/sessions');
+    expect(list.items[0]!.label).toBe('No dsh sessions: /tmp/evil/sessions does not exist');
+  });
+
+  it('offers nothing outside an @ token, as always', async () => {
+    for (const marked of ['plain|', 'me@exa|', '@"fi|']) {
+      expect((await completeWithRootProblem(marked, 'missing')).list).toEqual({ isIncomplete: false, items: [] });
+    }
+  });
+
+  it('lists the sessions, and no notice, once the root is read', async () => {
+    const document = openDocument('file:///same/prompt.md', '@');
+    const { workspace, store } = testWorkspace(SESSIONS, { folders: ['/same'], documents: [document], now: NOW });
+    store.setStatus({ rootExists: false, rootProblem: 'missing' });
+    // A store that reports a problem yet lists sessions (the root appeared between two sweeps) shows the sessions.
+    const list = await provideSessionCompletion(document, { line: 0, character: 1 }, workspace.view({ partial: true }));
+    expect(list.items.map((item) => item.kind)).toEqual(SESSIONS.map(() => CompletionItemKind.Reference));
+    store.setStatus({ rootExists: true, rootProblem: undefined });
+    const fixed = await provideSessionCompletion(document, { line: 0, character: 1 }, workspace.view({ partial: true }));
+    expect(fixed.items).toHaveLength(SESSIONS.length);
+    expect(fixed.isIncomplete).toBe(false);
   });
 });

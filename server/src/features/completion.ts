@@ -1,9 +1,11 @@
 import {
+  describeSessionsRootProblem,
   displaySafeLabel,
   displaySafeText,
   formatAge,
   formatSessionReferenceMention,
   type SessionReferenceCandidate,
+  type SessionsRootProblem,
 } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
@@ -36,6 +38,12 @@ export function isSessionCompletionData(data: unknown): data is SessionCompletio
     typeof candidate.label === 'string' &&
     typeof candidate.createdAt === 'number'
   );
+}
+
+/** What the root-problem notice item carries (it has nothing to resolve). */
+export interface RootProblemCompletionData {
+  kind: 'dsh-root-problem';
+  problem: SessionsRootProblem;
 }
 
 /** The `sortText` of an item: its group letter (`a` files, `b` sessions), then its rank padded to 6 digits. */
@@ -110,6 +118,44 @@ function sessionItem(
   };
 }
 
+const ROOT_PROBLEM_LABELS: Record<SessionsRootProblem, string> = {
+  missing: 'does not exist',
+  'not-a-directory': 'is not a directory',
+  inaccessible: 'cannot be read',
+};
+
+/**
+ * The one item answered instead of an empty list when the sessions root is not read (README, Contract
+ * changelog): it says why, and accepting it leaves the text as it was — its edit replaces what was typed
+ * after the `@` up to the cursor with itself, so a client that ignores the range and replaces the word
+ * before the cursor with `newText` changes nothing either.
+ */
+export function rootProblemItem(
+  root: string,
+  problem: SessionsRootProblem,
+  query: string,
+  typedRange: { start: Position; end: Position },
+): CompletionItem {
+  const shownRoot = displaySafeText(root);
+  const label = `No dsh sessions: ${shownRoot} ${ROOT_PROBLEM_LABELS[problem]}`;
+  const data: RootProblemCompletionData = { kind: 'dsh-root-problem', problem };
+  return {
+    label,
+    kind: CompletionItemKind.Text,
+    detail: describeSessionsRootProblem(root, problem),
+    documentation:
+      'The sessions root is the first of: initializationOptions.sessionsRoot, the dshSessions.sessionsRoot setting ' +
+      '(in VS Code remote windows, a Remote or workspace setting: your local user setting is not read there), ' +
+      '--sessions-root, $DSH_HOME/sessions, ~/.dsh/sessions. Accepting this item changes nothing.',
+    textEdit: { range: typedRange, newText: query },
+    insertTextFormat: InsertTextFormat.PlainText,
+    // What was typed first, so every client's own filter keeps the item whatever the query.
+    filterText: `${query} ${label}`,
+    sortText: completionSortText('b', 0),
+    data,
+  };
+}
+
 /**
  * Session completion at `position` (lsp-contract.md, Completion): the candidates for the `@` token's
  * query, in the resolver's order; incomplete when cut at the limit or while the store is still indexing.
@@ -132,8 +178,14 @@ export async function provideSessionCompletion(
   const candidates = await resolver.listCandidates(target, token.query, probe, signal);
   const editRange = { start: document.positionAt(token.at + 1), end: document.positionAt(token.end) };
   const now = services.now();
+  const status = services.storeStatus();
+  if (candidates.length === 0 && status.rootProblem !== undefined) {
+    // Say why the list is empty; incomplete, so the client asks again and sees the sessions once the root is read.
+    const typedRange = { start: document.positionAt(token.at + 1), end: document.positionAt(offset) };
+    return { isIncomplete: true, items: [rootProblemItem(services.settings().sessionsRoot, status.rootProblem, token.query, typedRange)] };
+  }
   const items = candidates
     .slice(0, limit)
     .map((candidate, rank) => sessionItem(candidate, rank, token.query, editRange, now));
-  return { isIncomplete: candidates.length > limit || services.storeStatus().indexing, items };
+  return { isIncomplete: candidates.length > limit || status.indexing, items };
 }

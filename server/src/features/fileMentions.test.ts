@@ -241,4 +241,19 @@ describe('file-mention completion', () => {
     const quoted = await complete('@"sr|');
     expect(labels((await provideMentionCompletion(quoted.document, quoted.document.positionAt(quoted.offset), quoted.workspace)).items)).toEqual(['src/']);
   });
+
+  it('keeps offering files when the sessions root is not read, with the notice after them', async () => {
+    const { text, offset } = marked('@src|');
+    const document = TextDocument.create(pathToFileURL(path.join(workspaceDir, 'prompts', 'p.md')).href, 'markdown', 1, text);
+    const { workspace, store } = testWorkspace([], { folders: [workspaceDir], documents: [document], section: { sessionsRoot: '/nowhere' } });
+    store.setStatus({ rootExists: false, rootProblem: 'missing' });
+    const list = await provideMentionCompletion(document, document.positionAt(offset), workspace);
+    expect(labels(list.items)).toEqual(['src/', 'No dsh sessions: /nowhere does not exist']);
+    expect(list.isIncomplete).toBe(true);
+    expect(accept(document, list.items[0]!)).toBe('@src/');
+    expect(accept(document, list.items[1]!)).toBe('@src');
+    // A quoted path is never a session token: files only, no notice.
+    const quoted = TextDocument.create(document.uri, 'markdown', 1, '@"sr');
+    expect(labels((await provideMentionCompletion(quoted, quoted.positionAt(4), workspace)).items)).toEqual(['src/']);
+  });
 });
