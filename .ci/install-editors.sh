@@ -12,7 +12,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO='sudo'; fi
 # Everything the tests need, by the command that proves it is there (dpkg names below).
 have_all() {
   command -v nvim >/dev/null && command -v emacs >/dev/null && command -v vim >/dev/null &&
-    command -v zstd >/dev/null && command -v script >/dev/null &&
+    command -v zstd >/dev/null && command -v script >/dev/null && command -v chromium >/dev/null &&
+    dpkg -s libkrb5-dev >/dev/null 2>&1 &&
     [ -d /usr/share/vim/vimfiles/pack/dist-bundle/opt/ale ] &&
     emacs --batch --eval '(progn (require (quote eglot)) (require (quote lsp-mode)))' >/dev/null 2>&1 &&
     emacs --batch --eval '(unless (>= emacs-major-version 30) (kill-emacs 1))' >/dev/null 2>&1
@@ -38,7 +39,9 @@ fi
 $SUDO apt-get update -q
 
 # bsdutils provides `script`, which gives headless Vim the tty-like stdin it needs.
-apt_install zstd bsdutils neovim vim vim-ale
+# chromium drives code-server's web UI (test/editors/vscode.test.ts); libkrb5-dev lets code-server's
+# postinstall build kerberos (its prebuilt download is unreachable here).
+apt_install zstd bsdutils neovim vim vim-ale chromium libkrb5-dev
 # -t bookworm-backports for both: without it, elpa-lsp-mode's dh-elpa-helper would make apt remove
 # emacs-nox 30 (real-lsp-clients.md, Setup notes). Never elpa-eglot next to Emacs 30 (Breaks).
 apt_install -t bookworm-backports emacs-nox elpa-lsp-mode

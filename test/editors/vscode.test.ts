@@ -1,0 +1,207 @@
+// The extension in a real VS Code: the built .vsix installed into code-server (VS Code 1.139.1), its
+// workbench driven in headless Chromium as a user drives it. Every step leaves a screenshot; on
+// failure they are kept and their paths printed.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { displaySafeLabel, formatSessionReferenceMention, type SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
+import { chromium, type Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/conformance';
+import { CHROMIUM_LAUNCH, findCodeServer, startCodeServer, type CodeServer } from './support/codeServer';
+
+const harness = findCodeServer();
+const STEP_TIMEOUT_MS = 60_000;
+
+/** What `dsh-session-ls candidates --json` answers for the store from the workspace folder (the server's own order). */
+function cliCandidates(store: string, cwd: string): SessionReferenceMentionCandidate[] {
+  const bin = path.join(REPO_ROOT, 'server', 'bin', 'dsh-session-ls.js');
+  const out = execFileSync(process.execPath, [bin, 'candidates', '--root', store, '--cwd', cwd, '--limit', '50', '--json'], { encoding: 'utf8' });
+  return JSON.parse(out) as SessionReferenceMentionCandidate[];
+}
+
+/** Builds the .vsix exactly as `npm run package` does. */
+function packageExtension(out: string): string {
+  const vsix = path.join(out, 'dsh-session-ls.vsix');
+  execFileSync('npm', ['run', 'package', '--', '--out', vsix], {
+    cwd: path.join(REPO_ROOT, 'client-vscode'),
+    stdio: 'pipe',
+    env: { ...process.env, npm_config_offline: 'true' },
+  });
+  return vsix;
+}
+
+/** Texts of the elements matching `selector`, in page order (the editor renders spaces as U+00A0). */
+function texts(page: Page, selector: string): Promise<string[]> {
+  return page.$$eval(selector, (elements) => elements.map((element) => (element.textContent ?? '').replace(/\u00a0/g, ' ')));
+}
+
+/** Runs a command from the command palette by its title. */
+async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: STEP_TIMEOUT_MS });
+  await page.keyboard.type(title);
+  await page.waitForSelector(`.quick-input-widget .monaco-list-row[aria-label*="${title}"]`, { timeout: STEP_TIMEOUT_MS });
+  await page.keyboard.press('Enter');
+}
+
+describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chromium)', () => {
+  it('completes @ in the server order, writes the mention, hovers, reports Problems, inserts by picker, previews and counts', async (ctx) => {
+    if (!harness.found) ctx.skip(harness.reason);
+    const home = mkdtempSync(path.join(os.tmpdir(), 'dsh-vscode-'));
+    const shotsDir = mkdtempSync(path.join(os.tmpdir(), 'dsh-vscode-shots-'));
+    const shots: string[] = [];
+    const store = path.join(home, 'store');
+    cpSync(path.join(REPO_ROOT, 'examples', 'store'), store, { recursive: true });
+    const folder = path.join(home, 'workspace');
+    const promptFile = path.join(folder, 'prompt.md');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(promptFile, '\n');
+    const expected = cliCandidates(store, folder);
+    expect(expected.length).toBeGreaterThan(1);
+
+    let server: CodeServer | undefined;
+    const browser = await chromium.launch(CHROMIUM_LAUNCH);
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const shot = async (name: string): Promise<void> => {
+      const file = path.join(shotsDir, `${String(shots.length + 1).padStart(2, '0')}-${name}.png`);
+      await page.screenshot({ path: file });
+      shots.push(file);
+    };
+    let passed = false;
+    try {
+      server = await startCodeServer({
+        home,
+        vsix: packageExtension(home),
+        folder,
+        // The client's trace lands in the kept profile's logs when a step fails.
+        settings: { 'dshSessions.trace.server': 'verbose' },
+        // Where a remote window (code-server's are) reads the machine-overridable root; see the README's settings table.
+        machineSettings: { 'dshSessions.sessionsRoot': store },
+      });
+      await page.goto(server.url);
+      await page.waitForSelector('.monaco-workbench', { timeout: STEP_TIMEOUT_MS });
+      await page.click('.explorer-folders-view .monaco-list-row[aria-label^="prompt.md"]', { timeout: STEP_TIMEOUT_MS });
+      await page.waitForSelector('.editor-instance .monaco-editor .view-lines', { timeout: STEP_TIMEOUT_MS });
+
+      // The status bar counts the store's sessions once the server has indexed it.
+      const statusCount = `dsh: ${expected.length} sessions`;
+      await page.waitForFunction(
+        (wanted) => [...document.querySelectorAll('.statusbar-item')].some((item) => item.textContent?.includes(wanted)),
+        statusCount,
+        { timeout: STEP_TIMEOUT_MS },
+      );
+      await shot('opened');
+
+      // `@` opens the suggest widget with the server's sessions in the server's order.
+      await page.click('.editor-instance .monaco-editor .view-lines');
+      await page.keyboard.press('Control+Home');
+      await page.keyboard.type('see @');
+      await page.waitForSelector('.editor-instance .suggest-widget.visible .monaco-list-row', { timeout: STEP_TIMEOUT_MS });
+      await page.waitForFunction((n) => document.querySelectorAll('.editor-instance .suggest-widget.visible .monaco-list-row').length >= n, Math.min(expected.length, 8));
+      await shot('suggest');
+      const labels = await texts(page, '.editor-instance .suggest-widget.visible .monaco-list-row .label-name');
+      expect(labels).toEqual(expected.slice(0, labels.length).map((candidate) => displaySafeLabel(candidate.label, candidate.sessionId)));
+      // Each item's detail (the cwd) and resolved preview, in the details pane as the selection walks down.
+      await page.keyboard.press('Control+Space');
+      const details: string[] = [];
+      for (let i = 0; i < labels.length; i++) {
+        await page.waitForFunction(
+          ([index, label]) =>
+            document.querySelector('.editor-instance .suggest-widget.visible .monaco-list-row.focused')?.getAttribute('data-index') === String(index) &&
+            document.querySelector('.suggest-details .docs')?.textContent?.includes(label) === true,
+          [i, labels[i]] as const,
+          { timeout: STEP_TIMEOUT_MS },
+        );
+        details.push((await texts(page, '.suggest-details .header .type'))[0] ?? '');
+        if (i < labels.length - 1) await page.keyboard.press('ArrowDown');
+      }
+      await shot('details');
+      expect(details).toEqual(expected.slice(0, labels.length).map((candidate) => candidate.cwd ?? '(no cwd)'));
+      for (let i = 1; i < labels.length; i++) await page.keyboard.press('ArrowUp');
+
+      // Accepting writes exactly the mention, and saving puts it on disk.
+      const [first, second] = expected;
+      const firstMention = formatSessionReferenceMention({ sessionId: first.sessionId, label: displaySafeLabel(first.label, first.sessionId) });
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Control+S');
+      await expect.poll(() => readFileSync(promptFile, 'utf8'), { timeout: STEP_TIMEOUT_MS }).toBe(`see ${firstMention}\n`);
+      await shot('accepted');
+
+      // Hovering the mention shows its session's preview.
+      await page.keyboard.press('Home');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+      await page.waitForFunction(
+        (title) => [...document.querySelectorAll('.monaco-hover')].some((hover) => hover.textContent?.includes(title)),
+        first.label,
+        { timeout: STEP_TIMEOUT_MS },
+      );
+      await shot('hover');
+      await page.keyboard.press('Escape');
+
+      // *Insert session reference…* picks the second session and inserts its mention on a new line.
+      await page.keyboard.press('Control+End');
+      await runCommand(page, 'dsh: Insert session reference');
+      await page.waitForSelector(`.quick-input-widget .monaco-list-row[aria-label*="${second.label}"]`, { timeout: STEP_TIMEOUT_MS });
+      await shot('picker');
+      await page.keyboard.type(second.label);
+      await page.waitForFunction(
+        (label) => document.querySelector('.quick-input-widget .monaco-list-row.focused')?.getAttribute('aria-label')?.includes(label) === true,
+        second.label,
+        { timeout: STEP_TIMEOUT_MS },
+      );
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Control+S');
+      const secondMention = formatSessionReferenceMention({ sessionId: second.sessionId, label: displaySafeLabel(second.label, second.sessionId) });
+      await expect.poll(() => readFileSync(promptFile, 'utf8'), { timeout: STEP_TIMEOUT_MS }).toBe(`see ${firstMention}\n${secondMention}`);
+      await shot('inserted');
+
+      // *Preview what the model will see* opens the prepared message for this file.
+      await runCommand(page, 'dsh: Preview what the model will see');
+      await page.waitForFunction(
+        () => [...document.querySelectorAll('.editor-instance .view-lines')].some((lines) => lines.textContent?.replace(/\u00a0/g, ' ').includes('What the model will see')),
+        undefined,
+        { timeout: STEP_TIMEOUT_MS },
+      );
+      await shot('preview');
+      const previewText = (await texts(page, '.editor-instance .view-lines')).join('\n');
+      expect(previewText).toContain('Referenced sessions');
+      expect(previewText).toContain(first.label);
+      await page.keyboard.press('Control+W');
+
+      // A broken mention (an empty payload, which dsh refuses) appears in the Problems panel with its code.
+      await page.click('.editor-instance .monaco-editor .view-lines');
+      await page.keyboard.press('Control+End');
+      await page.keyboard.press('Enter');
+      await page.keyboard.type('and @[gone](dsh-session:) ');
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+Shift+M');
+      await page.waitForFunction(
+        () => [...document.querySelectorAll('.markers-panel .monaco-list-row')].some((row) => row.textContent?.includes('SESSION_REFERENCE_INVALID_REFERENCE')),
+        undefined,
+        { timeout: STEP_TIMEOUT_MS },
+      );
+      await shot('problems');
+      passed = true;
+    } finally {
+      if (!passed) {
+        await shot('failure').catch(() => undefined);
+        console.error(`vscode.test screenshots kept:\n${shots.join('\n')}\nprofile and logs kept in ${home}\ncode-server said:\n${server?.output() ?? '(not started)'}`);
+      }
+      await browser.close();
+      await server?.stop();
+      if (passed) {
+        rmSync(home, { recursive: true, force: true });
+        rmSync(shotsDir, { recursive: true, force: true });
+      }
+    }
+  }, 300_000);
+});
