@@ -168,7 +168,8 @@ export function positionAt(text: string, offset: number = text.length): TextPosi
     const char = text.charCodeAt(index);
     if (char === 10 || char === 13) {
       if (char === 13 && text.charCodeAt(index + 1) === 10) {
-        if (index + 1 === end) break;
+        // An offset between \r and \n is the end of the line.
+        if (index + 1 === end) return { line, character: index - lineStart };
         index++;
       }
       line++;
@@ -308,8 +309,7 @@ export class DshSessionClient {
   async completeAt(text: string, position: TextPosition | number = text.length, options: CompleteAtOptions = {}): Promise<SessionCompletionList> {
     const at = typeof position === 'number' ? positionAt(text, position) : position;
     const offset = typeof position === 'number' ? position : offsetAt(text, position);
-    const uri = options.uri ?? this.newDocumentUri();
-    await this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: options.languageId ?? 'markdown', version: 1, text } });
+    const uri = await this.openDocument(text, options);
     const context = offset > 0 && text[offset - 1] === '@' ? { triggerKind: 2, triggerCharacter: '@' } : { triggerKind: 1 };
     try {
       const answer = await this.request<SessionCompletionList | SessionCompletionItem[] | null>(
@@ -320,8 +320,23 @@ export class DshSessionClient {
       if (answer === null) return { isIncomplete: false, items: [] };
       return Array.isArray(answer) ? { isIncomplete: false, items: answer } : answer;
     } finally {
-      if (!this.closed) await this.connection.sendNotification('textDocument/didClose', { textDocument: { uri } }).catch(() => undefined);
+      if (!this.closed) await this.closeDocument(uri).catch(() => undefined);
     }
+  }
+
+  /**
+   * `textDocument/didOpen`: a document the server then diagnoses and that `prepare` can name as
+   * `{ textDocument: { uri } }`; resolves with its URI (default: a new `file:` URI, as in `completeAt`).
+   */
+  async openDocument(text: string, options: { uri?: string; languageId?: string } = {}): Promise<string> {
+    const uri = options.uri ?? this.newDocumentUri();
+    await this.connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: options.languageId ?? 'markdown', version: 1, text } });
+    return uri;
+  }
+
+  /** `textDocument/didClose`. */
+  async closeDocument(uri: string): Promise<void> {
+    await this.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
   }
 
   /** Any `workspace/executeCommand`, with one argument. */
