@@ -107,12 +107,14 @@ async function install(): Promise<InstalledServer> {
 }
 
 /**
- * An environment in which `dsh-session-ls` is the installed one: its bin directory first on PATH, then
- * this Node's (the bin's `#!/usr/bin/env node`), no NODE_PATH, and no override of the editor configs'
- * default command.
+ * An environment in which `dsh-session-ls` is the installed one and no other: its bin directory first on
+ * PATH, then this Node's (the bin's `#!/usr/bin/env node`), then the rest of PATH without any directory
+ * holding another `dsh-session-ls` (under `npx vitest`/`npm test` the clone's node_modules/.bin is on
+ * PATH); no NODE_PATH, and no override of the editor configs' default command.
  */
 export function installedServerEnv(installed: InstalledServer, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base, PATH: [installed.binDir, path.dirname(process.execPath), base.PATH ?? ''].join(path.delimiter) };
+  const rest = (base.PATH ?? '').split(path.delimiter).filter((dir) => dir !== '' && !existsSync(path.join(dir, 'dsh-session-ls')));
+  const env: NodeJS.ProcessEnv = { ...base, PATH: [installed.binDir, path.dirname(process.execPath), ...rest].join(path.delimiter) };
   delete env.DSH_SESSION_LS_CMD;
   delete env.NODE_PATH;
   return env;
