@@ -98,6 +98,13 @@ export function serverBundles({ outdir, split = true, serverFile = 'main.js', ta
   ];
 }
 
+/** esbuild options for `dsh-session-ls/client` (src/client/index.ts, vscode-jsonrpc inside) in one CommonJS file. */
+export function clientBundle({ outfile, target = 'node20', sourcemap = false }) {
+  const entry = source('client', 'index.ts');
+  if (!existsSync(entry)) throw new Error(`esbuild: the client entry ${entry} does not exist`);
+  return { ...common({ target, sourcemap }), entryPoints: [entry], outfile };
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
     await Promise.all(serverBundles({ outdir: path.join(here, 'dist', 'bundle') }).map((options) => esbuild.build(options)));
