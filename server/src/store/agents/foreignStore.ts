@@ -77,7 +77,9 @@ const codexFormat: AgentFormat = {
     return files;
   },
   summarize(file, text, mtimeMs) {
-    const info = codexSessionInfo(parseJsonl(text), file);
+    const records = parseJsonl(text);
+    if (records.length === 0) return undefined;
+    const info = codexSessionInfo(records, file);
     if (info === undefined) return undefined;
     return { id: info.id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(info.firstPrompt === undefined ? {} : { title: info.firstPrompt }) };
   },
