@@ -15,7 +15,7 @@ import {
 } from '@dsh-session-ls/shared';
 import { listCandidatesCommand, prepareCommand } from '../features/commands';
 import { SessionWorkspace } from '../settings/sessionWorkspace';
-import { absoluteSessionsRoot } from '../settings/settings';
+import { absoluteSessionsRoot, parseAgents } from '../settings/settings';
 import type { SessionStoreService } from '../store/service';
 import { UsageError, agentSettingsOfFlags, type Invocation } from './commandLine';
 
@@ -52,6 +52,8 @@ function numberFlag(value: string | undefined): number | undefined {
 }
 
 function openWorkspace(invocation: Subcommand, io: CliIo, access: CliStoreAccess): SessionWorkspace {
+  // A bad --agents is a mistake to report (INVALID_CONFIG), not to fall back from.
+  if (invocation.agents !== undefined) parseAgents(invocation.agents);
   const workspace = new SessionWorkspace({
     openStore: access.openStore,
     defaultSessionsRoot: access.defaultSessionsRoot,

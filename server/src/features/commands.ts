@@ -19,6 +19,7 @@ import {
   type CommandArgument,
 } from './commandArguments';
 import { unknownCommandError } from './errors';
+import { foreignAgentsEnabled } from './foreignMentions';
 import type { SessionServices } from './services';
 
 /** The commands this server answers (lsp-contract.md, Commands); transcript and preview come with the editor features. */
@@ -83,7 +84,7 @@ export async function prepareCommand(
   } else {
     const text = forms[0] === 'text' ? requiredString(argument, 'text') : openDocumentText(services, documentUri!);
     // With another agent enabled, its mentions resolve too; by default the text parses exactly as dsh parses it.
-    const parsed = services.settings().agents.some((agent) => agent !== 'dsh') ? parseAgentReferenceText(text) : parseSessionReferenceText(text);
+    const parsed = foreignAgentsEnabled(services) ? parseAgentReferenceText(text) : parseSessionReferenceText(text);
     content = [{ type: 'text', text: parsed.text }];
     references = parsed.references;
   }
