@@ -4,13 +4,6 @@ import { SessionReadError, type SessionSurface, type StoredSessionSummary } from
 import type { SessionStoreService } from '../service';
 import type { ForeignSessionStore } from './foreignStore';
 
-/**
- * The dsh store plus other agents' stores, as one `SessionStoreService`. Everything but the listing
- * and the surfaces is the dsh store's (root, status, change events); the listing merges the enabled
- * stores in store order, so candidate selection ranks them together with dsh's cwd affinity. With
- * no foreign store the listing is the dsh store's own array, untouched. `dsh` may be absent (only
- * foreign agents enabled): then its sessions are not listed, but its store still gives status.
- */
 const composed = new WeakMap<SessionStoreService, ReadonlySet<ForeignAgent>>();
 
 /** True when `store` is a composite that reads `agent`'s sessions (dsh's own store reads none). */
@@ -18,6 +11,13 @@ export function storeServesAgent(store: SessionStoreService, agent: ForeignAgent
   return composed.get(store)?.has(agent) === true;
 }
 
+/**
+ * The dsh store plus other agents' stores, as one `SessionStoreService`. Everything but the listing
+ * and the surfaces is the dsh store's (root, status, change events); the listing merges the enabled
+ * stores in store order, so candidate selection ranks them together with dsh's cwd affinity. With
+ * no foreign store the listing is the dsh store's own array, untouched. `dsh` may be absent (only
+ * foreign agents enabled): then its sessions are not listed, but its store still gives status.
+ */
 export function composeAgentStores(
   dsh: SessionStoreService,
   foreign: readonly ForeignSessionStore[],
