@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
-import { asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
+import { asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, promptLabel, userEvent, type JsonlRecord } from './records';
 
 /**
  * Claude Code's transcripts, read-only: `<home>/projects/<cwd, every non-alphanumeric character as "-">/<uuid>.jsonl`.
