@@ -11,7 +11,7 @@ import {
 } from 'vscode-languageserver/node';
 import { labelIsStale, mentionDiagnostics, type MentionDiagnosticData } from './diagnostics';
 import { findForeignMentions, foreignAgentsEnabled } from './foreignMentions';
-import { analyzeDocumentMentions, findDocumentMentions, type DocumentMention, type SurfaceReader } from './mentionAnalysis';
+import { analyzeDocumentMentions, findDocumentMentions, sessionOfMention, type DocumentMention, type SurfaceReader } from './mentionAnalysis';
 import type { SessionServices } from './services';
 
 /** The title of the action that previews what the model will see. */
@@ -77,7 +77,7 @@ export async function provideCodeActions(
     // The client's copies of our diagnostics, so it can link the fix to them.
     const fixes = (kind: MentionDiagnosticData['kind']): Diagnostic[] =>
       context.diagnostics.filter((d) => sameRange(d.range, mentionRange) && (d.data as MentionDiagnosticData | undefined)?.kind === kind);
-    const session = mention.sessionId === undefined ? undefined : analysis.byId.get(mention.sessionId);
+    const session = sessionOfMention(analysis, mention);
 
     if (session !== undefined && labelIsStale(mention, session) && wanted(CodeActionKind.QuickFix, only)) {
       const label = displaySafeLabel(session.title!, session.sessionId);

@@ -4,6 +4,7 @@ import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node'
 import {
   analyzeDocumentMentions,
   readFailureReason,
+  sessionOfMention,
   type DocumentMention,
   type MentionAnalysis,
   type MentionedSession,
@@ -176,7 +177,7 @@ export function mentionDiagnostics(document: TextDocument, analysis: MentionAnal
   const diagnostics: Diagnostic[] = [];
   for (const mention of analysis.mentions) {
     const range = { start: document.positionAt(mention.token.start), end: document.positionAt(mention.token.end) };
-    const session = mention.sessionId === undefined ? undefined : analysis.byId.get(mention.sessionId);
+    const session = sessionOfMention(analysis, mention);
     const found = [...grammarDiagnostics(mention, text), ...(session === undefined ? [] : sessionDiagnostics(mention, session, analysis))];
     for (const diagnostic of found) diagnostics.push({ range, source: DIAGNOSTIC_SOURCE, ...diagnostic });
   }

@@ -5,11 +5,13 @@ import {
   analyzeDocumentMentions,
   findDocumentMentions,
   readFailureReason,
+  sessionOfMention,
   type DocumentMention,
   type MentionAnalysis,
   type MentionedSession,
   type SurfaceReader,
 } from './mentionAnalysis';
+import { foreignAgentsEnabled } from './foreignMentions';
 import { escapeMarkdownText, sessionPreviewMarkdown } from './sessionPreview';
 import type { SessionServices } from './services';
 
@@ -26,6 +28,11 @@ function shownLabel(label: string, sessionId: string): string {
 function sessionFacts(mention: DocumentMention, session: MentionedSession, analysis: MentionAnalysis): string[] {
   const lines: string[] = [];
   const budget = analysis.config.maxReferenceBytes;
+  // dsh reads another agent's mention as plain text: only our prepared message expands it.
+  const fails = session.agent === undefined ? 'dsh fails the message' : 'prepare fails the message';
+  if (session.agent !== undefined) {
+    lines.push(`- ${session.agent} session: dsh itself reads this mention as plain text; the prepared message (the preview, or dsh-session-ls prepare) expands it`);
+  }
   // The session's own name is its latest title, else its id (dsh's candidate label), as written or as
   // completion inserts it (display-safe and bounded).
   const own = session.title ?? session.sessionId;
@@ -34,12 +41,12 @@ function sessionFacts(mention: DocumentMention, session: MentionedSession, analy
     lines.push(`- mentioned as: ${shownLabel(label!, session.sessionId)}`);
   }
   if (session.overLimit) {
-    lines.push(`- **too many sessions**: this is distinct session ${session.order + 1}, more than maxReferences ${analysis.config.maxReferences}; dsh fails the message`);
+    lines.push(`- **too many sessions**: this is distinct session ${session.order + 1}, more than maxReferences ${analysis.config.maxReferences}; ${fails}`);
   }
   const fit = session.budget;
   if (fit === undefined) return lines;
   if (!fit.fits) {
-    lines.push(`- context: **cannot fit** ${bytes(budget)} even shortened; dsh fails the message`);
+    lines.push(`- context: **cannot fit** ${bytes(budget)} even shortened; ${fails}`);
     return lines;
   }
   const { stats } = fit.retained;
@@ -57,9 +64,12 @@ function sessionFacts(mention: DocumentMention, session: MentionedSession, analy
 export function mentionHoverMarkdown(mention: DocumentMention, analysis: MentionAnalysis, now: number): string {
   if (mention.sessionId === undefined) {
     const reason = mention.grammar === 'glued' ? 'the URI runs into the text after it' : escapeMarkdownText(mention.error?.message ?? '');
+    if (mention.agent !== undefined) {
+      return `**Malformed ${mention.agent} session mention**\n\ndsh reads it as plain text, but prepare refuses the whole message: ${reason}`;
+    }
     return `**Malformed session mention**\n\ndsh rejects the whole message: ${reason}`;
   }
-  const session = analysis.byId.get(mention.sessionId)!;
+  const session = sessionOfMention(analysis, mention)!;
   const name = shownLabel(session.title ?? mention.label ?? session.sessionId, session.sessionId);
   if (session.self) {
     return `**${name}**\n\nThis is the session the message is for: dsh refuses a message that references its own session.`;
@@ -77,6 +87,7 @@ export function mentionHoverMarkdown(mention: DocumentMention, analysis: Mention
       label: displaySafeLabel(session.title ?? session.sessionId, session.sessionId),
       ...(header.cwd === undefined ? {} : { cwd: header.cwd }),
       createdAt: header.createdAt,
+      ...(session.agent === undefined ? {} : { agent: session.agent }),
     },
     read.surface,
     now,
@@ -95,9 +106,11 @@ export async function provideMentionHover(
   const offset = document.offsetAt(position);
   // The end is exclusive for hovers: a cursor just after a mention is over the next character.
   const under = (mentions: readonly DocumentMention[]) => mentions.find((m) => m.token.start <= offset && offset < m.token.end);
+  // Other agents' mentions only when one is enabled; by default exactly dsh's.
+  const scope = { foreign: foreignAgentsEnabled(services) };
   // Most hovers are not over a mention: answer those without reading any session.
-  if (under(findDocumentMentions(document.getText())) === undefined) return null;
-  const analysis = await analyzeDocumentMentions(document, services, signal, readSurface);
+  if (under(findDocumentMentions(document.getText(), scope)) === undefined) return null;
+  const analysis = await analyzeDocumentMentions(document, services, signal, readSurface, scope);
   const mention = under(analysis.mentions);
   if (mention === undefined) return null;
   return {

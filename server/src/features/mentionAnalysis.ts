@@ -1,10 +1,13 @@
 import {
   SESSION_URI_PREFIX,
   SessionReferenceError,
+  decodeAgentSessionUri,
   decodeSessionMention,
   decodeSessionReferenceUri,
   isSessionReferenceError,
+  scanAgentSessionMentions,
   scanSessionMentions,
+  type ForeignAgent,
   type SessionMentionToken,
   type SessionReferenceConfig,
   type SessionReferenceTarget,
@@ -35,6 +38,8 @@ export type MentionGrammarProblem =
 /** One mention of a document, as the shared grammar finds it, with what dsh makes of its text. */
 export interface DocumentMention {
   token: SessionMentionToken;
+  /** Set only for another agent's mention (`claude-session:`, `codex-session:`): dsh reads it as plain text. */
+  agent?: ForeignAgent;
   /** The decoded session id; undefined when the URI fails. */
   sessionId?: string;
   /** The label `prepare` would carry for this mention: the explicit label, or the id of a bare URI. */
@@ -61,11 +66,17 @@ export type BudgetOutcome =
 /** One distinct session a document mentions, with everything `prepare` would find out about it. */
 export interface MentionedSession {
   sessionId: string;
+  /** Set only for another agent's session. */
+  agent?: ForeignAgent;
   /** The label `prepare` carries into the snapshot: the first mention's. */
   label: string;
   /** True when it is the target session (dsh: SELF_REFERENCE). */
   self: boolean;
-  /** 0-based position among the distinct non-target sessions; -1 for the target. */
+  /**
+   * 0-based position among the distinct non-target sessions; -1 for the target. A dsh session counts
+   * among dsh's sessions only (dsh reads foreign mentions as plain text); another agent's among all,
+   * as our `prepare` counts them.
+   */
   order: number;
   /** True past `maxReferences` distinct sessions (dsh: TOO_MANY). */
   overLimit: boolean;
@@ -84,15 +95,29 @@ export interface MentionAnalysis {
   mentions: DocumentMention[];
   /** Distinct decodable sessions in order of first mention. */
   sessions: MentionedSession[];
-  byId: ReadonlyMap<string, MentionedSession>;
+  /** The sessions by `sessionKey(sessionId, agent)`. */
+  byKey: ReadonlyMap<string, MentionedSession>;
   target: SessionReferenceTarget;
   config: SessionReferenceConfig;
   /** True while the store is still being indexed (a missing session may just not be found yet). */
   indexing: boolean;
 }
 
-/** Reads one session's surface; a cache may answer for the store. */
-export type SurfaceReader = (sessionId: string, signal?: AbortSignal) => Promise<SessionSurface>;
+/** Reads one session's surface (`agent`: another agent's session); a cache may answer for the store. */
+export type SurfaceReader = (sessionId: string, signal?: AbortSignal, agent?: ForeignAgent) => Promise<SessionSurface>;
+
+/**
+ * The key of a session of an agent (undefined: dsh): a dsh id and another agent's same id never
+ * meet, whatever characters a dsh id holds (its key always starts with the agent's name).
+ */
+export function sessionKey(sessionId: string, agent?: ForeignAgent): string {
+  return `${agent ?? 'dsh'}\u0000${sessionId}`;
+}
+
+/** The analysed session a decodable mention names (undefined for an undecodable one). */
+export function sessionOfMention(analysis: Pick<MentionAnalysis, 'byKey'>, mention: DocumentMention): MentionedSession | undefined {
+  return mention.sessionId === undefined ? undefined : analysis.byKey.get(sessionKey(mention.sessionId, mention.agent));
+}
 
 const WHITESPACE = /\s/;
 // A glued run longer than this is not looked for: the prefix search is quadratic in it.
@@ -102,10 +127,13 @@ const URL_CONTEXT_CHAR = /[\p{L}\p{N}/:=.#?&%+~@_-]/u;
 
 /** The offset where the longest canonical URI at the start of a bare token ends, if the token is one glued to more text. */
 function gluedOffset(token: SessionMentionToken): number | undefined {
-  const minEnd = Math.max(token.start + SESSION_URI_PREFIX.length + 1, token.end - MAX_GLUED_CHARS);
+  const prefixLength = token.uri.indexOf(':') + 1 || SESSION_URI_PREFIX.length;
+  const minEnd = Math.max(token.start + prefixLength + 1, token.end - MAX_GLUED_CHARS);
   for (let end = token.end - 1; end >= minEnd; end--) {
     try {
-      decodeSessionReferenceUri(token.uri.slice(0, end - token.start));
+      const uri = token.uri.slice(0, end - token.start);
+      if (token.agent === undefined) decodeSessionReferenceUri(uri);
+      else decodeAgentSessionUri(uri);
       return end;
     } catch {
       // Not canonical at this length; try a shorter one.
@@ -122,12 +150,21 @@ function textBefore(text: string, start: number): string | undefined {
   return text.slice(from, start);
 }
 
-/** Every mention the shared grammar finds in `text`, each with the grammar problem dsh would raise for it. */
-export function findDocumentMentions(text: string): DocumentMention[] {
+/** Which mentions to find: dsh's alone (the default), or other agents' too. */
+export interface MentionScope {
+  /** Also other agents' mentions (`claude-session:`, `codex-session:`); dsh's are found exactly as without. */
+  foreign?: boolean;
+}
+
+/**
+ * Every mention the shared grammar finds in `text`, each with the grammar problem dsh would raise for
+ * it (for another agent's mention: the one our `prepare` raises).
+ */
+export function findDocumentMentions(text: string, scope: MentionScope = {}): DocumentMention[] {
   const mentions: DocumentMention[] = [];
-  for (const token of scanSessionMentions(text)) {
+  for (const token of scope.foreign === true ? scanAgentSessionMentions(text) : scanSessionMentions(text)) {
     const decoded = decodeSessionMention(token);
-    const mention: DocumentMention = { token };
+    const mention: DocumentMention = token.agent === undefined ? { token } : { token, agent: token.agent };
     if (decoded.error === undefined) {
       mention.sessionId = decoded.sessionId;
       mention.label = token.label ?? decoded.sessionId;
@@ -168,6 +205,8 @@ function fitBudget(surface: SessionSurface, label: string, maxReferenceBytes: nu
 /** What the analysis needs besides the text. */
 export interface MentionAnalysisContext {
   sessions: SessionStore;
+  /** Also analyse other agents' mentions (only when one is enabled); dsh's are analysed exactly as without. */
+  foreign?: boolean;
   target: SessionReferenceTarget;
   config: SessionReferenceConfig;
   indexing: boolean;
@@ -176,14 +215,14 @@ export interface MentionAnalysisContext {
   signal?: AbortSignal;
 }
 
-/** Latest titles of the given sessions from the store's listing (a failed listing gives none). */
+/** Latest titles of the given sessions (by `sessionKey`) from the store's listing (a failed listing gives none). */
 async function listedTitles(
   sessions: SessionStore,
-  ids: ReadonlySet<string>,
+  keys: ReadonlySet<string>,
   signal: AbortSignal | undefined,
 ): Promise<Map<string, string | undefined>> {
   const found = new Map<string, string | undefined>();
-  if (ids.size === 0) return found;
+  if (keys.size === 0) return found;
   let listing;
   try {
     listing = await raceWithSignal(sessions.listSessions(signal), signal);
@@ -192,7 +231,8 @@ async function listedTitles(
     return found;
   }
   for (const summary of listing) {
-    if (ids.has(summary.id)) found.set(summary.id, summary.title);
+    const key = sessionKey(summary.id, summary.agent);
+    if (keys.has(key)) found.set(key, summary.title);
   }
   return found;
 }
@@ -205,34 +245,45 @@ async function listedTitles(
  */
 export async function analyzeMentions(text: string, context: MentionAnalysisContext): Promise<MentionAnalysis> {
   const { target, config, signal } = context;
-  const mentions = findDocumentMentions(text);
-  const byId = new Map<string, MentionedSession>();
+  const mentions = findDocumentMentions(text, { foreign: context.foreign === true });
+  const byKey = new Map<string, MentionedSession>();
   const sessions: MentionedSession[] = [];
-  let order = 0;
+  // dsh counts its own sessions only; our prepare counts every distinct non-target one.
+  let dshOrder = 0;
+  let allOrder = 0;
   for (const mention of mentions) {
-    if (mention.sessionId === undefined || byId.has(mention.sessionId)) continue;
-    const self = target.sessionId !== undefined && mention.sessionId === target.sessionId;
+    if (mention.sessionId === undefined) continue;
+    const key = sessionKey(mention.sessionId, mention.agent);
+    if (byKey.has(key)) continue;
+    const self = mention.agent === undefined && target.sessionId !== undefined && mention.sessionId === target.sessionId;
+    const order = mention.agent === undefined ? dshOrder : allOrder;
     const session: MentionedSession = {
       sessionId: mention.sessionId,
+      ...(mention.agent === undefined ? {} : { agent: mention.agent }),
       label: mention.label!,
       self,
       order: self ? -1 : order,
       overLimit: !self && order >= config.maxReferences,
       listed: false,
     };
-    if (!self) order++;
-    byId.set(session.sessionId, session);
+    if (!self) {
+      allOrder++;
+      if (mention.agent === undefined) dshOrder++;
+    }
+    byKey.set(key, session);
     sessions.push(session);
   }
   throwIfCancelled(signal);
-  const readSurface: SurfaceReader = context.readSurface ?? ((sessionId, readSignal) => context.sessions.readSurface(sessionId, readSignal));
+  const readSurface: SurfaceReader =
+    context.readSurface ?? ((sessionId, readSignal, agent) => context.sessions.readSurface(sessionId, readSignal, agent));
   const toRead = sessions.filter((session) => !session.self);
   const [titles] = await Promise.all([
-    listedTitles(context.sessions, new Set(sessions.map((session) => session.sessionId)), signal),
+    listedTitles(context.sessions, new Set(byKey.keys()), signal),
     Promise.all(
       toRead.map(async (session) => {
         try {
-          const surface = await raceWithSignal(readSurface(session.sessionId, signal), signal);
+          const read = session.agent === undefined ? readSurface(session.sessionId, signal) : readSurface(session.sessionId, signal, session.agent);
+          const surface = await raceWithSignal(read, signal);
           session.read = { ok: true, surface };
         } catch (error) {
           throwIfCancelled(signal);
@@ -243,14 +294,15 @@ export async function analyzeMentions(text: string, context: MentionAnalysisCont
   ]);
   throwIfCancelled(signal);
   for (const session of sessions) {
-    if (titles.has(session.sessionId)) {
+    const key = sessionKey(session.sessionId, session.agent);
+    if (titles.has(key)) {
       session.listed = true;
-      const title = titles.get(session.sessionId);
+      const title = titles.get(key);
       if (title !== undefined) session.title = title;
     }
     if (session.read?.ok === true) session.budget = fitBudget(session.read.surface, session.label, config.maxReferenceBytes);
   }
-  return { mentions, sessions, byId, target, config, indexing: context.indexing };
+  return { mentions, sessions, byKey, target, config, indexing: context.indexing };
 }
 
 /** Analyse an open document with the services' target (as `dshSession.prepare` with no target resolves it) and limits. */
@@ -259,11 +311,13 @@ export async function analyzeDocumentMentions(
   services: SessionServices,
   signal?: AbortSignal,
   readSurface?: SurfaceReader,
+  scope: MentionScope = {},
 ): Promise<MentionAnalysis> {
   const config = services.resolver().config;
   const target = await services.resolveTarget(undefined, document.uri, signal);
   return analyzeMentions(document.getText(), {
     sessions: services.sessions,
+    ...(scope.foreign === true ? { foreign: true } : {}),
     target,
     config,
     indexing: services.storeStatus().indexing,

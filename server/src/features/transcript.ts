@@ -1,13 +1,14 @@
-import { SessionReferenceError } from '@dsh-session-ls/shared';
+import { FOREIGN_SESSION_URI_PREFIXES, SessionReferenceError, type ForeignAgent } from '@dsh-session-ls/shared';
 import {
   isCompactionCheckpointSource,
   messageText,
   raceWithSignal,
+  SessionReadError,
   throwIfCancelled,
   type SessionEventRecord,
   type StoredSessionHeader,
 } from '../resolver';
-import { requiredString, type CommandArgument } from './commandArguments';
+import { optionalString, requiredString, type CommandArgument } from './commandArguments';
 import { fencedText } from './markdownBlocks';
 import { escapeMarkdownText } from './sessionPreview';
 import type { SessionServices } from './services';
@@ -116,6 +117,7 @@ export function sessionTranscriptMarkdown(log: SessionLog): string {
     `# ${escapeMarkdownText(log.title ?? header.id)}`,
     '',
     `- session: ${escapeMarkdownText(header.id)}`,
+    ...(header.agent === undefined ? [] : [`- agent: ${header.agent} (read-only)`]),
     `- cwd: ${header.cwd === undefined ? '(no cwd)' : escapeMarkdownText(header.cwd)}`,
     `- created: ${Number.isNaN(created.getTime()) ? String(header.createdAt) : created.toISOString().slice(0, 16).replace('T', ' ') + ' UTC'}`,
     `- ${plural(messages, 'message')}${log.whole ? ', as the user saw them' : ' on the current surface (the full log could not be read)'}`,
@@ -140,9 +142,28 @@ async function surfaceLog(services: SessionServices, sessionId: string, signal?:
   return { header: surface.header, events: surface.events, whole: false, ...(title === undefined ? {} : { title }) };
 }
 
+/** Another agent's whole session, through the store's `readAgentLog` (only an enabled agent's store has it). */
+async function agentLog(services: SessionServices, sessionId: string, agent: ForeignAgent, signal?: AbortSignal): Promise<SessionLog> {
+  const read = services.sessions.readAgentLog;
+  if (read === undefined) {
+    throw new SessionReadError('not-found', `${agent} session ${JSON.stringify(sessionId)} not found: ${agent} is not among the enabled agents`);
+  }
+  const log = await raceWithSignal(read.call(services.sessions, sessionId, agent, signal), signal);
+  return { header: log.header, events: log.events, whole: true, ...(log.title === undefined ? {} : { title: log.title }) };
+}
+
+function agentArgument(argument: CommandArgument): ForeignAgent | undefined {
+  const agent = optionalString(argument, 'agent');
+  if (agent !== undefined && !Object.hasOwn(FOREIGN_SESSION_URI_PREFIXES, agent)) {
+    throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'agent must be "claude-code" or "codex"');
+  }
+  return agent as ForeignAgent | undefined;
+}
+
 /**
- * `dshSession.transcript {sessionId}`: the session as the user saw it, as Markdown. Reads the whole log
- * with `readLog` when given, else the current surface; a session that cannot be read is READ_FAILED.
+ * `dshSession.transcript {sessionId, agent?}`: the session as the user saw it, as Markdown. Reads the whole
+ * log with `readLog` when given, else the current surface; `agent` names another agent's session, read
+ * whole from its store when that agent is enabled. A session that cannot be read is READ_FAILED.
  */
 export async function transcriptCommand(
   argument: CommandArgument,
@@ -151,10 +172,12 @@ export async function transcriptCommand(
   readLog?: SessionLogReader,
 ): Promise<string> {
   const sessionId = requiredString(argument, 'sessionId');
+  const agent = agentArgument(argument);
   throwIfCancelled(signal);
   let log: SessionLog;
   try {
-    log = readLog === undefined ? await surfaceLog(services, sessionId, signal) : await raceWithSignal(readLog(sessionId, signal), signal);
+    if (agent !== undefined) log = await agentLog(services, sessionId, agent, signal);
+    else log = readLog === undefined ? await surfaceLog(services, sessionId, signal) : await raceWithSignal(readLog(sessionId, signal), signal);
   } catch (error) {
     throwIfCancelled(signal);
     throw readFailed(error);

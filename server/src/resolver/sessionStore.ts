@@ -59,4 +59,16 @@ export interface SessionStore {
    * names another agent's session (undefined: a dsh session); a store without that agent treats it as not found.
    */
   readSurface(sessionId: string, signal?: AbortSignal, agent?: ForeignAgent): Promise<SessionSurface>;
+  /**
+   * Another agent's whole session as the user saw it (for a transcript), when the store reads that
+   * agent; rejects as `readSurface` does. Absent on dsh's own store.
+   */
+  readAgentLog?(sessionId: string, agent: ForeignAgent, signal?: AbortSignal): Promise<AgentSessionLog>;
+}
+
+/** Another agent's whole session, in dsh's event shapes (each event with its `surfaceOp`), and its latest title. */
+export interface AgentSessionLog {
+  header: StoredSessionHeader;
+  events: readonly SessionEventRecord[];
+  title?: string;
 }

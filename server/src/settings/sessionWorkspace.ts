@@ -190,6 +190,13 @@ export class SessionWorkspace implements SessionServices {
         }
         return store.readSurface(sessionId, signal, agent);
       },
+      readAgentLog: async (sessionId, agent, signal) => {
+        const store = await this.openedStore(signal);
+        if (store.readAgentLog === undefined || !storeServesAgent(store, agent)) {
+          throw new SessionReadError('not-found', `${agent} session ${JSON.stringify(sessionId)} not found: ${agent} is not among the enabled agents`);
+        }
+        return store.readAgentLog(sessionId, agent, signal);
+      },
     };
   }
 

@@ -1,3 +1,4 @@
+import type { ForeignAgent } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   CodeActionKind,
@@ -8,6 +9,7 @@ import {
 import { provideCodeActions } from '../features/codeActions';
 import { computeDiagnostics } from '../features/diagnostics';
 import { provideDocumentLinks } from '../features/documentLinks';
+import { foreignAgentsEnabled } from '../features/foreignMentions';
 import { provideMentionHover } from '../features/hover';
 import type { SessionServices } from '../features/services';
 import { SessionSurfaceCache } from '../features/surfaceCache';
@@ -67,7 +69,9 @@ export function registerEditorFeatures(
   options: EditorFeatureOptions,
 ): EditorFeatures {
   const surfaces = new SessionSurfaceCache(() => services.sessions);
-  const readSurface = (sessionId: string, signal?: AbortSignal) => surfaces.read(sessionId, signal);
+  // Another agent's surface is read afresh: the cache is cleared on dsh's store changes only.
+  const readSurface = (sessionId: string, signal?: AbortSignal, agent?: ForeignAgent) =>
+    agent === undefined ? surfaces.read(sessionId, signal) : services.sessions.readSurface(sessionId, signal, agent);
   const publisher = new DiagnosticsPublisher({
     document: (uri) => documents.get(uri),
     all: () => documents.all(),
@@ -146,7 +150,7 @@ export function registerEditorFeatures(
       token,
       () => {
         const document = documents.get(params.textDocument.uri);
-        return document === undefined ? [] : provideDocumentLinks(document);
+        return document === undefined ? [] : provideDocumentLinks(document, { foreign: foreignAgentsEnabled(services) });
       },
       options.log,
     ),

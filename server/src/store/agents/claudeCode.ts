@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
-import { asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, promptLabel, userEvent, type JsonlRecord } from './records';
+import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, promptLabel, userEvent, type JsonlRecord } from './records';
 
 /**
  * Claude Code's transcripts, read-only: `<home>/projects/<cwd, every non-alphanumeric character as "-">/<uuid>.jsonl`.
@@ -107,4 +107,44 @@ export function claudeSurfaceEvents(records: readonly JsonlRecord[]): SessionEve
   }
   flush();
   return events;
+}
+
+/**
+ * The whole transcript as the user saw it: every direct prompt and assistant text from the start,
+ * each compaction summary where it happened (replacing what came before it for the model).
+ */
+export function claudeLogEvents(records: readonly JsonlRecord[]): SessionEventRecord[] {
+  const log = new WholeLogBuilder();
+  let open: { id: unknown; texts: string[]; seq: number; time: number | undefined } | undefined;
+  const flush = (): void => {
+    if (open !== undefined && open.texts.length > 0) log.append(assistantEvent(open.seq, open.texts), open.time);
+    open = undefined;
+  };
+  for (const { line, value } of records) {
+    const time = isoTime(value.timestamp);
+    if (value.type === 'assistant' && value.isSidechain !== true) {
+      const message = asObject(value.message);
+      if (message === undefined || message.model === '<synthetic>') continue;
+      if (open === undefined || message.id === undefined || open.id !== message.id) {
+        flush();
+        open = { id: message.id, texts: [], seq: line, time };
+      }
+      open.texts.push(...blockTexts(message.content, ['text']));
+      open.seq = line;
+      continue;
+    }
+    if (value.type === 'user' && value.isCompactSummary === true) {
+      const text = blockTexts(asObject(value.message)?.content, ['text']).join('\n');
+      flush();
+      if (text !== '') log.checkpoint(line, text, time);
+      continue;
+    }
+    const prompt = directPrompt(value);
+    if (prompt !== undefined) {
+      flush();
+      log.append(userEvent(line, prompt), time);
+    }
+  }
+  flush();
+  return log.events;
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
-import { asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
+import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
 
 /**
  * Codex rollouts, read-only: `<home>/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl`, lines
@@ -118,6 +118,26 @@ export function codexSurfaceEvents(records: readonly JsonlRecord[]): SessionEven
     if (event !== undefined) events.push(event);
   }
   return events;
+}
+
+/**
+ * The whole rollout as the user saw it: every user prompt and assistant text from the start, each
+ * compaction summary where it happened (the history Codex kept after it is not repeated).
+ */
+export function codexLogEvents(records: readonly JsonlRecord[]): SessionEventRecord[] {
+  const log = new WholeLogBuilder();
+  for (const { line, value } of records) {
+    const payload = asObject(value.payload);
+    const time = isoTime(value.timestamp);
+    if (value.type === 'compacted' && payload !== undefined) {
+      if (typeof payload.message === 'string' && payload.message !== '') log.checkpoint(line, payload.message, time);
+      continue;
+    }
+    if (value.type !== 'response_item') continue;
+    const event = itemEvent(line, payload);
+    if (event !== undefined) log.append(event, time);
+  }
+  return log.events;
 }
 
 /** The latest `thread_name` per id of a `session_index.jsonl` text (empty names clear nothing). */

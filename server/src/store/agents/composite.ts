@@ -1,6 +1,6 @@
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { compareStoreOrder } from '../../resolver/storeOrder';
-import { SessionReadError, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
+import { SessionReadError, type AgentSessionLog, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
 import type { SessionStoreService } from '../service';
 import type { ForeignSessionStore } from './foreignStore';
 
@@ -42,16 +42,24 @@ export function composeAgentStores(
     return lastMerged;
   }
 
+  function storeOf(agent: ForeignAgent, sessionId: string): ForeignSessionStore {
+    const store = byAgent.get(agent);
+    if (store === undefined) {
+      throw new SessionReadError('not-found', `${agent} session ${JSON.stringify(sessionId)} not found: ${agent} is not among the enabled agents`);
+    }
+    return store;
+  }
+
+  async function readAgentLog(sessionId: string, agent: ForeignAgent, signal?: AbortSignal): Promise<AgentSessionLog> {
+    return storeOf(agent, sessionId).readLog(sessionId, signal);
+  }
+
   async function readSurface(sessionId: string, signal?: AbortSignal, agent?: ForeignAgent): Promise<SessionSurface> {
     if (agent === undefined) {
       if (!options.dshListed) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
       return dsh.readSurface(sessionId, signal);
     }
-    const store = byAgent.get(agent);
-    if (store === undefined) {
-      throw new SessionReadError('not-found', `${agent} session ${JSON.stringify(sessionId)} not found: ${agent} is not among the enabled agents`);
-    }
-    return store.readSurface(sessionId, signal);
+    return storeOf(agent, sessionId).readSurface(sessionId, signal);
   }
 
   const service: SessionStoreService = {
@@ -66,6 +74,7 @@ export function composeAgentStores(
     dispose: () => dsh.dispose(),
     listSessions,
     readSurface,
+    readAgentLog,
   };
   composed.set(service, new Set(byAgent.keys()));
   return service;

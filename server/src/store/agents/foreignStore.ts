@@ -3,9 +3,10 @@ import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { compareStoreOrder } from '../../resolver/storeOrder';
 import { SessionReadError, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
-import { claudeSessionIdOfFile, claudeSessionInfo, claudeSurfaceEvents } from './claudeCode';
-import { codexRolloutName, codexSessionInfo, codexSurfaceEvents, codexThreadNames } from './codex';
-import { parseJsonl } from './records';
+import type { AgentSessionLog, SessionEventRecord } from '../../resolver/sessionStore';
+import { claudeLogEvents, claudeSessionIdOfFile, claudeSessionInfo, claudeSurfaceEvents } from './claudeCode';
+import { codexLogEvents, codexRolloutName, codexSessionInfo, codexSurfaceEvents, codexThreadNames } from './codex';
+import { parseJsonl, type JsonlRecord } from './records';
 
 /** Largest transcript read whole (a bigger one is listed by name only, and not read). */
 export const MAX_FOREIGN_FILE_BYTES = 64 * 1024 * 1024;
@@ -14,6 +15,8 @@ export const MAX_FOREIGN_FILE_BYTES = 64 * 1024 * 1024;
 export interface ForeignSessionStore extends SessionStore {
   readonly agent: ForeignAgent;
   readonly home: string;
+  /** The whole session as the user saw it (for a transcript); rejects as `readSurface` does. */
+  readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
 }
 
 interface FileFacts {
@@ -28,7 +31,9 @@ interface AgentFormat {
   files(home: string, signal?: AbortSignal): Promise<string[]>;
   /** Listing facts of a file (title before the index lookup), or undefined when it is no session. */
   summarize(file: string, text: string, mtimeMs: number): Omit<StoredSessionSummary, 'agent'> | undefined;
-  surface(text: string): SessionSurface['events'];
+  surface(records: readonly JsonlRecord[]): SessionSurface['events'];
+  /** The whole session as the user saw it. */
+  log(records: readonly JsonlRecord[]): SessionEventRecord[];
 }
 
 async function listDir(dir: string): Promise<import('node:fs').Dirent[]> {
@@ -58,7 +63,8 @@ const claudeFormat: AgentFormat = {
     const info = claudeSessionInfo(records, claudeSessionIdOfFile(file));
     return { id: info.id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(info.title === undefined ? {} : { title: info.title }) };
   },
-  surface: (text) => claudeSurfaceEvents(parseJsonl(text)),
+  surface: claudeSurfaceEvents,
+  log: claudeLogEvents,
 };
 
 const codexFormat: AgentFormat = {
@@ -83,7 +89,8 @@ const codexFormat: AgentFormat = {
     if (info === undefined) return undefined;
     return { id: info.id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(info.firstPrompt === undefined ? {} : { title: info.firstPrompt }) };
   },
-  surface: (text) => codexSurfaceEvents(parseJsonl(text)),
+  surface: codexSurfaceEvents,
+  log: codexLogEvents,
 };
 
 /**
@@ -159,7 +166,8 @@ export function openForeignStore(agent: ForeignAgent, home: string, log?: (messa
     return listing;
   }
 
-  async function readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface> {
+  /** One session's records, and its listing row. */
+  async function readRecords(sessionId: string, signal?: AbortSignal): Promise<{ records: JsonlRecord[]; summary: StoredSessionSummary | undefined }> {
     if (!pathById.has(sessionId)) await listSessions(signal);
     const file = pathById.get(sessionId);
     if (file === undefined) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
@@ -175,16 +183,23 @@ export function openForeignStore(agent: ForeignAgent, home: string, log?: (messa
       if (code === 'ENOENT') throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`, { cause: error });
       throw new SessionReadError('io', `cannot read ${agent} session ${JSON.stringify(sessionId)}: ${code ?? String(error)}`, { cause: error });
     }
-    const summary = listing.find((entry) => entry.id === sessionId);
-    const events = format.surface(text);
-    const records = parseJsonl(text);
-    const last = records.length === 0 ? null : records[records.length - 1]!.line;
-    return {
-      header: { id: sessionId, ...(summary?.cwd === undefined ? {} : { cwd: summary.cwd }), createdAt: summary?.createdAt ?? 0, agent },
-      capturedThroughSeq: last,
-      events,
-    };
+    return { records: parseJsonl(text), summary: listing.find((entry) => entry.id === sessionId) };
   }
 
-  return { agent, home, listSessions, readSurface };
+  function header(sessionId: string, summary: StoredSessionSummary | undefined): SessionSurface['header'] {
+    return { id: sessionId, ...(summary?.cwd === undefined ? {} : { cwd: summary.cwd }), createdAt: summary?.createdAt ?? 0, agent };
+  }
+
+  async function readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface> {
+    const { records, summary } = await readRecords(sessionId, signal);
+    const last = records.length === 0 ? null : records[records.length - 1]!.line;
+    return { header: header(sessionId, summary), capturedThroughSeq: last, events: format.surface(records) };
+  }
+
+  async function readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog> {
+    const { records, summary } = await readRecords(sessionId, signal);
+    return { header: header(sessionId, summary), events: format.log(records), ...(summary?.title === undefined ? {} : { title: summary.title }) };
+  }
+
+  return { agent, home, listSessions, readSurface, readLog };
 }

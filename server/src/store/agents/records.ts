@@ -78,3 +78,27 @@ export function blockTexts(content: unknown, types: readonly string[]): string[]
   }
   return texts;
 }
+
+/**
+ * Builds a whole log (for a transcript "as the user saw it") in dsh's event shapes: each prompt and
+ * answer appended to the surface, each compaction summary replacing everything on the surface before it.
+ */
+export class WholeLogBuilder {
+  readonly events: SessionEventRecord[] = [];
+  private surface: number[] = [];
+
+  /** Append a prompt or answer (`seq` unique within the log). */
+  append(event: SessionEventRecord, time: number | undefined): void {
+    this.events.push({ ...event, ...(time === undefined ? {} : { time }), surfaceOp: 'append' });
+    this.surface.push(event.seq);
+  }
+
+  /** A compaction summary: from here on the model sees it instead of everything before. */
+  checkpoint(seq: number, text: string, time: number | undefined): void {
+    const first = this.surface[0];
+    const last = this.surface[this.surface.length - 1];
+    const surfaceOp = first === undefined || last === undefined ? ('append' as const) : { op: 'replace' as const, start: first, end: last };
+    this.events.push({ ...checkpointEvent(seq, text), ...(time === undefined ? {} : { time }), surfaceOp });
+    this.surface = [seq];
+  }
+}

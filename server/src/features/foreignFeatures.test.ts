@@ -1,0 +1,154 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { SessionCommands, encodeAgentSessionUri, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import type { MarkupContent } from 'vscode-languageserver/node';
+import { provideDocumentLinks } from './documentLinks';
+import { executeEditorCommand } from './editorCommands';
+import { foreignAgentsEnabled } from './foreignMentions';
+import { provideMentionHover } from './hover';
+import { analyzeMentions, findDocumentMentions, sessionKey } from './mentionAnalysis';
+import { conversationSession } from './mentionFixtures';
+import { openDocument, testWorkspace } from './testWorkspace';
+
+// Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
+const FIXTURES = fileURLToPath(new URL('../../../test/agent-stores/fixtures/', import.meta.url));
+const CLAUDE_HOME = path.join(FIXTURES, 'claude-code');
+const CODEX_HOME = path.join(FIXTURES, 'codex');
+const CC_RENAMED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01';
+const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';
+const NOW = Date.UTC(2027, 0, 10);
+const ALL_AGENTS = { agents: ['dsh', 'claude-code', 'codex'], claudeCodeHome: CLAUDE_HOME, codexHome: CODEX_HOME };
+
+const claude = (label = 'Parser') => formatSessionReferenceMention({ sessionId: CC_RENAMED, label, agent: 'claude-code' });
+const codex = (label = 'Lexer') => formatSessionReferenceMention({ sessionId: CX_RENAMED, label, agent: 'codex' });
+
+// A dsh session that shares the Codex session's id: the two must never be taken for one another.
+const DSH_SESSIONS = [conversationSession(CX_RENAMED, { cwd: '/w', title: 'dsh twin', createdAt: NOW - 86_400_000 }), conversationSession('a', { cwd: '/w', title: 'Alpha' })];
+
+function workspaceWith(text: string, section: Record<string, unknown> = ALL_AGENTS) {
+  const document = openDocument('file:///w/m.md', text);
+  const { workspace } = testWorkspace(DSH_SESSIONS, { folders: ['/w'], documents: [document], now: NOW, section });
+  return { document, services: workspace.view({ partial: true }) };
+}
+
+async function hoverOver(text: string, needle: string, section?: Record<string, unknown>) {
+  const { document, services } = workspaceWith(text, section);
+  const hover = await provideMentionHover(document, document.positionAt(text.indexOf(needle) + 3), services);
+  return (hover?.contents as MarkupContent | undefined)?.value;
+}
+
+describe('hover on another agent’s mention', () => {
+  it('previews the Claude Code session under its own title, with what dsh and prepare do with it', async () => {
+    const text = `see ${claude('Old label')} now`;
+    const value = (await hoverOver(text, claude('Old label'))) ?? '';
+    expect(value).toContain('**Parser work\\, renamed**');
+    expect(value).toContain('- mentioned as: Old label');
+    expect(value).toContain('cwd: \\/tmp\\/dsh\\-agent\\-fixtures\\/proj a');
+    expect(value).toContain('- claude-code session: dsh itself reads this mention as plain text');
+    expect(value).toMatch(/- context: [\d,]+ bytes of 65,536 bytes/);
+  });
+
+  it('keys sessions by agent and id: a Codex session and a dsh session with the same id stay apart', async () => {
+    const dsh = formatSessionReferenceMention({ sessionId: CX_RENAMED, label: 'twin' });
+    const text = `${codex()} and ${dsh}`;
+    const foreign = (await hoverOver(text, codex())) ?? '';
+    expect(foreign).toContain('**Lexer work\\, renamed**');
+    expect(foreign).toContain('- codex session:');
+    const own = (await hoverOver(text, dsh)) ?? '';
+    expect(own).toContain('**dsh twin**');
+    expect(own).not.toContain('codex session');
+  });
+
+  it('with only dsh enabled (the default) is no hover at all, and dsh mentions hover exactly as before', async () => {
+    const text = `${claude()} ${formatSessionReferenceMention({ sessionId: 'a', label: 'Alpha' })}`;
+    expect(await hoverOver(text, claude(), {})).toBeUndefined();
+    const withAgents = await hoverOver(text, '@[Alpha]', ALL_AGENTS);
+    const without = await hoverOver(text, '@[Alpha]', {});
+    expect(withAgents).toBe(without);
+    expect(without).toContain('**Alpha**');
+  });
+
+  it('says a foreign session of an agent that is not enabled cannot be read, and a malformed one is refused by prepare', async () => {
+    const onlyCodex = { ...ALL_AGENTS, agents: ['dsh', 'codex'] };
+    expect(await hoverOver(`x ${claude()}`, claude(), onlyCodex)).toContain('claude\\-code is not among the enabled agents');
+    expect(await hoverOver('x @[b](codex-session:IiJ)', '@[b]')).toContain('**Malformed codex session mention**');
+  });
+});
+
+describe('mention analysis keyed by agent and id', () => {
+  it('counts dsh’s sessions among dsh’s only, as dsh does; a foreign one among all, as our prepare does', async () => {
+    const { services } = workspaceWith('');
+    const text = `${codex()} ${claude()} ${encodeSessionReferenceUri('a')}`;
+    const analysis = await analyzeMentions(text, {
+      sessions: services.sessions,
+      target: {},
+      config: { ...services.resolver().config, maxReferences: 1 },
+      indexing: false,
+      foreign: true,
+    });
+    expect(analysis.sessions.map((s) => [s.agent ?? 'dsh', s.order, s.overLimit])).toEqual([
+      ['codex', 0, false],
+      ['claude-code', 1, true],
+      ['dsh', 0, false],
+    ]);
+    expect(analysis.byKey.get(sessionKey(CX_RENAMED, 'codex'))!.title).toBe('Lexer work, renamed');
+    // Without the scope the same text is dsh's alone.
+    expect(findDocumentMentions(text).map((m) => m.agent ?? 'dsh')).toEqual(['dsh']);
+  });
+});
+
+describe('document links of another agent’s mentions', () => {
+  it('link to the session’s own scheme when another agent is enabled; dsh’s links are unchanged', () => {
+    const dsh = formatSessionReferenceMention({ sessionId: 'a', label: 'Alpha' });
+    const document = openDocument('file:///w/m.md', `${claude()} ${dsh} ${codex()}`);
+    const links = provideDocumentLinks(document, { foreign: true });
+    expect(links.map((link) => [link.target, link.tooltip])).toEqual([
+      [encodeAgentSessionUri('claude-code', CC_RENAMED), 'Open the claude-code session Parser'],
+      [encodeSessionReferenceUri('a'), 'Open the session Alpha'],
+      [encodeAgentSessionUri('codex', CX_RENAMED), 'Open the codex session Lexer'],
+    ]);
+    expect(provideDocumentLinks(document)).toEqual([links[1]]);
+  });
+});
+
+describe('dshSession.transcript of another agent’s session', () => {
+  it('reads the whole Claude Code transcript, with the compaction where it happened', async () => {
+    const { services } = workspaceWith('');
+    expect(foreignAgentsEnabled(services)).toBe(true);
+    const markdown = await executeEditorCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services);
+    expect(markdown.startsWith('# Parser work\\, renamed\n')).toBe(true);
+    expect(markdown).toContain('- agent: claude-code (read-only)');
+    expect(markdown).toContain('- 6 messages, as the user saw them');
+    // The turns before the compaction stay in the transcript; the summary sits where it happened.
+    const order = ['Hello, first turn about the parser', 'Compaction checkpoint', 'the 4 earlier messages it replaced', 'After the compaction, one more turn'];
+    const at = order.map((text) => markdown.indexOf(text));
+    expect(at.every((offset) => offset > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  it('reads the whole Codex rollout', async () => {
+    const { services } = workspaceWith('');
+    const markdown = await executeEditorCommand(SessionCommands.transcript, [{ sessionId: CX_RENAMED, agent: 'codex' }], services);
+    expect(markdown.startsWith('# Lexer work\\, renamed\n')).toBe(true);
+    const order = ['Hello codex, first turn about the lexer', 'Third turn: BIG answer please', 'Compaction checkpoint', 'Fourth turn after the compaction'];
+    const at = order.map((text) => markdown.indexOf(text));
+    expect(at.every((offset) => offset > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  it('refuses an unknown agent, and fails to read an agent that is not enabled; a dsh id is still dsh’s', async () => {
+    const { services } = workspaceWith('', { ...ALL_AGENTS, agents: ['dsh', 'codex'] });
+    await expect(executeEditorCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'opencode' }], services)).rejects.toMatchObject({
+      code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+    });
+    await expect(executeEditorCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services)).rejects.toMatchObject({
+      code: 'SESSION_REFERENCE_READ_FAILED',
+      message: expect.stringContaining('claude-code is not among the enabled agents'),
+    });
+    const { services: dshOnly } = workspaceWith('', {});
+    await expect(executeEditorCommand(SessionCommands.transcript, [{ sessionId: CX_RENAMED, agent: 'codex' }], dshOnly)).rejects.toMatchObject({
+      code: 'SESSION_REFERENCE_READ_FAILED',
+    });
+  });
+});
