@@ -1,6 +1,14 @@
-import { encodeSessionReferenceUri } from '@dsh-session-ls/shared';
+import { encodeAgentSessionUri, encodeSessionReferenceUri } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
-import { previewDocumentUri, sessionOfTranscriptDocument, sourceOfPreviewDocument, transcriptDocumentUri } from './documentUris';
+import {
+  FOREIGN_TRANSCRIPT_SCHEMES,
+  agentSessionOfTranscriptDocument,
+  agentTranscriptDocumentUri,
+  previewDocumentUri,
+  sessionOfTranscriptDocument,
+  sourceOfPreviewDocument,
+  transcriptDocumentUri,
+} from './documentUris';
 
 describe('transcript documents', () => {
   it('name their session in the query and round-trip any id', () => {
@@ -27,6 +35,32 @@ describe('transcript documents', () => {
 
   it('refuse a payload that is not canonical', () => {
     expect(() => sessionOfTranscriptDocument({ path: '/x.md', query: 'IiJ' })).toThrow(
+      expect.objectContaining({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' }),
+    );
+  });
+});
+
+describe('other agents’ transcript documents', () => {
+  it('use the mention schemes, round-trip any id with its agent, and leave dsh’s exactly as they were', () => {
+    expect(FOREIGN_TRANSCRIPT_SCHEMES).toEqual(['claude-session', 'codex-session']);
+    for (const agent of ['claude-code', 'codex'] as const) {
+      for (const id of ['7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01', 'ünïcødé 🎉']) {
+        const uri = agentTranscriptDocumentUri(id, 'Title', agent);
+        expect(uri.scheme).toBe(agent === 'codex' ? 'codex-session' : 'claude-session');
+        expect(agentSessionOfTranscriptDocument(uri)).toEqual({ sessionId: id, agent });
+      }
+    }
+    expect(agentTranscriptDocumentUri('s', 'T', undefined)).toEqual(transcriptDocumentUri('s', 'T'));
+    expect(agentSessionOfTranscriptDocument(transcriptDocumentUri('s', 'T'))).toEqual({ sessionId: 's' });
+  });
+
+  it("open from a foreign mention's own URI followed as a link, and refuse a payload that is not canonical", () => {
+    const link = encodeAgentSessionUri('codex', 'cx-1');
+    expect(agentSessionOfTranscriptDocument({ scheme: 'codex-session', path: link.slice('codex-session:'.length), query: '' })).toEqual({
+      sessionId: 'cx-1',
+      agent: 'codex',
+    });
+    expect(() => agentSessionOfTranscriptDocument({ scheme: 'claude-session', path: '/x.md', query: 'IiJ' })).toThrow(
       expect.objectContaining({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' }),
     );
   });

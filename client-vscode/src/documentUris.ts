@@ -1,9 +1,24 @@
-import { SESSION_URI_PREFIX, decodeSessionReferenceUri, displaySafeLabel, encodeSessionReferenceUri } from '@dsh-session-ls/shared';
+import {
+  FOREIGN_SESSION_URI_PREFIXES,
+  SESSION_URI_PREFIX,
+  decodeAgentSessionUri,
+  decodeSessionReferenceUri,
+  displaySafeLabel,
+  encodeAgentSessionUri,
+  encodeSessionReferenceUri,
+  type ForeignAgent,
+} from '@dsh-session-ls/shared';
 
 /** The scheme of the read-only "what the model will see" documents. */
 export const PREVIEW_SCHEME = 'dsh-preview';
 /** The scheme of the read-only session transcripts (the mention URI scheme, so a mention's URI names its transcript). */
 export const TRANSCRIPT_SCHEME = 'dsh-session';
+
+/**
+ * The schemes of other agents' read-only transcripts: each foreign mention scheme (`claude-session`,
+ * `codex-session`), so a foreign mention's URI followed as a link names its transcript too.
+ */
+export const FOREIGN_TRANSCRIPT_SCHEMES: readonly string[] = Object.values(FOREIGN_SESSION_URI_PREFIXES).map((prefix) => prefix.slice(0, -1));
 
 /** The parts of a virtual document URI (what `vscode.Uri.from` takes). */
 export interface VirtualDocumentUriParts {
@@ -44,4 +59,21 @@ export function transcriptDocumentUri(sessionId: string, label?: string): Virtua
  */
 export function sessionOfTranscriptDocument(uri: { path: string; query: string }): string {
   return decodeSessionReferenceUri(SESSION_URI_PREFIX + (uri.query !== '' ? uri.query : uri.path));
+}
+
+/** The transcript document of a session of any agent (`agent` undefined: dsh's, exactly `transcriptDocumentUri`). */
+export function agentTranscriptDocumentUri(sessionId: string, label: string | undefined, agent: ForeignAgent | undefined): VirtualDocumentUriParts {
+  const dsh = transcriptDocumentUri(sessionId, label);
+  if (agent === undefined) return dsh;
+  const prefix = FOREIGN_SESSION_URI_PREFIXES[agent];
+  return { ...dsh, scheme: prefix.slice(0, -1), query: encodeAgentSessionUri(agent, sessionId).slice(prefix.length) };
+}
+
+/**
+ * The session (and, for another agent's, its agent) a transcript document of any of the transcript
+ * schemes shows. INVALID_REFERENCE when not canonical.
+ */
+export function agentSessionOfTranscriptDocument(uri: { scheme: string; path: string; query: string }): { sessionId: string; agent?: ForeignAgent } {
+  if (uri.scheme === TRANSCRIPT_SCHEME) return { sessionId: sessionOfTranscriptDocument(uri) };
+  return decodeAgentSessionUri(`${uri.scheme}:${uri.query !== '' ? uri.query : uri.path}`);
 }

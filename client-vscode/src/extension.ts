@@ -4,12 +4,13 @@ import { LanguageClient, State } from 'vscode-languageclient/node';
 import { DOCUMENT_SELECTOR, languageClientOptions } from './clientOptions';
 import { ExtensionCommands } from './commandIds';
 import {
+  FOREIGN_TRANSCRIPT_SCHEMES,
   PREVIEW_SCHEME,
   TRANSCRIPT_SCHEME,
+  agentSessionOfTranscriptDocument,
+  agentTranscriptDocumentUri,
   previewDocumentUri,
-  sessionOfTranscriptDocument,
   sourceOfPreviewDocument,
-  transcriptDocumentUri,
 } from './documentUris';
 import { MarkdownDocuments } from './markdownDocuments';
 import { mentionAtOffset } from './mentionAtCursor';
@@ -71,7 +72,7 @@ async function openReferencedSession(transcripts: MarkdownDocuments): Promise<vo
     return;
   }
   if (mention.error) throw mention.error;
-  await transcripts.show(vscode.Uri.from(transcriptDocumentUri(mention.sessionId, mention.label)));
+  await transcripts.show(vscode.Uri.from(agentTranscriptDocumentUri(mention.sessionId, mention.label, mention.agent)));
 }
 
 /** Run a command body, showing any failure with its code. */
@@ -92,7 +93,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = languageClient;
   const server = new SessionServer(languageClient);
   const previews = new MarkdownDocuments((uri) => server.preview(sourceOfPreviewDocument(uri)));
-  const transcripts = new MarkdownDocuments((uri) => server.transcript(sessionOfTranscriptDocument(uri)));
+  const transcripts = new MarkdownDocuments((uri) => {
+    const { sessionId, agent } = agentSessionOfTranscriptDocument(uri);
+    return server.transcript(sessionId, agent);
+  });
 
   const status = vscode.window.createStatusBarItem('dshSessions.status', vscode.StatusBarAlignment.Right, 100);
   status.name = 'dsh sessions';
@@ -104,6 +108,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previews),
     vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, transcripts),
+    // Other agents' mentions link to their own schemes (`claude-session:`, `codex-session:`).
+    ...FOREIGN_TRANSCRIPT_SCHEMES.map((scheme) => vscode.workspace.registerTextDocumentContentProvider(scheme, transcripts)),
     vscode.workspace.onDidCloseTextDocument((document) => {
       previews.forget(document.uri);
       transcripts.forget(document.uri);

@@ -1,4 +1,4 @@
-import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { encodeAgentSessionUri, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
 import { mentionAtOffset, mentionsIn } from './mentionAtCursor';
 
@@ -50,5 +50,25 @@ describe('mentionsIn', () => {
   it('lists every mention in order, duplicates kept', () => {
     const found = mentionsIn(`${alpha} ${bareBeta} ${alpha}`);
     expect(found.map((m) => m.sessionId)).toEqual(['sess-alpha', 'sess-beta', 'sess-alpha']);
+  });
+});
+
+describe('other agents’ mentions', () => {
+  const claude = formatSessionReferenceMention({ sessionId: 'cc-1', label: 'Parser', agent: 'claude-code' });
+  const bareCodex = encodeAgentSessionUri('codex', 'cx-1');
+  const text = `${claude} then ${bareCodex} and ${alpha}`;
+
+  it('are found with their agent, between dsh’s, which stay exactly as before', () => {
+    expect(mentionsIn(text).map((m) => [m.agent ?? 'dsh', m.sessionId, m.label])).toEqual([
+      ['claude-code', 'cc-1', 'Parser'],
+      ['codex', 'cx-1', undefined],
+      ['dsh', 'sess-alpha', 'Alpha [draft]'],
+    ]);
+    expect(mentionAtOffset(text, 3)).toEqual({ start: 0, end: claude.length, label: 'Parser', agent: 'claude-code', sessionId: 'cc-1' });
+    expect(mentionAtOffset(text, text.indexOf(alpha) + 2)).toEqual({ start: text.indexOf(alpha), end: text.length, label: 'Alpha [draft]', sessionId: 'sess-alpha' });
+  });
+
+  it('keep the decoding error of a malformed foreign URI', () => {
+    expect(mentionAtOffset('@[x](codex-session:IiJ)', 2)).toMatchObject({ agent: 'codex', error: { code: 'SESSION_REFERENCE_INVALID_REFERENCE' } });
   });
 });

@@ -44,6 +44,12 @@ describe('SessionServer', () => {
     expect(calls[0]!.params).toEqual({ command: 'dshSession.transcript', arguments: [{ sessionId: 's-1' }] });
   });
 
+  it('asks dshSession.transcript of another agent’s session with its agent', async () => {
+    const { client, calls } = recordingClient('## Transcript');
+    expect(await new SessionServer(client).transcript('cx-1', 'codex')).toBe('## Transcript');
+    expect(calls[0]!.params).toEqual({ command: 'dshSession.transcript', arguments: [{ sessionId: 'cx-1', agent: 'codex' }] });
+  });
+
   it('refuses an answer that is not Markdown text', async () => {
     const { client } = recordingClient(null);
     await expect(new SessionServer(client).transcript('s-1')).rejects.toThrow('dshSession.transcript answered without Markdown text');

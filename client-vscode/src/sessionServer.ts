@@ -32,8 +32,9 @@ export class SessionServer {
     return markdownAnswer(SessionCommands.preview, await this.execute<unknown>(SessionCommands.preview, { textDocument: { uri: documentUri } }));
   }
 
-  /** Markdown: a session's transcript as the user saw it. */
-  async transcript(sessionId: string): Promise<string> {
-    return markdownAnswer(SessionCommands.transcript, await this.execute<unknown>(SessionCommands.transcript, { sessionId }));
+  /** Markdown: a session's transcript as the user saw it (`agent`: another agent's session). */
+  async transcript(sessionId: string, agent?: string): Promise<string> {
+    const argument = agent === undefined ? { sessionId } : { sessionId, agent };
+    return markdownAnswer(SessionCommands.transcript, await this.execute<unknown>(SessionCommands.transcript, argument));
   }
 }

@@ -140,4 +140,31 @@ describe('the language server with other agents (stdio)', () => {
     const published = await client.waitForMessage('textDocument/publishDiagnostics', (params) => (params as { uri: string }).uri === uri);
     expect((published.params as { diagnostics: Diagnostic[] }).diagnostics).toEqual([]);
   });
+
+  it('hovers, links and opens the transcript of a foreign mention; dsh mentions are answered exactly as without other agents', async () => {
+    const withAgents = await started({ agents: ['dsh', 'claude-code', 'codex'], claudeCodeHome: CLAUDE_HOME, codexHome: CODEX_HOME });
+    const dshOnly = await started({});
+    const uri = fileUri(path.join(scratch, 'links.md'));
+    const text = `Use ${CLAUDE_MENTION}, ${DSH_MENTION} and ${CODEX_MENTION}`;
+    await withAgents.openDocument(uri, text);
+    await dshOnly.openDocument(uri, text);
+    const at = (needle: string) => ({ line: 0, character: text.indexOf(needle) + 3 });
+
+    const hover = (await withAgents.request('textDocument/hover', { textDocument: { uri }, position: at(CLAUDE_MENTION) })) as { contents: { value: string } } | null;
+    expect(hover!.contents.value).toContain('**Parser work\\, renamed**');
+    expect(hover!.contents.value).toContain('- claude-code session: dsh itself reads this mention as plain text');
+    expect(await dshOnly.request('textDocument/hover', { textDocument: { uri }, position: at(CLAUDE_MENTION) })).toBeNull();
+    const dshHover = { textDocument: { uri }, position: at(DSH_MENTION) };
+    expect(await withAgents.request('textDocument/hover', dshHover)).toEqual(await dshOnly.request('textDocument/hover', dshHover));
+
+    const links = (await withAgents.request('textDocument/documentLink', { textDocument: { uri } })) as Array<{ target: string }>;
+    expect(links.map((link) => link.target.split(':')[0])).toEqual(['claude-session', 'dsh-session', 'codex-session']);
+    const dshLinks = (await dshOnly.request('textDocument/documentLink', { textDocument: { uri } })) as Array<{ target: string }>;
+    expect(dshLinks).toEqual([links[1]]);
+
+    const transcript = await withAgents.executeCommand<string>(SessionCommands.transcript, { sessionId: CX_RENAMED, agent: 'codex' });
+    expect(transcript).toContain('- agent: codex (read-only)');
+    expect(transcript.indexOf('Hello codex, first turn about the lexer')).toBeGreaterThan(0);
+    expect(transcript.indexOf('Fourth turn after the compaction')).toBeGreaterThan(transcript.indexOf('Compaction checkpoint'));
+  });
 });
