@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SESSION_STATUS_NOTIFICATION, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { SESSION_STATUS_NOTIFICATION, encodeAgentSessionUri, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { ResponseError } from 'vscode-jsonrpc';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
@@ -72,11 +72,11 @@ afterEach(async () => {
 });
 
 describe('activation', () => {
-  it('registers every command the manifest contributes, and the two content providers', async () => {
+  it('registers every command the manifest contributes, and the content providers (previews, transcripts of every agent)', async () => {
     await activate(context() as never);
     const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
     expect([...recorded.commands.keys()].sort()).toEqual(contributed);
-    expect([...recorded.contentProviders.keys()].sort()).toEqual(['dsh-preview', 'dsh-session']);
+    expect([...recorded.contentProviders.keys()].sort()).toEqual(['claude-session', 'codex-session', 'dsh-preview', 'dsh-session']);
   });
 
   it('starts the bundled server over IPC with node, from dist/server.js', async () => {
@@ -305,6 +305,23 @@ describe('Open referenced session', () => {
     expect(shown!.uri.scheme).toBe('dsh-session');
     expect(shown!.uri.path).toBe('/Beta run.md');
     expect(shown!.getText()).toBe('# Transcript of s-beta\n');
+  });
+
+  it('opens another agent’s session under its own scheme, asking the server with its agent', async () => {
+    serverAnswers({ 'dshSession.transcript': ({ sessionId, agent }) => `# ${String(agent)} ${sessionId}\n` });
+    await activate(context() as never);
+    const claude = formatSessionReferenceMention({ sessionId: 'cc-1', label: 'Parser', agent: 'claude-code' });
+    openEditor('file:///w/a.md', 'markdown', `see ${claude.slice(0, 4)}|${claude.slice(4)}`);
+    await runCommand('dshSessions.openReferencedSession');
+    expect(executedCommands()).toEqual([{ command: 'dshSession.transcript', argument: { sessionId: 'cc-1', agent: 'claude-code' } }]);
+    const [shown] = recorded.shownDocuments;
+    expect(shown!.uri.scheme).toBe('claude-session');
+    expect(shown!.uri.path).toBe('/Parser.md');
+    expect(shown!.getText()).toBe('# claude-code cc-1\n');
+    // A followed document link (the mention's own URI) opens through the same provider.
+    const provider = recorded.contentProviders.get('codex-session')!;
+    const link = encodeAgentSessionUri('codex', 'cx-1');
+    expect(await provider.provideTextDocumentContent(Uri.parse(link))).toBe('# codex cx-1\n');
   });
 
   it('also works on a bare URI', async () => {

@@ -37,6 +37,17 @@ describe('contributed settings', () => {
     expect(properties['dshSessions.targetSessionId']).toMatchObject({ type: ['string', 'null'], default: null });
   });
 
+  it('offer other agents off by default: agents unset means dsh alone, the homes unset mean the agents’ own defaults', () => {
+    expect(properties['dshSessions.agents']).toMatchObject({
+      type: ['array', 'null'],
+      items: { type: 'string', enum: ['dsh', 'claude-code', 'codex'] },
+      minItems: 1,
+      uniqueItems: true,
+      default: null,
+    });
+    for (const key of ['claudeCodeHome', 'codexHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
+  });
+
   it('have the scopes chosen for where VS Code reads them (README, Editors)', () => {
     // sessionsRoot is a path on the machine the server runs on: in a remote window VS Code reads it from the
     // Remote settings (or the workspace), never from the local User settings, where it would name a local folder.
@@ -48,10 +59,21 @@ describe('contributed settings', () => {
       'dshSessions.maxReferences': 'window',
       'dshSessions.candidateLimit': 'window',
       'dshSessions.maxReferenceBytes': 'window',
+      // Other agents (issue 17): the homes are paths on the server's machine, like sessionsRoot.
+      'dshSessions.agents': 'window',
+      'dshSessions.claudeCodeHome': 'machine-overridable',
+      'dshSessions.codexHome': 'machine-overridable',
     });
-    expect(String(properties['dshSessions.sessionsRoot']!.markdownDescription)).toContain('**Remote**');
-    // A workspace in Restricted Mode cannot choose the store.
-    expect(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations).toEqual(['dshSessions.sessionsRoot']);
+    for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome']) {
+      expect(String(properties[`dshSessions.${key}`]!.markdownDescription), key).toContain('**Remote**');
+    }
+    // A workspace in Restricted Mode cannot choose which stores are read.
+    expect(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations).toEqual([
+      'dshSessions.sessionsRoot',
+      'dshSessions.agents',
+      'dshSessions.claudeCodeHome',
+      'dshSessions.codexHome',
+    ]);
   });
 
   it('are listed with their scopes in both READMEs, in order', () => {
@@ -70,7 +92,9 @@ describe('contributed settings', () => {
 
   it.skipIf(!conformance.dir)(`match the Settings table of lsp-contract.md ${conformance.reason ?? ''}`, () => {
     const rows = contractSettings(readFileSync(path.join(conformance.dir!, 'docs', 'lsp-contract.md'), 'utf8'));
-    expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties));
+    // Every setting but our own extension's (other agents, issue 17), which the contract does not know.
+    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome'];
+    expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties).filter((key) => !extension.includes(key)));
     for (const row of rows) {
       const property = properties[`dshSessions.${row.key}`]!;
       if (/^\d+$/.test(row.defaultText)) expect(property.default, row.key).toBe(Number(row.defaultText));
