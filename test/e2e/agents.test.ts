@@ -73,6 +73,18 @@ describe('dsh-session-ls with other agents (CLI)', () => {
     expect(rows[0]!.mention).toBe('@[Lexer work, renamed](codex-session:IjAxYTIzYjc5LTNlN2QtNzMwMC05MWU4LTRiNDI1ZmJiYjQ0YSI)');
   });
 
+  it('lists and prepares compressed Codex rollouts (.jsonl.zst) as the plain ones', () => {
+    const flags = ['--agents', 'codex', '--codex-home', path.join(FIXTURES, 'codex-zst')];
+    const rows = cli(['candidates', 'work', '--root', EXAMPLE_STORE, '--cwd', PROJ_A, '--json', ...flags]);
+    expect(rows.code).toBe(0);
+    expect((JSON.parse(rows.stdout) as Array<{ sessionId: string; label: string }>).map((r) => [r.sessionId, r.label])).toEqual([[CX_RENAMED, 'Lexer work, renamed']]);
+    const prepared = cli(['prepare', '--text', `See ${CODEX_MENTION}`, '--root', EXAMPLE_STORE, '--json', ...flags]);
+    expect(prepared.code).toBe(0);
+    expect((JSON.parse(prepared.stdout) as PreparedReferencedMessage).additionalContext!.content[0]).toMatchObject({
+      text: expect.stringContaining('"text":"Fourth turn after the compaction"'),
+    });
+  });
+
   it('refuses an unknown agent as INVALID_CONFIG', () => {
     const { code, stderr } = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'dsh,opencode']);
     expect(stderr).toBe('SESSION_REFERENCE_INVALID_CONFIG: agents must be a non-empty array of "dsh", "claude-code" and "codex"\n');

@@ -260,3 +260,44 @@ describe('composite store', () => {
     expect(readFileSync(path.join(FIXTURES, 'GENERATED.txt'), 'utf8')).toContain('codex-cli 0.171.0');
   });
 });
+
+describe('Codex compressed rollouts (.jsonl.zst, compressed by the zstd CLI as Codex rewrites idle ones)', () => {
+  const CODEX_ZST = path.join(FIXTURES, 'codex-zst');
+  const plain = openForeignStore('codex', CODEX);
+
+  it('lists and reads them exactly as the plain rollouts', async () => {
+    const compressed = openForeignStore('codex', CODEX_ZST);
+    const listing = await compressed.listSessions();
+    expect(listing.length).toBe(3);
+    expect(listing).toEqual(await plain.listSessions());
+    for (const id of [CX_RENAMED, CX_UNTITLED, CX_INTERRUPTED]) {
+      expect(await compressed.readSurface(id)).toEqual(await plain.readSurface(id));
+      expect(await compressed.readLog(id)).toEqual(await plain.readLog(id));
+    }
+  });
+
+  it('never fails on a torn or garbage .zst, and lists an id once when a rollout and its compressed copy both exist', async () => {
+    const home = copyOf(CODEX_ZST);
+    const day = path.join(home, 'sessions', '2026', '12', '03');
+    const zst = (id: string) => path.join(day, readdirSync(day).find((name) => name.includes(id))!);
+    // Torn: the file cut mid-frame (a writer still writing, or a crash).
+    const torn = readFileSync(zst(CX_UNTITLED));
+    writeFileSync(zst(CX_UNTITLED), torn.subarray(0, Math.floor(torn.length / 2)));
+    // Garbage under a rollout's name.
+    writeFileSync(zst(CX_INTERRUPTED), 'not zstd at all\n');
+    // The plain rollout next to its compressed copy.
+    cpSync(path.join(CODEX, 'sessions', '2026', '12', '03', readdirSync(path.join(CODEX, 'sessions', '2026', '12', '03')).find((n) => n.includes(CX_RENAMED))!), path.join(day, path.basename(zst(CX_RENAMED), '.zst')));
+    const logged: string[] = [];
+    const store = openForeignStore('codex', home, (message) => logged.push(message));
+    const listing = await store.listSessions();
+    expect(listing.filter((s) => s.id === CX_RENAMED)).toHaveLength(1);
+    expect(listing.find((s) => s.id === CX_RENAMED)!.title).toBe('Lexer work, renamed');
+    // Garbage is not a session: skipped and logged once.
+    expect(listing.some((s) => s.id === CX_INTERRUPTED)).toBe(false);
+    expect(logged.some((message) => message.includes(CX_INTERRUPTED))).toBe(true);
+    // Torn inside its one block (zstd's blocks hold 128 KiB of plaintext), the rollout has no whole
+    // record yet: not listed, and reading it is not-found, never a crash.
+    expect(listing.some((s) => s.id === CX_UNTITLED)).toBe(false);
+    await expect(store.readSurface(CX_UNTITLED)).rejects.toMatchObject({ name: 'SessionReadError', reason: 'not-found' });
+  });
+});

@@ -20,9 +20,9 @@ export interface CodexSessionInfo {
   firstPrompt?: string;
 }
 
-const ROLLOUT_NAME = /^rollout-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-([0-9a-fA-F-]{36})\.jsonl$/;
+const ROLLOUT_NAME = /^rollout-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-([0-9a-fA-F-]{36})\.jsonl(?:\.zst)?$/;
 
-/** The id and start time in a rollout's file name, when it has Codex's shape. */
+/** The id and start time in a rollout's file name (`.jsonl`, or `.jsonl.zst` as Codex rewrites idle ones), when it has Codex's shape. */
 export function codexRolloutName(file: string): { id: string; createdAt?: number } | undefined {
   const match = ROLLOUT_NAME.exec(path.basename(file));
   if (match === null) return undefined;

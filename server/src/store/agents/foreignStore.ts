@@ -6,6 +6,7 @@ import { SessionReadError, type SessionStore, type SessionSurface, type StoredSe
 import type { AgentSessionLog, SessionEventRecord } from '../../resolver/sessionStore';
 import { claudeLogEvents, claudeSessionIdOfFile, claudeSessionInfo, claudeSurfaceEvents } from './claudeCode';
 import { codexLogEvents, codexRolloutName, codexSessionInfo, codexSurfaceEvents, codexThreadNames } from './codex';
+import { PlaintextTooLarge, decodeZstdFile } from './compressed';
 import { parseJsonl, type JsonlRecord } from './records';
 
 /** Largest transcript read whole (a bigger one is listed by name only, and not read). */
@@ -69,7 +70,7 @@ const claudeFormat: AgentFormat = {
 
 const codexFormat: AgentFormat = {
   async files(home, signal) {
-    // sessions/YYYY/MM/DD/rollout-*.jsonl; compressed `.jsonl.zst` rollouts are not read (yet).
+    // sessions/YYYY/MM/DD/rollout-*.jsonl, and `.jsonl.zst` (idle rollouts recent versions rewrite).
     const files: string[] = [];
     const walk = async (dir: string, depth: number): Promise<void> => {
       signal?.throwIfAborted();
@@ -92,6 +93,12 @@ const codexFormat: AgentFormat = {
   surface: codexSurfaceEvents,
   log: codexLogEvents,
 };
+
+/** A session file's text; a `.zst` one decoded whole (`PlaintextTooLarge` past the read limit). */
+async function readSessionText(file: string, signal?: AbortSignal): Promise<string> {
+  if (!file.endsWith('.zst')) return readFile(file, { encoding: 'utf8', ...(signal === undefined ? {} : { signal }) });
+  return decodeZstdFile(await readFile(file, signal === undefined ? {} : { signal }), MAX_FOREIGN_FILE_BYTES);
+}
 
 /**
  * Open another agent's store under `home`. Every listing re-reads the folder and the file sizes and
@@ -134,7 +141,7 @@ export function openForeignStore(agent: ForeignAgent, home: string, log?: (messa
         let summary: StoredSessionSummary | undefined;
         if (info.size <= MAX_FOREIGN_FILE_BYTES) {
           try {
-            const base = format.summarize(file, await readFile(file, 'utf8'), info.mtimeMs);
+            const base = format.summarize(file, await readSessionText(file), info.mtimeMs);
             summary = base === undefined ? undefined : { ...base, agent };
           } catch {
             summary = undefined;
@@ -152,11 +159,16 @@ export function openForeignStore(agent: ForeignAgent, home: string, log?: (messa
     for (const file of facts.keys()) if (!seen.has(file)) facts.delete(file);
     const key = keyParts.join('\u0001') + '\u0002' + JSON.stringify([...names]);
     if (key === listingKey) return listing;
-    const summaries: StoredSessionSummary[] = [];
     pathById.clear();
-    for (const [file, { summary }] of facts) {
-      if (summary === undefined || pathById.has(summary.id)) continue;
-      pathById.set(summary.id, file);
+    // One file per id: the latest written (a rollout and its compressed copy may both exist for a while).
+    for (const [file, { summary, mtimeMs }] of facts) {
+      if (summary === undefined) continue;
+      const other = pathById.get(summary.id);
+      if (other === undefined || facts.get(other)!.mtimeMs < mtimeMs) pathById.set(summary.id, file);
+    }
+    const summaries: StoredSessionSummary[] = [];
+    for (const file of pathById.values()) {
+      const summary = facts.get(file)!.summary!;
       const name = names.get(summary.id);
       summaries.push(Object.freeze(name === undefined ? summary : { ...summary, title: name }));
     }
@@ -175,9 +187,10 @@ export function openForeignStore(agent: ForeignAgent, home: string, log?: (messa
     try {
       const info = await stat(file);
       if (info.size > MAX_FOREIGN_FILE_BYTES) throw new SessionReadError('too-large', `session ${JSON.stringify(sessionId)} is too large to read`);
-      text = await readFile(file, { encoding: 'utf8', signal });
+      text = await readSessionText(file, signal);
     } catch (error) {
       if (error instanceof SessionReadError) throw error;
+      if (error instanceof PlaintextTooLarge) throw new SessionReadError('too-large', `session ${JSON.stringify(sessionId)} is too large to read`);
       signal?.throwIfAborted();
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`, { cause: error });
