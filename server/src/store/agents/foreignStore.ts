@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
+import { raceWithSignal } from '../../resolver';
 import { compareStoreOrder } from '../../resolver/storeOrder';
 import { SessionReadError, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
 import type { AgentSessionLog, SessionEventRecord } from '../../resolver/sessionStore';
@@ -100,12 +101,30 @@ async function readSessionText(file: string, signal?: AbortSignal): Promise<stri
   return decodeZstdFile(await readFile(file, signal === undefined ? {} : { signal }), MAX_FOREIGN_FILE_BYTES);
 }
 
+/** How fresh a listing is kept. */
+export interface ForeignStoreOptions {
+  /** Diagnostic logging (files skipped, refreshes that failed). */
+  log?: (message: string) => void;
+  /** A listing younger than this is answered as is, without touching the disk (default {@link FOREIGN_LISTING_FRESH_MS}). */
+  freshMs?: number;
+  /** Epoch milliseconds (tests inject a clock). */
+  now?: () => number;
+}
+
+/** Default freshness of a foreign listing: one re-scan per second at most, however fast completion asks. */
+export const FOREIGN_LISTING_FRESH_MS = 1000;
+
 /**
- * Open another agent's store under `home`. Every listing re-reads the folder and the file sizes and
- * times, and re-reads only the files that changed (so renames and new turns show up on the next
- * call); while nothing changed it hands out the same frozen array, which keeps the candidate index.
+ * Open another agent's store under `home`. A scan reads the folders and the file sizes and times,
+ * and re-reads only the files that changed; while nothing changed it hands out the same frozen
+ * array, which keeps the candidate index. Listings are cached: a listing younger than `freshMs` is
+ * answered from memory; an older one is still answered at once while ONE background scan refreshes
+ * it (so completion never waits on a walk of the agent's home after the first); only the first
+ * listing waits for its scan. Changes (renames, new turns, new or deleted sessions) therefore show up
+ * within `freshMs` plus one scan of being asked for. Nothing runs while nobody asks.
  */
-export function openForeignStore(agent: ForeignAgent, home: string, log?: (message: string) => void): ForeignSessionStore {
+export function openForeignStore(agent: ForeignAgent, home: string, options: ForeignStoreOptions | ((message: string) => void) = {}): ForeignSessionStore {
+  const { log, freshMs = FOREIGN_LISTING_FRESH_MS, now = Date.now } = typeof options === 'function' ? { log: options } : options;
   const format = agent === 'claude-code' ? claudeFormat : codexFormat;
   const facts = new Map<string, FileFacts>();
   const pathById = new Map<string, string>();
@@ -122,7 +141,40 @@ export function openForeignStore(agent: ForeignAgent, home: string, log?: (messa
     }
   }
 
+  /** When the cached listing was scanned (undefined: never). */
+  let scannedAt: number | undefined;
+  let scanning: Promise<readonly StoredSessionSummary[]> | undefined;
+
+  /** One scan at a time, shared by every caller and not tied to any caller's signal. */
+  function rescan(): Promise<readonly StoredSessionSummary[]> {
+    scanning ??= (async () => {
+      const startedAt = now();
+      try {
+        const result = await scan();
+        scannedAt = startedAt;
+        return result;
+      } finally {
+        scanning = undefined;
+      }
+    })();
+    return scanning;
+  }
+
+  function isFresh(): boolean {
+    return scannedAt !== undefined && now() - scannedAt < freshMs;
+  }
+
   async function listSessions(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]> {
+    signal?.throwIfAborted();
+    if (scannedAt === undefined) return raceWithSignal(rescan(), signal);
+    if (!isFresh()) {
+      // Stale: answer what we have; one background scan brings the next answer up to date.
+      rescan().catch((error: unknown) => log?.(`${agent} store: refreshing the listing failed: ${String(error)}`));
+    }
+    return listing;
+  }
+
+  async function scan(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]> {
     const files = await format.files(home, signal);
     const names = await threadNames();
     const seen = new Set<string>();
@@ -180,7 +232,8 @@ export function openForeignStore(agent: ForeignAgent, home: string, log?: (messa
 
   /** One session's records, and its listing row. */
   async function readRecords(sessionId: string, signal?: AbortSignal): Promise<{ records: JsonlRecord[]; summary: StoredSessionSummary | undefined }> {
-    if (!pathById.has(sessionId)) await listSessions(signal);
+    // An id not listed yet may be a session that just appeared: scan again unless the listing is fresh.
+    if (!pathById.has(sessionId) && !isFresh()) await raceWithSignal(rescan(), signal);
     const file = pathById.get(sessionId);
     if (file === undefined) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
     let text: string;
