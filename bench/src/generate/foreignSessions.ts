@@ -1,0 +1,89 @@
+/**
+ * Synthetic Claude Code and Codex homes for the mixed-store bench, made from the real fixture
+ * files (test/agent-stores/fixtures/, written by the real CLIs): each session is a fixture
+ * transcript with a fresh id and cwd, and a title of its own (Claude Code: a `custom-title`
+ * record; Codex: a `thread_name` line in `session_index.jsonl`). Reused when already generated.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from '../server/serverProcess';
+import { Random } from './random';
+
+const GENERATOR_VERSION = 1;
+const FIXTURES = path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures');
+// The untitled sessions of each fixture home (no rename of their own to replace).
+const CLAUDE_TEMPLATE = path.join(FIXTURES, 'claude-code', 'projects', '-tmp-dsh-agent-fixtures-proj---', '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a02.jsonl');
+const CLAUDE_ID = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a02';
+const CODEX_TEMPLATE = path.join(FIXTURES, 'codex', 'sessions', '2026', '12', '03', 'rollout-2026-12-03T10-35-33-01a23b79-474a-78b1-9540-13f1768e6c53.jsonl');
+const CODEX_ID = '01a23b79-474a-78b1-9540-13f1768e6c53';
+const TEMPLATE_CWD = '/tmp/dsh-agent-fixtures/proj-日本';
+const WORDS = ['parser', 'lexer', 'cache', 'index', 'fixture', 'weather', 'deploy', 'refactor', 'review', 'migrate', 'tests', 'bench', 'docs', 'router', 'schema', 'auth'];
+
+/** The generated homes. */
+export interface ForeignHomes {
+  generatorVersion: number;
+  seed: number;
+  /** Sessions per agent. */
+  perAgent: number;
+  claudeHome: string;
+  codexHome: string;
+  /** Expected label of each session (its generated title), keyed by id. */
+  labels: [string, string][];
+  cwds: string[];
+}
+
+/** Claude Code's lossy project folder name of a cwd. */
+function projectFolder(cwd: string): string {
+  return cwd.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+/** `count` sessions in all: half Claude Code, half Codex, under `dir` (reused when generated with the same knobs). */
+export function ensureForeignHomes(dir: string, count: number, seed: number, log: (message: string) => void): ForeignHomes {
+  const manifestFile = path.join(dir, 'manifest.json');
+  const perAgent = Math.ceil(count / 2);
+  if (existsSync(manifestFile)) {
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as ForeignHomes;
+    if (manifest.generatorVersion === GENERATOR_VERSION && manifest.perAgent === perAgent && manifest.seed === seed) return manifest;
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const random = new Random(seed ^ 0x17f0);
+  const claudeHome = path.join(dir, 'claude-home');
+  const codexHome = path.join(dir, 'codex-home');
+  const cwds = Array.from({ length: 40 }, (_, i) => `/home/bench/foreign-${i}`);
+  const claudeText = readFileSync(CLAUDE_TEMPLATE, 'utf8');
+  const codexText = readFileSync(CODEX_TEMPLATE, 'utf8');
+  const labels: [string, string][] = [];
+  const title = (): string => Array.from({ length: random.int(2, 5) }, () => random.pick(WORDS)).join(' ');
+  const index: string[] = [];
+  for (let i = 0; i < perAgent; i++) {
+    const cwd = random.pick(cwds);
+    // Claude Code: the fixture transcript under a new id and cwd, with a custom title at its end.
+    const claudeId = random.uuid();
+    const claudeTitle = `${title()} ${i}`;
+    const projects = path.join(claudeHome, 'projects', projectFolder(cwd));
+    mkdirSync(projects, { recursive: true });
+    writeFileSync(
+      path.join(projects, `${claudeId}.jsonl`),
+      claudeText.replaceAll(CLAUDE_ID, claudeId).replaceAll(TEMPLATE_CWD, cwd) + JSON.stringify({ type: 'custom-title', customTitle: claudeTitle, sessionId: claudeId }) + '\n',
+    );
+    labels.push([claudeId, claudeTitle]);
+    // Codex: the fixture rollout under a new id and cwd, in a day folder of its own, named in the index.
+    const codexId = random.uuid();
+    const codexTitle = `${title()} ${i}`;
+    const day = new Date(Date.UTC(2026, 0, 1) + random.int(0, 364) * 86_400_000);
+    const [y, m, d] = [day.getUTCFullYear(), String(day.getUTCMonth() + 1).padStart(2, '0'), String(day.getUTCDate()).padStart(2, '0')];
+    const dayDir = path.join(codexHome, 'sessions', String(y), m, d);
+    mkdirSync(dayDir, { recursive: true });
+    const stamp = `${y}-${m}-${d}T${String(random.int(0, 23)).padStart(2, '0')}-${String(random.int(0, 59)).padStart(2, '0')}-00`;
+    writeFileSync(path.join(dayDir, `rollout-${stamp}-${codexId}.jsonl`), codexText.replaceAll(CODEX_ID, codexId).replaceAll(TEMPLATE_CWD, cwd));
+    index.push(JSON.stringify({ id: codexId, thread_name: codexTitle, updated_at: `${y}-${m}-${d}T12:00:00Z` }));
+    labels.push([codexId, codexTitle]);
+    if ((i + 1) % 1000 === 0) log(`foreign sessions: ${2 * (i + 1)} of ${2 * perAgent}`);
+  }
+  mkdirSync(codexHome, { recursive: true });
+  appendFileSync(path.join(codexHome, 'session_index.jsonl'), index.join('\n') + '\n');
+  const manifest: ForeignHomes = { generatorVersion: GENERATOR_VERSION, seed, perAgent, claudeHome, codexHome, labels, cwds };
+  writeFileSync(manifestFile + '.tmp', JSON.stringify(manifest));
+  renameSync(manifestFile + '.tmp', manifestFile);
+  return manifest;
+}
