@@ -166,8 +166,14 @@ describe('the language server with other agents (stdio)', () => {
     expect(hover!.contents.value).toContain('**Parser work\\, renamed**');
     expect(hover!.contents.value).toContain('- claude-code session: dsh itself reads this mention as plain text');
     expect(await dshOnly.request('textDocument/hover', { textDocument: { uri }, position: at(CLAUDE_MENTION) })).toBeNull();
+    // Hovers answer from what is indexed so far: compare once each server has read the dsh session.
     const dshHover = { textDocument: { uri }, position: at(DSH_MENTION) };
-    expect(await withAgents.request('textDocument/hover', dshHover)).toEqual(await dshOnly.request('textDocument/hover', dshHover));
+    const indexedHover = (client: typeof dshOnly) =>
+      pollUntil(async () => {
+        const answer = (await client.request('textDocument/hover', dshHover)) as { contents: { value: string } } | null;
+        return answer !== null && answer.contents.value.includes('- context:') ? answer : undefined;
+      }, 20_000, 'dsh hover');
+    expect(await indexedHover(withAgents)).toEqual(await indexedHover(dshOnly));
 
     const links = (await withAgents.request('textDocument/documentLink', { textDocument: { uri } })) as Array<{ target: string }>;
     expect(links.map((link) => link.target.split(':')[0])).toEqual(['claude-session', 'dsh-session', 'codex-session']);
