@@ -1,6 +1,7 @@
 // Bundle the extension and the language server it starts into dist/, for the .vsix.
 // `node esbuild.mjs` builds with source maps; `--production` (vsce's prepublish) minifies without.
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -33,6 +34,10 @@ const common = {
   alias: { '@dsh-session-ls/shared': path.resolve(here, '..', 'shared', 'src', 'index.ts') },
 };
 
+// libzstd's wasm build, the server's zstd decoder: the bundled server looks for it beside itself
+// (without it, it decodes with the slower pure-JS fzstd).
+const zstdWasm = path.join(path.dirname(createRequire(serverEntry).resolve('@bokuweb/zstd-wasm')), 'zstd.wasm');
+
 await Promise.all([
   esbuild.build({
     ...common,
@@ -51,3 +56,4 @@ await Promise.all([
     outfile: path.join(here, 'dist', 'summarizeWorker.js'),
   }),
 ]);
+copyFileSync(zstdWasm, path.join(here, 'dist', 'zstd.wasm'));

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import * as zlib from 'node:zlib';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -56,12 +57,23 @@ function outcome(decoder: ZstdFrameDecoder, frame: Uint8Array, info: ZstdFrame):
   return digest(Buffer.concat(pieces));
 }
 
-/** The reference decoder's outcome: `zstd -d` (libzstd, native, checksums verified). */
-function cliOutcome(frame: Uint8Array): Outcome {
+/** `node:zlib`'s zstd where this runtime has it (Node ≥ 22.15): dsh's own decoder. */
+const nodeZstd = (zlib as { zstdDecompressSync?: (input: Uint8Array) => Buffer }).zstdDecompressSync;
+
+/**
+ * The reference decoder's outcome: dsh's own, `node:zlib` (libzstd 1.5.7 on Node 22.23 and 24.21),
+ * where present; else `zstd -d` (the CLI's libzstd, 1.5.4 here), checksums verified either way.
+ */
+function referenceOutcome(frame: Uint8Array): Outcome & { by: 'node:zlib' | 'zstd -d' } {
   try {
-    return digest(execFileSync('zstd', ['-q', '-d', '-c'], { input: frame, maxBuffer: 64 * 1024 * 1024, stdio: ['pipe', 'pipe', 'ignore'] }));
+    if (nodeZstd) return { ...digest(nodeZstd(frame)), by: 'node:zlib' };
   } catch {
-    return { failed: true };
+    return { failed: true, by: 'node:zlib' };
+  }
+  try {
+    return { ...digest(execFileSync('zstd', ['-q', '-d', '-c'], { input: frame, maxBuffer: 64 * 1024 * 1024, stdio: ['pipe', 'pipe', 'ignore'] })), by: 'zstd -d' };
+  } catch {
+    return { failed: true, by: 'zstd -d' };
   }
 }
 
@@ -143,7 +155,7 @@ describe.skipIf(!zstdCli.found)(`libzstd in wasm against the reference compresso
     );
   });
 
-  it('a damaged frame (any byte changed) fails exactly when `zstd -d` fails, else gives its bytes; fzstd never accepts less', () => {
+  it('a damaged frame (any byte changed) fails exactly when dsh’s decoder fails, else gives its bytes; so does fzstd', () => {
     const plaintexts = [
       encoder.encode('{"type":"user/message","seq":1,"text":"hello hello hello"}\n'.repeat(20)),
       Buffer.concat([encoder.encode('{"a":1}\n'), new Uint8Array(700).map((_, i) => (i * 131) & 0xff), encoder.encode('\n')]),
@@ -153,6 +165,7 @@ describe.skipIf(!zstdCli.found)(`libzstd in wasm against the reference compresso
     let stillFrames = 0;
     let failures = 0;
     let fzstdLaxer = 0;
+    let olderLibzstdLaxer = 0;
     fc.assert(
       fc.property(fc.nat(frames.length - 1), fc.nat(), fc.integer({ min: 1, max: 255 }), (which, at, mask) => {
         const damaged = Uint8Array.from(frames[which]);
@@ -160,13 +173,20 @@ describe.skipIf(!zstdCli.found)(`libzstd in wasm against the reference compresso
         const scan = scanZstdFrame(damaged, 0);
         if (!('frame' in scan) || scan.frame.end !== damaged.length) return;
         stillFrames++;
-        const reference = cliOutcome(damaged);
+        const { by, ...reference } = referenceOutcome(damaged);
         const ours = outcome(decoder, damaged, scan.frame);
+        const fzstd = outcome(streaming, damaged, scan.frame);
+        if (by === 'zstd -d' && 'failed' in ours && !('failed' in reference)) {
+          // libzstd 1.5.4's CLI accepts a few damaged frames whose plaintext still checks out
+          // that 1.5.7 (node:zlib, dsh's decoder) and the wasm build refuse: fzstd refuses them too.
+          expect(fzstd).toEqual({ failed: true });
+          olderLibzstdLaxer++;
+          return;
+        }
         expect(ours).toEqual(reference);
         if ('failed' in ours) failures++;
         // fzstd decodes some frames that break the format (zstdDecoder.ts): it may accept what
         // libzstd refuses, never refuse what libzstd accepts, never give other bytes.
-        const fzstd = outcome(streaming, damaged, scan.frame);
         if ('failed' in ours) fzstdLaxer += 'failed' in fzstd ? 0 : 1;
         else expect(fzstd).toEqual(ours);
       }),
@@ -175,6 +195,7 @@ describe.skipIf(!zstdCli.found)(`libzstd in wasm against the reference compresso
     expect(stillFrames).toBeGreaterThan(100);
     expect(failures).toBeGreaterThan(50);
     expect(fzstdLaxer).toBeLessThan(failures);
+    expect(olderLibzstdLaxer).toBeLessThan(stillFrames / 20);
   });
 
   it('reuses its buffers across frames of any size, up to the one-call limit and past it', () => {
