@@ -26,7 +26,7 @@ export interface SessionLogReaderOptions {
   collectEvents?: EventCollection;
   /** Record size limit (tests lower it). */
   maxRecordBytes?: number;
-  /** zstd frame decoder (tests pick one); default: `node:zlib` when present, else fzstd. */
+  /** zstd frame decoder (tests pick one); default: {@link defaultZstdDecoder}. */
   zstdDecoder?: ZstdFrameDecoder;
 }
 

@@ -1,4 +1,9 @@
 /**
+ * Decoding single zstd frames into a stream of plaintext pieces. The store's decoder is libzstd
+ * compiled to WebAssembly (`zstdWasm.ts`) wherever its binary loads: one call per frame into a
+ * reused buffer, libzstd verifying the checksum. What follows is the fallback and the way of the
+ * frames it does not take (a bound past the one-call limit, a torn frame's whole blocks).
+ *
  * Decoding single zstd frames into a stream of plaintext pieces, so a frame whose plaintext is
  * huge (a 7 KB frame can hold 200 MB) is never held whole. fzstd's streaming `Decompress` hands
  * over one block at a time (≤ 128 KiB) and the frame's checksum (low 32 bits of XXH64, seed 0) is
