@@ -57,6 +57,20 @@ const MAX_DEPTH = 64;
 /** Integers of at most this many digits are safe integers. */
 const MAX_SAFE_DIGITS = 15;
 
+const names = (...list: string[]): Uint8Array[] => list.map((name) => Uint8Array.from(name, (c) => c.charCodeAt(0)));
+
+/** Keys of a log line the skim knows, by index (a bit each in a seen-mask). */
+const LINE_KEYS = names('type', 'seq', 'time', 'data', 'ignorable', 'seq0', 'time0');
+const [TYPE, SEQ, TIME, DATA, IGNORABLE, SEQ0, TIME0] = [0, 1, 2, 3, 4, 5, 6];
+/** Keys of a packed row's data (rows.ts): turn, step and index first. */
+const ROW_DATA_KEYS = names('turn', 'step', 'index', 'dt', 'texts', 'args', 'id', 'name');
+const [ROW_INDEX, ROW_DT, ROW_TEXTS, ROW_ARGS, ROW_ID, ROW_NAME] = [2, 3, 4, 5, 6, 7];
+const bits = (...indexes: number[]): number => indexes.reduce((mask, index) => mask | (1 << index), 0);
+const TEXT_ROW_REQUIRED = bits(0, 1, ROW_INDEX, ROW_DT, ROW_TEXTS);
+const TOOL_ROW_REQUIRED = bits(0, 1, ROW_INDEX, ROW_ID, ROW_DT, ROW_ARGS);
+const ROW_LINE_KEYS = bits(TYPE, SEQ0, TIME0, DATA);
+const EVENT_LINE_REQUIRED = bits(TYPE, SEQ, TIME, DATA);
+
 const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 const isHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 
@@ -145,6 +159,33 @@ class Skim {
     }
     this.pos = pos;
     return text;
+  }
+
+  /**
+   * A plain-ASCII string that is one of `names` (as bytes): its index, or -1 for any other string
+   * or anything that is not a plain string (an escape included).
+   */
+  name(names: readonly Uint8Array[]): number {
+    if (this.peek() !== QUOTE) return -1;
+    const bytes = this.bytes;
+    const start = this.pos + 1;
+    let pos = start;
+    for (;;) {
+      if (pos >= this.end) return -1;
+      const c = bytes[pos];
+      if (c === QUOTE) break;
+      if (c < 0x20 || c > 0x7e || c === BACKSLASH) return -1;
+      pos++;
+    }
+    const length = pos - start;
+    outer: for (let i = 0; i < names.length; i++) {
+      const candidate = names[i];
+      if (candidate.length !== length) continue;
+      for (let k = 0; k < length; k++) if (bytes[start + k] !== candidate[k]) continue outer;
+      this.pos = pos + 1;
+      return i;
+    }
+    return -1;
   }
 
   /** A JSON number, any form. */
@@ -262,31 +303,31 @@ class Skim {
   rowData(tag: string, time0: number): { count: number; lastTime: number } | undefined {
     if (!this.take(OPEN_BRACE)) return undefined;
     const toolCall = tag === 'tool-call-chunks';
-    const seen = new Set<string>();
+    let seen = 0;
     let members = 0;
     let gaps: { count: number; sum: number } | undefined;
     do {
-      const key = this.plainString();
-      if (key === undefined || seen.has(key) || !this.take(COLON)) return undefined;
-      seen.add(key);
+      const key = this.name(ROW_DATA_KEYS);
+      if (key < 0 || (seen & (1 << key)) !== 0 || !this.take(COLON)) return undefined;
+      seen |= 1 << key;
       this.space();
-      if (key === 'turn' || key === 'step' || key === 'index') {
+      if (key <= ROW_INDEX) {
         if (!(this.peek() === MINUS || isDigit(this.peek())) || !this.number()) return undefined;
-      } else if (key === (toolCall ? 'args' : 'texts')) {
+      } else if (key === (toolCall ? ROW_ARGS : ROW_TEXTS)) {
         members = this.stringArray();
         if (members === 0) return undefined;
-      } else if (key === 'dt') {
+      } else if (key === ROW_DT) {
         gaps = this.gaps(time0);
         if (gaps === undefined) return undefined;
-      } else if (toolCall && (key === 'id' || key === 'name')) {
+      } else if (toolCall && (key === ROW_ID || key === ROW_NAME)) {
         if (this.peek() !== QUOTE || !this.string()) return undefined;
       } else {
         return undefined;
       }
     } while (this.take(COMMA));
     if (!this.take(CLOSE_BRACE)) return undefined;
-    const required = toolCall ? ['turn', 'step', 'index', 'id', 'dt', 'args'] : ['turn', 'step', 'index', 'dt', 'texts'];
-    if (!required.every((key) => seen.has(key)) || gaps === undefined || gaps.count !== members - 1) return undefined;
+    const required = toolCall ? TOOL_ROW_REQUIRED : TEXT_ROW_REQUIRED;
+    if ((seen & required) !== required || gaps === undefined || gaps.count !== members - 1) return undefined;
     return { count: members, lastTime: gaps.sum };
   }
 }
@@ -299,58 +340,56 @@ export function skimLine(bytes: Uint8Array): SkimmedLine | undefined {
   const skim = new Skim(bytes, bytes.length);
   if (!skim.take(OPEN_BRACE)) return undefined;
   let type: string | undefined;
+  let isRow = false;
   let seq = Number.NaN;
   let time = Number.NaN;
   let row: { count: number; lastTime: number } | undefined;
-  let data = false;
-  const seen = new Set<string>();
+  let seen = 0;
   do {
-    const key = skim.plainString();
-    if (key === undefined || seen.has(key) || !skim.take(COLON)) return undefined;
-    seen.add(key);
+    const key = skim.name(LINE_KEYS);
+    if (key < 0 || (seen & (1 << key)) !== 0 || !skim.take(COLON)) return undefined;
+    seen |= 1 << key;
     switch (key) {
-      case 'type':
+      case TYPE:
         type = skim.plainString();
-        if (type === undefined || !(SKIMMABLE_TYPES.has(type) || ROW_TYPES.has(type))) return undefined;
+        if (type === undefined) return undefined;
+        isRow = ROW_TYPES.has(type);
+        if (!isRow && !SKIMMABLE_TYPES.has(type)) return undefined;
         break;
-      case 'seq':
-      case 'seq0':
+      case SEQ:
+      case SEQ0:
         seq = skim.integer();
         if (!(seq >= 0)) return undefined;
         break;
-      case 'time':
-      case 'time0':
+      case TIME:
+      case TIME0:
         time = skim.integer();
         if (Number.isNaN(time)) return undefined;
         break;
-      case 'data':
+      case DATA:
         // The kind decides what data must be: known only when `type` came first (as dsh writes it).
         if (type === undefined) return undefined;
-        if (ROW_TYPES.has(type)) {
+        if (isRow) {
           if (Number.isNaN(time)) return undefined;
           row = skim.rowData(type, time);
           if (row === undefined) return undefined;
         } else if (!skim.value()) {
           return undefined;
         }
-        data = true;
         break;
-      case 'ignorable':
+      default: // IGNORABLE
         skim.space();
         if (!skim.word('true')) return undefined;
-        break;
-      default:
-        return undefined;
     }
   } while (skim.take(COMMA));
   if (!skim.take(CLOSE_BRACE)) return undefined;
   skim.space();
-  if (skim.pos !== bytes.length || type === undefined || !data) return undefined;
-  if (ROW_TYPES.has(type)) {
+  if (skim.pos !== bytes.length || type === undefined) return undefined;
+  if (isRow) {
     // Exactly {type, seq0, time0, data}.
-    if (seen.size !== 4 || !seen.has('seq0') || !seen.has('time0') || row === undefined) return undefined;
+    if (seen !== ROW_LINE_KEYS || row === undefined) return undefined;
     return { row: true, seq, count: row.count, lastTime: row.lastTime };
   }
-  if (!seen.has('seq') || !seen.has('time') || seen.has('seq0') || seen.has('time0')) return undefined;
+  if ((seen & EVENT_LINE_REQUIRED) !== EVENT_LINE_REQUIRED || (seen & bits(SEQ0, TIME0)) !== 0) return undefined;
   return { row: false, seq, time };
 }
