@@ -11,6 +11,8 @@
  * - `zstdFrames.ts` frame splitting (§5.2); `zstdDecoder.ts` libzstd in wasm (`zstdWasm.ts`),
  *   node:zlib or fzstd (one call per frame, else streamed) + XXH64, in pieces (§5.6);
  * - `lines.ts` byte-level line splitting and the 64 MiB record limit;
+ * - `lineSkim.ts` the lines no stage looks into (chunks, packed rows, bookkeeping), read from
+ *   their bytes without decoding or parsing them;
  * - `recordScanner.ts` dsh's keep/cut/corrupt rules per line; `rows.ts` packed rows (§4);
  * - `logFold.ts` the per-event stages in dsh's order; `header.ts` (§2); `legacy.ts` (§3.7);
  *   `eventRules.ts` known types, envelope and message checks (§3); `surfaceFold.ts` (§6.1);
