@@ -31,8 +31,8 @@ export interface CliIo {
 
 /** What the CLI needs to open a store. */
 export interface CliStoreAccess {
-  openStore(root: string): SessionStoreService;
-  defaultSessionsRoot(env: NodeJS.ProcessEnv): string;
+  openStore: (root: string) => SessionStoreService;
+  defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
 }
 
 type Subcommand = Extract<Invocation, { kind: 'candidates' | 'prepare' }>;

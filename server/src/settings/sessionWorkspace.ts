@@ -15,9 +15,9 @@ import { fileUriToPath, resolveTarget, type TargetRequest } from './target';
 /** How a workspace reaches the outside world (all injected, so it runs the same in the server, the CLI and tests). */
 export interface SessionWorkspaceOptions {
   /** Open the store of a sessions root. */
-  openStore(root: string): SessionStoreService;
+  openStore: (root: string) => SessionStoreService;
   /** `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
-  defaultSessionsRoot(env: NodeJS.ProcessEnv): string;
+  defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
   env: NodeJS.ProcessEnv;
   /** Settings given on the command line. */
   commandLine?: Partial<Record<SettingKey, unknown>>;
