@@ -75,7 +75,7 @@ export function realServerCommand(): string {
  * locally a missing plugin is a skip with the reason; under CI=true it throws (CI installs it).
  */
 export function findEditorPackage(what: string, probe: () => boolean): { found: boolean; reason?: string } {
-  let found = false;
+  let found: boolean;
   try {
     found = probe();
   } catch {
