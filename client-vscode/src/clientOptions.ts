@@ -70,7 +70,7 @@ export type PreviewOpener = (sourceUri: string) => Promise<void>;
  */
 export function previewCommandMiddleware(openPreview: PreviewOpener): ExecuteCommandMiddleware {
   return {
-    executeCommand: (command, args, next) => {
+    executeCommand: (command, args, next): unknown => {
       const source = command === SessionCommands.preview ? previewSourceOf(args) : undefined;
       return source === undefined ? next(command, args) : openPreview(source);
     },
