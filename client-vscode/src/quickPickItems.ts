@@ -3,6 +3,8 @@ import {
   displaySafeText,
   formatAge,
   formatSessionReferenceMention,
+  type SessionCommandResult,
+  type SessionCommands,
   type SessionReferenceMentionCandidate,
 } from '@dsh-session-ls/shared';
 
@@ -73,7 +75,7 @@ export function mentionToInsert(candidate: Pick<SessionReferenceMentionCandidate
  * Keep only well-formed candidates from a server answer (the server is another process; a bad row
  * is dropped rather than breaking the picker).
  */
-export function parseCandidates(result: unknown): SessionReferenceMentionCandidate[] {
+export function parseCandidates(result: unknown): SessionCommandResult<typeof SessionCommands.candidates> {
   return Array.isArray(result) ? result.filter(isCandidate) : [];
 }
 
