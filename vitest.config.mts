@@ -8,7 +8,8 @@ export default defineConfig({
   },
   test: {
     // Hashes the example and fixture stores before and after the whole run: fails if anything wrote to them.
-    globalSetup: ['test/reliability/storeGuard.globalSetup.ts'],
+    // Gives the run one scratch directory where the tests that need it install the packed tarball.
+    globalSetup: ['test/reliability/storeGuard.globalSetup.ts', 'test/support/installedPackage.globalSetup.ts'],
     include: ['shared/src/**/*.test.ts', 'server/src/**/*.test.ts', 'client-vscode/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/src/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

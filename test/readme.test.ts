@@ -28,6 +28,12 @@ describe('README', () => {
     }
   });
 
+  it('installs the tarball `npm run pack` writes, named after the server version', () => {
+    const { version } = JSON.parse(readFileSync(path.join(REPO_ROOT, 'server', 'package.json'), 'utf8')) as { version: string };
+    expect(readme).toContain('npm run pack');
+    expect(readme).toContain(`npm install -g --offline ./dsh-session-ls-${version}.tgz`);
+  });
+
   it('names the two commands a newcomer needs', () => {
     expect(readme).toContain('npm ci && npm start');
     expect(readme).toContain('npm test');

@@ -88,6 +88,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     commandLine: options.commandLine,
     document: (uri) => documents.get(uri),
     onStoreOpened: (store) => watchStore(store),
+    log: options.log,
   });
   // Hover, code actions, document links and pushed diagnostics (issue 5's editor features), over what is indexed so far.
   const editor: EditorFeatures = registerEditorFeatures(wire, documents, editorFeatureServices(workspace), { log: options.log });

@@ -4,7 +4,7 @@ import { CLIENT_PROCESS_ID } from './wiring/clientProcessIdArgument';
 import { format } from 'node:util';
 import v8 from 'node:v8';
 import { createConnection } from 'vscode-languageserver/node';
-import type { Invocation } from './cli/commandLine';
+import { agentSettingsOfFlags, type Invocation } from './cli/commandLine';
 import { logToStderr, openStore } from './processStore';
 import { startSessionLanguageServer } from './server';
 import { absoluteSessionsRoot } from './settings/settings';
@@ -75,7 +75,10 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
     openStore,
     defaultSessionsRoot,
     env: process.env,
-    commandLine: invocation.sessionsRoot === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.sessionsRoot) },
+    commandLine: {
+      ...(invocation.sessionsRoot === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.sessionsRoot) }),
+      ...agentSettingsOfFlags(invocation, process.cwd(), absoluteSessionsRoot),
+    },
     log: logToStderr,
     version: SERVER_VERSION,
   });

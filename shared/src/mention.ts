@@ -1,6 +1,13 @@
 import { SessionReferenceError } from './errors';
-import type { ParsedSessionReferenceText, SessionReferenceInput } from './types';
-import { SESSION_URI_PREFIX, decodeSessionReferenceUri, encodeSessionReferenceUri } from './uri';
+import type { ForeignAgent, ParsedSessionReferenceText, SessionReferenceInput } from './types';
+import {
+  FOREIGN_SESSION_URI_PREFIXES,
+  SESSION_URI_PREFIX,
+  decodeAgentSessionUri,
+  decodeSessionReferenceUri,
+  encodeAgentSessionUri,
+  foreignAgentOfUri,
+} from './uri';
 
 /** One mention-shaped run of text, as the grammar finds it (not yet decoded). */
 export interface SessionMentionToken {
@@ -16,6 +23,8 @@ export interface SessionMentionToken {
   uriStart: number;
   /** The unescaped label of an explicit mention; undefined for a bare URI. */
   label?: string;
+  /** Set only for a foreign scheme (`claude-session:`, `codex-session:`), found by `scanAgentSessionMentions`. */
+  agent?: ForeignAgent;
 }
 
 /** A token with its URI decoded, or the error dsh would raise for it. */
@@ -51,7 +60,9 @@ export function formatSessionReferenceMention(reference: SessionReferenceInput):
     );
   }
   const label = reference.label ?? reference.sessionId;
-  return `@[${escapeMentionLabel(label)}](${encodeSessionReferenceUri(reference.sessionId)})`;
+  // A foreign session gets its own scheme; a dsh one (no agent) exactly dsh's mention.
+  const agent = reference.agent !== undefined && reference.agent in FOREIGN_SESSION_URI_PREFIXES ? reference.agent : undefined;
+  return `@[${escapeMentionLabel(label)}](${encodeAgentSessionUri(agent, reference.sessionId)})`;
 }
 
 /** True for the characters JavaScript's `.` never matches: the line terminators. */
@@ -78,7 +89,39 @@ function isLineTerminator(code: number): boolean {
  * Linear time: a label scan is remembered, because every later `@[` inside it stops where it stopped
  * (it cannot start mid-escape); so is the last URI run, because a run started inside it ends where it ends.
  */
-export function* scanSessionMentions(text: string): Generator<SessionMentionToken> {
+export function scanSessionMentions(text: string): Generator<SessionMentionToken> {
+  return scanMentionsWith(text, DSH_PREFIXES);
+}
+
+const DSH_PREFIXES: readonly string[] = [SESSION_URI_PREFIX];
+const FOREIGN_PREFIXES: readonly string[] = Object.values(FOREIGN_SESSION_URI_PREFIXES);
+
+/** The prefix of `prefixes` that `text` has at `at`, if any. */
+function prefixAt(text: string, at: number, prefixes: readonly string[]): string | undefined {
+  for (const prefix of prefixes) if (text.startsWith(prefix, at)) return prefix;
+  return undefined;
+}
+
+/**
+ * Every mention our features resolve, in text order: dsh's own tokens exactly as `scanSessionMentions`
+ * finds them, plus foreign-scheme tokens (`claude-session:`, `codex-session:`, same grammar) that do
+ * not overlap one of dsh's. dsh reads foreign mentions as plain text, so whatever dsh finds wins.
+ */
+export function scanAgentSessionMentions(text: string): SessionMentionToken[] {
+  const dsh = [...scanMentionsWith(text, DSH_PREFIXES)];
+  if (!text.includes('-session:')) return dsh;
+  const merged: SessionMentionToken[] = [];
+  let d = 0;
+  for (const token of scanMentionsWith(text, FOREIGN_PREFIXES)) {
+    while (d < dsh.length && dsh[d]!.end <= token.start) merged.push(dsh[d++]!);
+    const overlaps = d < dsh.length && dsh[d]!.start < token.end;
+    if (!overlaps) merged.push({ ...token, agent: foreignAgentOfUri(token.uri) });
+  }
+  while (d < dsh.length) merged.push(dsh[d++]!);
+  return merged;
+}
+
+function* scanMentionsWith(text: string, prefixes: readonly string[]): Generator<SessionMentionToken> {
   const n = text.length;
   // Memo of the last label scan: any start inside [memoFrom, memoEnd) closes at memoClose (-1 = fails).
   let memoFrom = -1;
@@ -117,9 +160,10 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
         memoEnd = j;
         memoClose = close;
       }
-      if (close !== -1 && text.charCodeAt(close + 1) === 0x28 /* ( */ && text.startsWith(SESSION_URI_PREFIX, close + 2)) {
+      const prefix = close !== -1 && text.charCodeAt(close + 1) === 0x28 /* ( */ ? prefixAt(text, close + 2, prefixes) : undefined;
+      if (prefix !== undefined) {
         const uriStart = close + 2;
-        const runStart = uriStart + SESSION_URI_PREFIX.length;
+        const runStart = uriStart + prefix.length;
         if (runStart < uriMemoFrom || runStart > uriMemoEnd) {
           let k = runStart;
           while (k < n) {
@@ -144,10 +188,11 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
           continue;
         }
       }
-    } else if (ch === 0x64 /* d */ && text.startsWith(SESSION_URI_PREFIX, i)) {
-      let k = i + SESSION_URI_PREFIX.length;
+    } else if ((ch === 0x64 /* d */ || ch === 0x63) /* c */ && prefixAt(text, i, prefixes) !== undefined) {
+      const prefixLength = prefixAt(text, i, prefixes)!.length;
+      let k = i + prefixLength;
       while (k < n && BARE_PAYLOAD_CHAR.test(text[k]!)) k++;
-      if (k > i + SESSION_URI_PREFIX.length) {
+      if (k > i + prefixLength) {
         yield { kind: 'bare', start: i, end: k, uri: text.slice(i, k), uriStart: i };
         i = k;
         continue;
@@ -160,6 +205,7 @@ export function* scanSessionMentions(text: string): Generator<SessionMentionToke
 /** Decode one token's URI, keeping the error instead of throwing (for diagnostics). */
 export function decodeSessionMention(token: SessionMentionToken): DecodedSessionMention {
   try {
+    if (token.agent !== undefined) return { ...token, sessionId: decodeAgentSessionUri(token.uri).sessionId };
     return { ...token, sessionId: decodeSessionReferenceUri(token.uri) };
   } catch (error) {
     if (error instanceof SessionReferenceError) return { ...token, error };
@@ -185,6 +231,28 @@ export function parseSessionReferenceText(text: string): ParsedSessionReferenceT
     out += text.slice(last, token.start) + '@' + label;
     last = token.end;
     references.push({ sessionId, label });
+  }
+  return { text: out + text.slice(last), references };
+}
+
+/**
+ * `parseSessionReferenceText`, also resolving foreign mentions (`claude-session:`, `codex-session:`):
+ * what our `prepare` uses. dsh's mentions parse exactly as dsh parses them; each foreign reference
+ * carries its `agent`. Any bad URI fails the whole text with INVALID_REFERENCE.
+ */
+export function parseAgentReferenceText(text: string): ParsedSessionReferenceText {
+  if (typeof text !== 'string') {
+    throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'session reference text must be a string');
+  }
+  let out = '';
+  let last = 0;
+  const references: ParsedSessionReferenceText['references'] = [];
+  for (const token of scanAgentSessionMentions(text)) {
+    const { sessionId, agent } = decodeAgentSessionUri(token.uri);
+    const label = token.label ?? sessionId;
+    out += text.slice(last, token.start) + '@' + label;
+    last = token.end;
+    references.push(agent === undefined ? { sessionId, label } : { sessionId, label, agent });
   }
   return { text: out + text.slice(last), references };
 }

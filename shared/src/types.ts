@@ -1,10 +1,24 @@
 /** An opaque dsh session id: any JavaScript string. */
 export type SessionId = string;
 
+/**
+ * Another coding agent whose sessions can be mentioned read-only (our extension, not dsh's): dsh's own
+ * sessions carry no `agent` anywhere, so everything dsh sees stays byte for byte as it was.
+ */
+export type ForeignAgent = 'claude-code' | 'codex';
+
+/** Every agent a store can serve: dsh itself and the foreign ones. */
+export const AGENTS = ['dsh', 'claude-code', 'codex'] as const;
+
+/** One of `AGENTS`. */
+export type AgentName = (typeof AGENTS)[number];
+
 /** One source picked by a host: the id is authoritative, the label is display text. */
 export interface SessionReferenceInput {
   sessionId: SessionId;
   label?: string;
+  /** Set only for a foreign agent's session; absent means a dsh session. */
+  agent?: ForeignAgent;
 }
 
 /** One discovery row, as `listCandidates` returns it. */
@@ -16,6 +30,8 @@ export interface SessionReferenceCandidate {
   cwd?: string;
   /** Epoch milliseconds. */
   createdAt: number;
+  /** Set only for a foreign agent's session (dsh rows never carry it). */
+  agent?: ForeignAgent;
 }
 
 /** A candidate carrying its canonical `@[label](dsh-session:…)` mention. */
@@ -45,6 +61,8 @@ export interface SessionReferenceRecord {
   truncated: boolean;
   /** Position in the de-duplicated reference list. */
   inputIndex: number;
+  /** Set only for a foreign agent's session. */
+  agent?: ForeignAgent;
 }
 
 /** The `source` of the context message `prepare` emits. */
@@ -77,6 +95,8 @@ export interface ProjectedMessage {
 
 /** The per-source data object serialised into the model-facing prompt (key order is significant). */
 export interface ReferencedSessionData {
+  /** Set only for a foreign agent's session (then it is the first key). */
+  agent?: ForeignAgent;
   sessionId: string;
   label: string;
   cwd: string | null;
@@ -95,5 +115,5 @@ export interface ParsedSessionReferenceText {
   /** The readable text, each mention replaced by `@` + its label (bare URIs: `@` + id). */
   text: string;
   /** The references in appearance order, duplicates kept. */
-  references: Array<{ sessionId: SessionId; label: string }>;
+  references: Array<{ sessionId: SessionId; label: string; agent?: ForeignAgent }>;
 }

@@ -1,4 +1,5 @@
 import { SessionReferenceError } from './errors';
+import type { ForeignAgent } from './types';
 
 /** The scheme of a canonical session reference URI, colon included. */
 export const SESSION_URI_PREFIX = 'dsh-session:';
@@ -72,7 +73,43 @@ function invalidUri(uri: unknown, reason: string): SessionReferenceError {
 export function decodeSessionReferenceUri(uri: string): string {
   if (typeof uri !== 'string') throw invalidUri(uri, 'URI is not a string');
   if (!uri.startsWith(SESSION_URI_PREFIX)) throw invalidUri(uri, 'URI scheme is not dsh-session');
-  const payload = uri.slice(SESSION_URI_PREFIX.length);
+  return decodePayload(uri, SESSION_URI_PREFIX, encodeSessionReferenceUri);
+}
+
+/**
+ * The schemes of other agents' sessions (ours, not dsh's): the same shape and the same lossless
+ * payload as `dsh-session:`, so a foreign mention reads `@[label](claude-session:…)`.
+ */
+export const FOREIGN_SESSION_URI_PREFIXES: Readonly<Record<ForeignAgent, string>> = Object.freeze({
+  'claude-code': 'claude-session:',
+  codex: 'codex-session:',
+});
+
+/** The URI of a session of `agent` (undefined = dsh, exactly `encodeSessionReferenceUri`). */
+export function encodeAgentSessionUri(agent: ForeignAgent | undefined, sessionId: string): string {
+  const dsh = encodeSessionReferenceUri(sessionId);
+  return agent === undefined ? dsh : FOREIGN_SESSION_URI_PREFIXES[agent] + dsh.slice(SESSION_URI_PREFIX.length);
+}
+
+/** The foreign agent whose scheme `uri` starts with, if any. */
+export function foreignAgentOfUri(uri: string): ForeignAgent | undefined {
+  for (const agent of Object.keys(FOREIGN_SESSION_URI_PREFIXES) as ForeignAgent[]) {
+    if (uri.startsWith(FOREIGN_SESSION_URI_PREFIXES[agent])) return agent;
+  }
+  return undefined;
+}
+
+/** Decode a dsh or foreign session URI; `agent` is set only for a foreign one. INVALID_REFERENCE otherwise. */
+export function decodeAgentSessionUri(uri: string): { sessionId: string; agent?: ForeignAgent } {
+  if (typeof uri !== 'string') throw invalidUri(uri, 'URI is not a string');
+  const agent = foreignAgentOfUri(uri);
+  if (agent === undefined) return { sessionId: decodeSessionReferenceUri(uri) };
+  const sessionId = decodePayload(uri, FOREIGN_SESSION_URI_PREFIXES[agent], (id) => encodeAgentSessionUri(agent, id));
+  return { sessionId, agent };
+}
+
+function decodePayload(uri: string, prefix: string, encode: (sessionId: string) => string): string {
+  const payload = uri.slice(prefix.length);
   if (payload === '') throw invalidUri(uri, 'URI payload is empty');
   if (!BASE64URL_PAYLOAD.test(payload)) throw invalidUri(uri, 'URI payload is not unpadded base64url');
   const bytes = decodeBase64Url(payload);
@@ -90,6 +127,6 @@ export function decodeSessionReferenceUri(uri: string): string {
     throw invalidUri(uri, 'URI payload is not JSON');
   }
   if (typeof sessionId !== 'string') throw invalidUri(uri, 'URI payload is not a JSON string');
-  if (encodeSessionReferenceUri(sessionId) !== uri) throw invalidUri(uri, 'URI is not canonical');
+  if (encode(sessionId) !== uri) throw invalidUri(uri, 'URI is not canonical');
   return sessionId;
 }

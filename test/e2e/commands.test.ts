@@ -1,3 +1,10 @@
+/**
+ * The commands of lsp-contract.md through the built server. The answers and the seven errors are
+ * asked through `dsh-session-ls/client` (server/src/client), as a user's script asks them; what is
+ * on the wire (the JSON-RPC codes, malformed requests) through the low-level test client.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   JsonRpcErrorCodes,
@@ -7,27 +14,37 @@ import {
   formatSessionReferenceMention,
   type PreparedReferencedMessage,
   type SessionReferenceErrorCode,
-  type SessionReferenceMentionCandidate,
 } from '@dsh-session-ls/shared';
+import { DshSessionClient, DshSessionRequestError, SessionReferenceError } from '../../server/src/client';
 import { fileUri, responseErrorOf, type LspTestClient } from '../support/lspClient';
-import { EXAMPLE_SESSIONS, EXAMPLE_STORE, WEATHER_APP, startServer, waitForSessions } from './helpers';
+import type { CompletionItem } from 'vscode-languageserver-protocol';
+import { EXAMPLE_SESSIONS, EXAMPLE_STORE, WEATHER_APP, acceptItem, removeTemporary, startServer, startSessionClient, temporaryDirectory, waitForSessions } from './helpers';
 
 const { cache, hourly, flakyTest, httpNotes, releaseNames } = EXAMPLE_SESSIONS;
 const DOC_URI = fileUri(`${WEATHER_APP}/notes/PROMPT.md`);
 const mention = (sessionId: string, label?: string) => formatSessionReferenceMention({ sessionId, ...(label === undefined ? {} : { label }) });
 const DOC_TEXT = `Compare ${mention(cache, 'the cache work')} with ${mention(hourly)}.`;
 
+/** The client a user's script would use. */
+let session: DshSessionClient;
+/** The low-level client, for what is on the wire. */
 let client: LspTestClient;
-let cleanup: () => Promise<void>;
+const cleanups: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
-  ({ client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } }));
+  const started = await startSessionClient({ settings: { sessionsRoot: EXAMPLE_STORE } });
+  session = started.client;
+  cleanups.push(started.cleanup);
+  await session.openDocument(DOC_TEXT, { uri: DOC_URI });
+  const low = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } });
+  client = low.client;
+  cleanups.push(low.cleanup);
   await waitForSessions(client, Object.keys(EXAMPLE_SESSIONS).length);
   await client.openDocument(DOC_URI, DOC_TEXT);
 });
 
 afterAll(async () => {
-  await cleanup();
+  for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
 function stripId(prepared: PreparedReferencedMessage): unknown {
@@ -41,9 +58,20 @@ async function errorCode(command: string, ...args: unknown[]) {
   return responseErrorOf(client.executeCommand(command, ...args));
 }
 
+/** The error a request through the client rejects with, or a failure if it resolved. */
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    const result = await promise;
+    throw new Error(`expected a rejection, got ${JSON.stringify(result)}`);
+  } catch (error) {
+    if (!(error instanceof Error) || error.message.startsWith('expected a rejection')) throw error;
+    return error;
+  }
+}
+
 describe('dshSession.candidates', () => {
-  it('lists mention candidates for the target (the workspace folder by default)', async () => {
-    const candidates = await client.executeCommand<SessionReferenceMentionCandidate[]>(SessionCommands.candidates, {});
+  it('lists mention candidates for the target (the workspace folder by default), at once after start: it waits for the first index', async () => {
+    const candidates = await session.candidates();
     expect(candidates.map((candidate) => candidate.sessionId)).toEqual([flakyTest, cache, hourly, releaseNames, httpNotes]);
     expect(candidates[3]).toEqual({
       sessionId: releaseNames,
@@ -51,26 +79,43 @@ describe('dshSession.candidates', () => {
       createdAt: 1794301920000,
       mention: mention(releaseNames, 'Release names [v2.0]'),
     });
+    expect(await session.waitUntilIndexed()).toEqual({ root: EXAMPLE_STORE, indexed: 5, indexing: false, discovered: 5 });
   });
 
   it('takes query, limit, target and a JSON string argument', async () => {
-    const byQuery = await client.executeCommand<SessionReferenceMentionCandidate[]>(
+    const byQuery = await session.executeCommand<Array<{ sessionId: string }>>(
       SessionCommands.candidates,
       JSON.stringify({ query: 'HTTP', target: { cwd: '/home/sam/notes' } }),
     );
     expect(byQuery.map((candidate) => candidate.sessionId)).toEqual([httpNotes]);
-    const ranked = await client.executeCommand<SessionReferenceMentionCandidate[]>(SessionCommands.candidates, {
-      limit: 2,
-      target: { sessionId: httpNotes },
-    });
+    expect((await session.candidates('HTTP', { target: { cwd: '/home/sam/notes' } })).map((candidate) => candidate.sessionId)).toEqual([httpNotes]);
+    const ranked = await session.candidates('', { limit: 2, target: { sessionId: httpNotes } });
     // The target's own cwd ranks (its notes session itself is never offered).
     expect(ranked.map((candidate) => candidate.sessionId)).toEqual([releaseNames, flakyTest]);
   });
 });
 
+describe('textDocument/completion through completeAt', () => {
+  it('completes `@` with the sessions in the order of dshSession.candidates, each inserting its mention', async () => {
+    const list = await session.completeAt('See @');
+    const sessions = list.items.filter((item) => item.data?.kind === 'dsh-session');
+    const candidates = await session.candidates();
+    expect(sessions.map((item) => item.data?.sessionId)).toEqual(candidates.map((candidate) => candidate.sessionId));
+    // Accepting an item leaves exactly one `@` and the mention.
+    expect(sessions.map((item) => acceptItem('See @', item as CompletionItem))).toEqual(candidates.map((candidate) => `See ${candidate.mention}`));
+  });
+
+  it('completes at a position inside the text, on a later line', async () => {
+    const list = await session.completeAt('First line\r\nsee @Cach and more', { line: 1, character: 9 });
+    const sessions = list.items.filter((item) => item.data?.kind === 'dsh-session');
+    expect(sessions.map((item) => item.data?.sessionId)).toEqual((await session.candidates('Cach')).map((candidate) => candidate.sessionId));
+    expect(sessions.length).toBeGreaterThan(0);
+  });
+});
+
 describe('dshSession.prepare', () => {
   it('prepares content with references as given', async () => {
-    const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, {
+    const prepared = await session.prepare({
       content: [{ type: 'text', text: 'why?' }],
       references: [{ sessionId: flakyTest, label: 'flaky' }],
     });
@@ -94,29 +139,26 @@ describe('dshSession.prepare', () => {
   });
 
   it('gives the text form and the open-document form the same answer, mentions parsed as dsh parses them', async () => {
-    const fromText = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { text: DOC_TEXT });
-    const fromDocument = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { textDocument: { uri: DOC_URI } });
+    const fromText = await session.prepare(DOC_TEXT);
+    const fromDocument = await session.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { textDocument: { uri: DOC_URI } });
     expect(fromText.content).toEqual([{ type: 'text', text: `Compare @the cache work with @${hourly}.` }]);
     expect(stripId(fromDocument)).toEqual(stripId(fromText));
     expect(fromText.additionalContext!.source.references.map((reference) => reference.label)).toEqual(['the cache work', hourly]);
-    const fromString = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, JSON.stringify({ text: DOC_TEXT }));
+    const fromString = await session.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, JSON.stringify({ text: DOC_TEXT }));
     expect(stripId(fromString)).toEqual(stripId(fromText));
     // Every message gets a fresh id, as dsh gives one.
     expect(fromString.additionalContext!.id).not.toBe(fromText.additionalContext!.id);
   });
 
   it('applies a per-call config', async () => {
-    const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, {
-      text: DOC_TEXT,
-      config: { maxReferenceBytes: 400 },
-    });
+    const prepared = await session.prepare(DOC_TEXT, { config: { maxReferenceBytes: 400 } });
     expect(prepared.additionalContext!.source.references.some((reference) => reference.truncated)).toBe(true);
   });
 });
 
 describe('dshSession.parse and dshSession.formatMention', () => {
   it('parse returns the readable text and the references', async () => {
-    expect(await client.executeCommand(SessionCommands.parse, { text: DOC_TEXT })).toEqual({
+    expect(await session.parse(DOC_TEXT)).toEqual({
       text: `Compare @the cache work with @${hourly}.`,
       references: [
         { sessionId: cache, label: 'the cache work' },
@@ -126,12 +168,61 @@ describe('dshSession.parse and dshSession.formatMention', () => {
   });
 
   it('formatMention returns the canonical mention', async () => {
-    expect(await client.executeCommand(SessionCommands.formatMention, { sessionId: 'a]b', label: 'x\\y]' })).toBe('@[x\\\\y\\]](dsh-session:ImFdYiI)');
-    expect(await client.executeCommand(SessionCommands.formatMention, '{"sessionId":"source"}')).toBe('@[source](dsh-session:InNvdXJjZSI)');
+    expect(await session.executeCommand(SessionCommands.formatMention, { sessionId: 'a]b', label: 'x\\y]' })).toBe('@[x\\\\y\\]](dsh-session:ImFdYiI)');
+    expect(await session.executeCommand(SessionCommands.formatMention, '{"sessionId":"source"}')).toBe('@[source](dsh-session:InNvdXJjZSI)');
   });
 });
 
-describe('errors through the real server', () => {
+describe('errors through dsh-session-ls/client', () => {
+  const raising: Record<Exclude<SessionReferenceErrorCode, 'SESSION_REFERENCE_CANCELLED'>, () => Promise<unknown>> = {
+    SESSION_REFERENCE_INVALID_CONFIG: () => session.prepare('x', { config: { maxReferences: 4 } }),
+    SESSION_REFERENCE_INVALID_REFERENCE: () => session.prepare('x @[a](dsh-session:IiJ)'),
+    SESSION_REFERENCE_SELF_REFERENCE: () => session.prepare(DOC_TEXT, { target: { sessionId: cache } }),
+    SESSION_REFERENCE_TOO_MANY: () => session.prepare({ content: [], references: [cache, hourly, flakyTest, httpNotes].map((sessionId) => ({ sessionId })) }),
+    SESSION_REFERENCE_READ_FAILED: () => session.prepare({ content: [], references: [{ sessionId: 'no-such-session' }] }),
+    SESSION_REFERENCE_BUDGET_EXCEEDED: () => session.prepare(DOC_TEXT, { config: { maxReferenceBytes: 16 } }),
+  };
+
+  it.each(Object.keys(raising) as Array<keyof typeof raising>)('rejects with a SessionReferenceError of code %s', async (code) => {
+    const error = await rejectionOf(raising[code]());
+    expect(error).toBeInstanceOf(SessionReferenceError);
+    expect((error as SessionReferenceError).code).toBe(code);
+    expect(error.message).not.toBe('');
+  });
+
+  it('uses dsh messages where they are pinned', async () => {
+    expect((await rejectionOf(raising.SESSION_REFERENCE_READ_FAILED())).message).toBe('failed to read referenced session: session "no-such-session" not found');
+    expect((await rejectionOf(raising.SESSION_REFERENCE_TOO_MANY())).message).toBe('a message may reference at most 3 sessions');
+  });
+
+  it('rejects an aborted request with SESSION_REFERENCE_CANCELLED (a request waiting for a first index held open by the test hook)', async () => {
+    const scratch = temporaryDirectory('cancel');
+    const hold = path.join(scratch, 'hold');
+    writeFileSync(hold, '');
+    const held = await startSessionClient({ settings: { sessionsRoot: EXAMPLE_STORE }, env: { DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX: hold } });
+    try {
+      const abort = new AbortController();
+      const waiting = held.client.candidates('', { signal: abort.signal });
+      abort.abort();
+      const error = await rejectionOf(waiting);
+      expect(error).toBeInstanceOf(SessionReferenceError);
+      expect((error as SessionReferenceError).code).toBe('SESSION_REFERENCE_CANCELLED');
+      rmSync(hold);
+      expect(await held.client.candidates()).toHaveLength(Object.keys(EXAMPLE_SESSIONS).length);
+    } finally {
+      await held.cleanup();
+      removeTemporary(scratch);
+    }
+  });
+
+  it('rejects an unknown command with a DshSessionRequestError carrying MethodNotFound', async () => {
+    const error = await rejectionOf(session.executeCommand('dshSession.launchMissiles', {}));
+    expect(error).toBeInstanceOf(DshSessionRequestError);
+    expect((error as DshSessionRequestError).code).toBe(JsonRpcErrorCodes.MethodNotFound);
+  });
+});
+
+describe('errors on the wire (low-level client)', () => {
   const raising: Record<SessionReferenceErrorCode, () => Promise<{ code: number; message: string; data: unknown }>> = {
     SESSION_REFERENCE_INVALID_CONFIG: () => errorCode(SessionCommands.prepare, { text: 'x', config: { maxReferences: 4 } }),
     SESSION_REFERENCE_INVALID_REFERENCE: () => errorCode(SessionCommands.prepare, { text: 'x @[a](dsh-session:IiJ)' }),

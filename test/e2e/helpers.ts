@@ -5,7 +5,8 @@ import path from 'node:path';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { CompletionItem, InitializeParams, InitializeResult, TextEdit } from 'vscode-languageserver-protocol';
 import { SessionCommands } from '@dsh-session-ls/shared';
-import { LspTestClient, REPO_ROOT, fileUri, pollUntil, type StartOptions } from '../support/lspClient';
+import { DshSessionClient, type DshSessionClientOptions } from '../../server/src/client';
+import { LspTestClient, REPO_ROOT, SERVER_BIN, fileUri, pollUntil, type StartOptions } from '../support/lspClient';
 
 /** The bundled example store (raw JSONL, laid out as dsh lays it out). */
 export const EXAMPLE_STORE = path.join(REPO_ROOT, 'examples', 'store');
@@ -67,6 +68,28 @@ export async function startServer(
         await client.shutdown().catch(() => client.dispose());
       }
       client.dispose();
+      removeTemporary(scratch);
+    },
+  };
+}
+
+/**
+ * Start the built server through `dsh-session-ls/client` (server/src/client), with a private cache and
+ * DSH_HOME; the default workspace folder is the example sessions' cwd.
+ */
+export async function startSessionClient(options: DshSessionClientOptions = {}): Promise<{ client: DshSessionClient; cleanup: () => Promise<void> }> {
+  const scratch = temporaryDirectory('home');
+  const client = await DshSessionClient.start({
+    server: SERVER_BIN,
+    workspaceFolder: WEATHER_APP,
+    cwd: scratch,
+    ...options,
+    env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'dsh'), ...options.env },
+  });
+  return {
+    client,
+    cleanup: async () => {
+      await client.shutdown().finally(() => client.dispose());
       removeTemporary(scratch);
     },
   };

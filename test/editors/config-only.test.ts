@@ -2,10 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findProgram } from '../support/conformance';
-import { EDITOR_DOCS_DIR, EDITOR_TEST_TIMEOUT_MS, describeRun, realServerCommand, runEditorScenario } from './support/editorRun';
-
-// The command line every snippet documents for an installed server.
-const DOCUMENTED_COMMAND = ['dsh-session-ls', '--stdio'];
+import { DOCUMENTED_COMMAND, EDITOR_DOCS_DIR, EDITOR_TEST_TIMEOUT_MS, describeRun, runEditorScenario } from './support/editorRun';
 
 const nvim = findProgram('nvim');
 
@@ -22,7 +19,7 @@ describe('configuration-only snippets in docs/editors/', () => {
     expect(result?.error, describeRun(run)).toBeUndefined();
     expect(result?.enabled).toEqual(['dsh_session_ls']);
     const declared = (result?.declared as Record<string, Record<string, unknown>>)?.dsh_session_ls;
-    expect(declared?.cmd).toEqual(realServerCommand().split(' '));
+    expect(declared?.cmd).toEqual(DOCUMENTED_COMMAND);
     expect(declared?.filetypes).toEqual(expect.arrayContaining(['markdown', 'text']));
     expect(declared?.init_options).toEqual({ sessionsRoot: run.storeRoot });
     expect(declared?.hasOnAttach).toBe(true);

@@ -15,6 +15,8 @@ function guardedStores(): string[] {
   const conformance = process.env.DSH_CONFORMANCE_DIR ? path.resolve(process.env.DSH_CONFORMANCE_DIR) : path.resolve(REPO_ROOT, '..', 'shared');
   return [
     path.join(REPO_ROOT, 'examples', 'store'),
+    // Issue 17: the real Claude Code and Codex stores are read in place too.
+    path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures'),
     path.join(conformance, 'fixtures', 'dsh-store', 'raw'),
     path.join(conformance, 'fixtures', 'dsh-store', 'zstd'),
   ].filter((dir) => existsSync(dir));

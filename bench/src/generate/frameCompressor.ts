@@ -31,9 +31,12 @@ type ZstdCompressSync = (data: Buffer, options?: { params?: Record<number, numbe
 function builtinCompressor(): ((part: Buffer) => Buffer) | undefined {
   const z = zlib as unknown as { zstdCompressSync?: ZstdCompressSync; constants: Record<string, number> };
   const checksumFlag = z.constants.ZSTD_c_checksumFlag;
-  if (typeof z.zstdCompressSync !== 'function' || checksumFlag === undefined) return undefined;
+  const contentSizeFlag = z.constants.ZSTD_c_contentSizeFlag;
+  if (typeof z.zstdCompressSync !== 'function' || checksumFlag === undefined || contentSizeFlag === undefined) return undefined;
   const compress = z.zstdCompressSync;
-  return (part) => compress(part, { params: { [checksumFlag]: 1 } });
+  // A one-shot compression declares the content size (and may use a single-segment header);
+  // dsh's streamed frames do not, so neither may ours.
+  return (part) => likeNodeFrame(compress(part, { params: { [checksumFlag]: 1, [contentSizeFlag]: 0 } }));
 }
 
 /** Turns parts into frames, one frame per part, in order. */

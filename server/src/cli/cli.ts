@@ -17,9 +17,9 @@ import {
 } from '@dsh-session-ls/shared';
 import { listCandidatesCommand, prepareCommand } from '../features/commands';
 import { SessionWorkspace } from '../settings/sessionWorkspace';
-import { absoluteSessionsRoot } from '../settings/settings';
+import { absoluteSessionsRoot, parseAgents } from '../settings/settings';
 import type { SessionStoreService } from '../store/service';
-import { UsageError, type Invocation } from './commandLine';
+import { UsageError, agentSettingsOfFlags, type Invocation } from './commandLine';
 
 /** Where the CLI reads and writes. */
 export interface CliIo {
@@ -54,11 +54,16 @@ function numberFlag(value: string | undefined): number | undefined {
 }
 
 function openWorkspace(invocation: Subcommand, io: CliIo, access: CliStoreAccess): SessionWorkspace {
+  // A bad --agents is a mistake to report (INVALID_CONFIG), not to fall back from.
+  if (invocation.agents !== undefined) parseAgents(invocation.agents);
   const workspace = new SessionWorkspace({
     openStore: access.openStore,
     defaultSessionsRoot: access.defaultSessionsRoot,
     env: io.env,
-    commandLine: invocation.root === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.root, io.cwd) },
+    commandLine: {
+      ...(invocation.root === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.root, io.cwd) }),
+      ...agentSettingsOfFlags(invocation, io.cwd, absoluteSessionsRoot),
+    },
   });
   // The current directory plays the workspace folder: the cwd of last resort for ranking.
   workspace.setWorkspace([pathToFileURL(io.cwd).href]);
@@ -95,8 +100,8 @@ function renderCandidates(candidates: readonly SessionReferenceMentionCandidate[
     const cwd = candidate.cwd === undefined ? '(no cwd)' : displaySafeText(candidate.cwd);
     lines.push(
       `${String(index + 1).padStart(3)}. ${label}`,
-      `     ${formatAge(candidate.createdAt, now)} · ${cwd} · ${displaySafeText(candidate.sessionId)}`,
-      `     ${formatSessionReferenceMention({ sessionId: candidate.sessionId, label })}`,
+      `     ${formatAge(candidate.createdAt, now)} · ${cwd} · ${candidate.agent === undefined ? '' : `${candidate.agent} · `}${displaySafeText(candidate.sessionId)}`,
+      `     ${formatSessionReferenceMention({ sessionId: candidate.sessionId, label, ...(candidate.agent === undefined ? {} : { agent: candidate.agent }) })}`,
     );
   });
   if (cut) lines.push('', `More sessions match; raise --limit to see them.`);
@@ -115,7 +120,7 @@ function renderPrepared(prepared: PreparedReferencedMessage): string {
   for (const reference of context.source.references) {
     const cut = reference.truncated ? `, ${reference.omittedMessages} messages and ${reference.omittedBytes} bytes omitted` : '';
     lines.push(
-      `  - ${displaySafeLabel(reference.label, reference.sessionId)}: ${reference.retainedMessages} of ${reference.originalMessages} messages${cut}`,
+      `  - ${reference.agent === undefined ? '' : `[${reference.agent}] `}${displaySafeLabel(reference.label, reference.sessionId)}: ${reference.retainedMessages} of ${reference.originalMessages} messages${cut}`,
     );
   }
   const contextText = context.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('\n');

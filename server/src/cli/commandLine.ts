@@ -1,17 +1,34 @@
+/** `--agents LIST`, `--claude-code-home DIR`, `--codex-home DIR`: which stores are read (our extension). */
+export interface AgentFlags {
+  agents?: string;
+  claudeCodeHome?: string;
+  codexHome?: string;
+}
+
 /** The command line of the `dsh-session-ls` binary, parsed: the server, a CLI subcommand, or help/version. */
 export type Invocation =
   | { kind: 'help' }
   | { kind: 'version' }
-  | { kind: 'server'; sessionsRoot?: string }
-  | { kind: 'candidates'; query: string; root?: string; cwd?: string; target?: string; limit?: string; json: boolean }
-  | {
+  | ({ kind: 'server'; sessionsRoot?: string } & AgentFlags)
+  | ({ kind: 'candidates'; query: string; root?: string; cwd?: string; target?: string; limit?: string; json: boolean } & AgentFlags)
+  | ({
       kind: 'prepare';
       input: { from: 'text'; text: string } | { from: 'file'; path: string } | { from: 'stdin' };
       root?: string;
       target?: string;
       maxReferenceBytes?: string;
       json: boolean;
-    };
+    } & AgentFlags);
+
+const AGENT_FLAGS = ['--agents', '--claude-code-home', '--codex-home'] as const;
+
+function agentFlags(values: ReadonlyMap<string, string>): AgentFlags {
+  const flags: AgentFlags = {};
+  if (values.has('--agents')) flags.agents = values.get('--agents')!;
+  if (values.has('--claude-code-home')) flags.claudeCodeHome = values.get('--claude-code-home')!;
+  if (values.has('--codex-home')) flags.codexHome = values.get('--codex-home')!;
+  return flags;
+}
 
 /** A command line that cannot be understood; printed as `USAGE: message`. */
 export class UsageError extends Error {
@@ -32,6 +49,10 @@ Command line:
 
 Options:
   --root DIR, --sessions-root DIR   sessions root (default: $DSH_HOME/sessions, else ~/.dsh/sessions)
+  --agents LIST                     whose sessions to read, comma-separated: dsh, claude-code, codex (default dsh;
+                                    also for the language server)
+  --claude-code-home DIR            Claude Code's home (default: $CLAUDE_CONFIG_DIR, else ~/.claude)
+  --codex-home DIR                  Codex's home (default: $CODEX_HOME, else ~/.codex)
   --cwd DIR                         the working directory candidates are ranked for (default: the target
                                     session's cwd, else the current directory)
   --target ID                       the session the message is written for (never offered, never referenced)
@@ -92,7 +113,7 @@ function readFlags(
 export function parseInvocation(args: readonly string[]): Invocation {
   const [first, ...rest] = args;
   if (first === 'candidates') {
-    const flags = readFlags(rest, ['--root', '--sessions-root', '--cwd', '--target', '--limit'], ['--json', '--help']);
+    const flags = readFlags(rest, ['--root', '--sessions-root', '--cwd', '--target', '--limit', ...AGENT_FLAGS], ['--json', '--help']);
     if (flags.booleans.has('--help')) return { kind: 'help' };
     if (flags.positionals.length > 1) throw new UsageError('candidates takes at most one QUERY');
     if (flags.values.has('--root') && flags.values.has('--sessions-root')) throw new UsageError('give --root only once');
@@ -104,12 +125,13 @@ export function parseInvocation(args: readonly string[]): Invocation {
       target: flags.values.get('--target'),
       limit: flags.values.get('--limit'),
       json: flags.booleans.has('--json'),
+      ...agentFlags(flags.values),
     };
   }
   if (first === 'prepare') {
     const flags = readFlags(
       rest,
-      ['--root', '--sessions-root', '--target', '--text', '--file', '--max-reference-bytes'],
+      ['--root', '--sessions-root', '--target', '--text', '--file', '--max-reference-bytes', ...AGENT_FLAGS],
       ['--json', '--help'],
     );
     if (flags.booleans.has('--help')) return { kind: 'help' };
@@ -127,28 +149,43 @@ export function parseInvocation(args: readonly string[]): Invocation {
       target: flags.values.get('--target'),
       maxReferenceBytes: flags.values.get('--max-reference-bytes'),
       json: flags.booleans.has('--json'),
+      ...agentFlags(flags.values),
     };
   }
   if (args.includes('--help') || args.includes('-h')) return { kind: 'help' };
   if (args.includes('--version')) return { kind: 'version' };
   if (args.some((arg) => TRANSPORT_FLAGS.includes(flagName(arg)))) {
-    const root = readServerRoot(args);
-    return root === undefined ? { kind: 'server' } : { kind: 'server', sessionsRoot: root };
+    const root = readServerFlag(args, '--sessions-root');
+    const agents: Record<string, string> = {};
+    for (const flag of AGENT_FLAGS) {
+      const value = readServerFlag(args, flag);
+      if (value !== undefined) agents[flag] = value;
+    }
+    return { kind: 'server', ...(root === undefined ? {} : { sessionsRoot: root }), ...agentFlags(new Map(Object.entries(agents))) };
   }
   if (first === undefined) return { kind: 'help' };
   throw new UsageError(`unknown command ${JSON.stringify(first)} (try --help)`);
 }
 
-/** `--sessions-root DIR` (or `=DIR`) among the server's arguments; the transport flags are vscode-languageserver's. */
-function readServerRoot(args: readonly string[]): string | undefined {
+/** `--flag VALUE` (or `=VALUE`) among the server's arguments; the transport flags are vscode-languageserver's. */
+function readServerFlag(args: readonly string[], flag: string): string | undefined {
   for (let index = 0; index < args.length; index++) {
     const arg = args[index]!;
-    if (arg === '--sessions-root') {
+    if (arg === flag) {
       const value = args[index + 1];
-      if (value === undefined) throw new UsageError('--sessions-root needs a value');
+      if (value === undefined) throw new UsageError(`${flag} needs a value`);
       return value;
     }
-    if (arg.startsWith('--sessions-root=')) return arg.slice('--sessions-root='.length);
+    if (arg.startsWith(flag + '=')) return arg.slice(flag.length + 1);
   }
   return undefined;
+}
+
+/** The settings the agent flags give (homes made absolute against `cwd`). */
+export function agentSettingsOfFlags(flags: AgentFlags, cwd: string, absolute: (value: string, base: string) => string): Record<string, unknown> {
+  return {
+    ...(flags.agents === undefined ? {} : { agents: flags.agents }),
+    ...(flags.claudeCodeHome === undefined ? {} : { claudeCodeHome: absolute(flags.claudeCodeHome, cwd) }),
+    ...(flags.codexHome === undefined ? {} : { codexHome: absolute(flags.codexHome, cwd) }),
+  };
 }

@@ -10,6 +10,7 @@ import {
   type TextEdit,
 } from 'vscode-languageserver/node';
 import { labelIsStale, mentionDiagnostics, type MentionDiagnosticData } from './diagnostics';
+import { findForeignMentions, foreignAgentsEnabled } from './foreignMentions';
 import { analyzeDocumentMentions, findDocumentMentions, type DocumentMention, type SurfaceReader } from './mentionAnalysis';
 import type { SessionServices } from './services';
 
@@ -63,7 +64,8 @@ export async function provideCodeActions(
   const start = document.offsetAt(range.start);
   const end = document.offsetAt(range.end);
   // Without a mention in range there is nothing to offer: answer without reading any session.
-  if (!findDocumentMentions(text).some((mention) => overlaps(mention, start, end))) return [];
+  const foreignInRange = foreignAgentsEnabled(services) && findForeignMentions(text).some((mention) => overlaps(mention, start, end));
+  if (!foreignInRange && !findDocumentMentions(text).some((mention) => overlaps(mention, start, end))) return [];
   const analysis = await analyzeDocumentMentions(document, services, signal, readSurface);
   const diagnostics = mentionDiagnostics(document, analysis);
   const actions: CodeAction[] = [];

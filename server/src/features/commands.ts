@@ -2,6 +2,7 @@ import {
   SessionCommands,
   SessionReferenceError,
   formatSessionReferenceMention,
+  parseAgentReferenceText,
   parseSessionReferenceText,
   type CandidatesCommandArgument,
   type ContentBlock,
@@ -20,6 +21,7 @@ import {
   type CommandArgument,
 } from './commandArguments';
 import { unknownCommandError } from './errors';
+import { foreignAgentsEnabled } from './foreignMentions';
 import type { SessionServices } from './services';
 
 /** The commands this server answers (lsp-contract.md, Commands); transcript and preview come with the editor features. */
@@ -83,7 +85,8 @@ export async function prepareCommand(
     references = argument.references;
   } else {
     const text = forms[0] === 'text' ? requiredString(argument, 'text') : openDocumentText(services, documentUri!);
-    const parsed = parseSessionReferenceText(text);
+    // With another agent enabled, its mentions resolve too; by default the text parses exactly as dsh parses it.
+    const parsed = foreignAgentsEnabled(services) ? parseAgentReferenceText(text) : parseSessionReferenceText(text);
     content = [{ type: 'text', text: parsed.text }];
     references = parsed.references;
   }
@@ -101,7 +104,13 @@ export function formatMentionCommand(
   argument: CommandArgument<FormatMentionCommandArgument>,
 ): SessionCommandResult<typeof SessionCommands.formatMention> {
   const label = optionalString(argument, 'label');
-  return formatSessionReferenceMention({ sessionId: requiredString(argument, 'sessionId'), ...(label === undefined ? {} : { label }) });
+  const agent = optionalString(argument, 'agent');
+  if (agent !== undefined && agent !== 'claude-code' && agent !== 'codex') throw invalidReference('agent must be "claude-code" or "codex"');
+  return formatSessionReferenceMention({
+    sessionId: requiredString(argument, 'sessionId'),
+    ...(label === undefined ? {} : { label }),
+    ...(agent === undefined ? {} : { agent }),
+  });
 }
 
 /** Run one `workspace/executeCommand`; an unknown command is MethodNotFound. */

@@ -25,6 +25,8 @@ export interface SessionCompletionData {
   label: string;
   cwd?: string;
   createdAt: number;
+  /** Only for another agent's session. */
+  agent?: 'claude-code' | 'codex';
 }
 
 /** True when an item's `data` is a session item's. */
@@ -69,30 +71,36 @@ const partsBySession = new Map<string, { candidate: SessionReferenceCandidate; p
 const PARTS_CACHE_LIMIT = 4096;
 
 function itemParts(candidate: SessionReferenceCandidate): SessionItemParts {
-  const cached = partsBySession.get(candidate.sessionId);
-  if (cached !== undefined && cached.candidate.label === candidate.label && cached.candidate.cwd === candidate.cwd && cached.candidate.createdAt === candidate.createdAt) {
+  const key = candidate.agent === undefined ? candidate.sessionId : `\u0000${candidate.agent}\u0000${candidate.sessionId}`;
+  const cached = partsBySession.get(key);
+  if (cached !== undefined && cached.candidate.agent === candidate.agent && cached.candidate.label === candidate.label && cached.candidate.cwd === candidate.cwd && cached.candidate.createdAt === candidate.createdAt) {
     return cached.parts;
   }
   const label = displaySafeLabel(candidate.label, candidate.sessionId);
   const cwd = candidate.cwd === undefined ? undefined : displaySafeText(candidate.cwd);
   // The `@` is already in the document: clients that ignore the range (ALE, omnifuncs) would double it.
-  const mention = formatSessionReferenceMention({ sessionId: candidate.sessionId, label });
+  // Another agent's session gets its own scheme; a dsh row exactly dsh's mention.
+  const mention = formatSessionReferenceMention(
+    candidate.agent === undefined ? { sessionId: candidate.sessionId, label } : { sessionId: candidate.sessionId, label, agent: candidate.agent },
+  );
   const data: SessionCompletionData = Object.freeze({
     kind: 'dsh-session',
     sessionId: candidate.sessionId,
     label,
     ...(candidate.cwd === undefined ? {} : { cwd: candidate.cwd }),
     createdAt: candidate.createdAt,
+    ...(candidate.agent === undefined ? {} : { agent: candidate.agent }),
   });
   const parts: SessionItemParts = {
     label,
-    detail: cwd ?? '(no cwd)',
+    // Each item shows its agent: `[codex] /work/app`; dsh's items stay as they were.
+    detail: (candidate.agent === undefined ? '' : `[${candidate.agent}] `) + (cwd ?? '(no cwd)'),
     newText: mention.slice(1),
     filterRest: cwd === undefined ? `${label} ${displaySafeText(candidate.sessionId)}` : `${label} ${displaySafeText(candidate.sessionId)} ${cwd}`,
     data,
   };
   if (partsBySession.size >= PARTS_CACHE_LIMIT) partsBySession.clear();
-  partsBySession.set(candidate.sessionId, { candidate, parts });
+  partsBySession.set(key, { candidate, parts });
   return parts;
 }
 

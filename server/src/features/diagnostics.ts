@@ -9,6 +9,7 @@ import {
   type MentionedSession,
   type SurfaceReader,
 } from './mentionAnalysis';
+import { foreignMentionDiagnostics } from './foreignMentions';
 import type { SessionServices } from './services';
 
 /** The order in which `prepare` raises its errors (lsp-contract.md, Diagnostics): the first present is the one dsh reports. */
@@ -192,7 +193,10 @@ export async function computeDiagnostics(
   signal?: AbortSignal,
   readSurface?: SurfaceReader,
 ): Promise<Diagnostic[]> {
-  return mentionDiagnostics(document, await analyzeDocumentMentions(document, services, signal, readSurface));
+  const own = mentionDiagnostics(document, await analyzeDocumentMentions(document, services, signal, readSurface));
+  // Other agents' mentions (only when one is enabled): dsh reads them as plain text.
+  const foreign = await foreignMentionDiagnostics(document, services, signal);
+  return foreign.length === 0 ? own : [...own, ...foreign];
 }
 
 /** The code `prepare` fails with for these diagnostics: the first error in dsh's order, or undefined when none is an error. */

@@ -1,5 +1,6 @@
 import {
   isSessionReferenceError,
+  parseAgentReferenceText,
   parseSessionReferenceText,
   SessionReferenceError,
   type PreparedReferencedMessage,
@@ -11,6 +12,7 @@ import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX, t
 import { configOverride, requiredString, targetRequest, textDocumentUri, type CommandArgument } from './commandArguments';
 import { fencedText } from './markdownBlocks';
 import { escapeMarkdownText } from './sessionPreview';
+import { foreignAgentsEnabled } from './foreignMentions';
 import type { SessionServices } from './services';
 
 function invalidReference(message: string): SessionReferenceError {
@@ -85,7 +87,7 @@ export async function previewCommand(
   const target = await services.resolveTarget(targetRequest(argument), documentUri, signal);
   let prepared: PreparedReferencedMessage;
   try {
-    const parsed = parseSessionReferenceText(text);
+    const parsed = foreignAgentsEnabled(services) ? parseAgentReferenceText(text) : parseSessionReferenceText(text);
     prepared = await resolver.prepare(target, [{ type: 'text', text: parsed.text }], parsed.references, signal);
   } catch (error) {
     if (isSessionReferenceError(error) && error.code !== 'SESSION_REFERENCE_CANCELLED') return refusedPreviewMarkdown(error);

@@ -139,7 +139,7 @@ export async function resolveSessionCompletionItem(
   const style = kind === MarkupKind.PlainText ? PLAINTEXT_STYLE : MARKDOWN_STYLE;
   let value: string;
   try {
-    const surface = await raceWithSignal(services.sessions.readSurface(item.data.sessionId, signal), signal);
+    const surface = await raceWithSignal(services.sessions.readSurface(item.data.sessionId, signal, item.data.agent), signal);
     throwIfCancelled(signal);
     value = sessionPreview(item.data, surface, services.now(), style.kind);
   } catch (error) {

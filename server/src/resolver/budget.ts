@@ -121,8 +121,9 @@ function entryBytes(role: ProjectedMessage['role'], text: string): number {
 }
 
 function dataObject(data: ReferencedSessionData, conversation: ProjectedMessage[]): ReferencedSessionData {
-  // Keys in dsh's order: they are bytes the model sees.
+  // Keys in dsh's order: they are bytes the model sees (another agent's source names it first; dsh's never does).
   return {
+    ...(data.agent === undefined ? {} : { agent: data.agent }),
     sessionId: data.sessionId,
     label: data.label,
     cwd: data.cwd,

@@ -9,9 +9,13 @@ export function candidateLabel(summary: StoredSessionSummary): string {
 /** The row a client sees: exactly `sessionId, label, cwd?, createdAt`, `cwd` absent when unknown. */
 export function toCandidate(summary: StoredSessionSummary): SessionReferenceCandidate {
   const label = candidateLabel(summary);
-  return summary.cwd === undefined
-    ? { sessionId: summary.id, label, createdAt: summary.createdAt }
-    : { sessionId: summary.id, label, cwd: summary.cwd, createdAt: summary.createdAt };
+  const candidate: SessionReferenceCandidate =
+    summary.cwd === undefined
+      ? { sessionId: summary.id, label, createdAt: summary.createdAt }
+      : { sessionId: summary.id, label, cwd: summary.cwd, createdAt: summary.createdAt };
+  // Another agent's row says so; a dsh row stays exactly `sessionId, label, cwd?, createdAt`.
+  if (summary.agent !== undefined) candidate.agent = summary.agent;
+  return candidate;
 }
 
 // Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,
@@ -186,7 +190,9 @@ class Bucket {
 
   /** Take the session at `position`; true once the bucket is full. */
   take(position: number): boolean {
-    if (this.targetId === undefined || this.sessions[position]!.id !== this.targetId) this.positions.push(position);
+    const session = this.sessions[position]!;
+    // The target is a dsh session: another agent's session with the same id is not it.
+    if (this.targetId === undefined || session.id !== this.targetId || session.agent !== undefined) this.positions.push(position);
     return this.full;
   }
 }

@@ -66,8 +66,11 @@ export function projectSessionSurface(surface: SessionSurface, label: string): P
     conversation.push(entry.message);
     checkpoints.push(entry.checkpoint);
   }
+  const agent = surface.header.agent;
   return {
     data: {
+      // Only another agent's snapshot names its agent, first: dsh's bytes stay exactly dsh's.
+      ...(agent === undefined ? {} : { agent }),
       sessionId: surface.header.id,
       label,
       cwd: surface.header.cwd ?? null,

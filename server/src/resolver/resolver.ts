@@ -72,7 +72,7 @@ async function readSources(
   const forwardAbort = (): void => reads.abort(signal?.reason);
   signal?.addEventListener('abort', forwardAbort, { once: true });
   try {
-    const all = Promise.all(references.map(({ sessionId }) => store.readSurface(sessionId, reads.signal)));
+    const all = Promise.all(references.map(({ sessionId, agent }) => store.readSurface(sessionId, reads.signal, agent)));
     return await raceWithSignal(all, signal);
   } catch (error) {
     // Whether cancelled or failed, the remaining reads are no longer wanted.
@@ -124,7 +124,11 @@ export function createSessionReferenceResolver(
     const candidates = await listCandidates(target, query, limit, signal);
     return candidates.map((candidate) => ({
       ...candidate,
-      mention: formatSessionReferenceMention({ sessionId: candidate.sessionId, label: candidate.label }),
+      mention: formatSessionReferenceMention(
+        candidate.agent === undefined
+          ? { sessionId: candidate.sessionId, label: candidate.label }
+          : { sessionId: candidate.sessionId, label: candidate.label, agent: candidate.agent },
+      ),
     }));
   }
 
@@ -159,6 +163,7 @@ export function createSessionReferenceResolver(
         omittedBytes: stats.omittedBytes,
         truncated: stats.truncated,
         inputIndex,
+        ...(data.agent === undefined ? {} : { agent: data.agent }),
       })),
     };
     const additionalContext: UserMessage = {

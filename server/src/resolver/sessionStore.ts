@@ -1,4 +1,5 @@
 /** What the resolver needs from a session store; it knows nothing about files. */
+import type { ForeignAgent } from '@dsh-session-ls/shared';
 
 /** A listed session's header fields. */
 export interface StoredSessionHeader {
@@ -7,6 +8,8 @@ export interface StoredSessionHeader {
   cwd?: string;
   /** Epoch milliseconds. */
   createdAt: number;
+  /** Set only for another agent's session (dsh sessions never carry it). */
+  agent?: ForeignAgent;
 }
 
 /** A listed session with its latest title (undefined when it has none or the title read failed). */
@@ -52,7 +55,8 @@ export interface SessionStore {
   listSessions(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]>;
   /**
    * One session's current surface and `capturedThroughSeq`. Rejects with a `SessionReadError`
-   * (a missing session: reason `not-found`, message `session "<id as JSON>" not found`).
+   * (a missing session: reason `not-found`, message `session "<id as JSON>" not found`). `agent`
+   * names another agent's session (undefined: a dsh session); a store without that agent treats it as not found.
    */
-  readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface>;
+  readSurface(sessionId: string, signal?: AbortSignal, agent?: ForeignAgent): Promise<SessionSurface>;
 }

@@ -5,10 +5,13 @@ import {
   createSessionReferenceResolver,
   findListedSession,
   raceWithSignal,
+  SessionReadError,
   type SessionReferenceResolver,
   type SessionStore,
 } from '../resolver';
 import type { SessionStoreService, StoreStatus } from '../store/service';
+import { composeAgentStores, storeServesAgent } from '../store/agents/composite';
+import { openForeignStore } from '../store/agents/foreignStore';
 import { SettingsState, type SessionSettings, type SettingKey, type SettingProblem } from './settings';
 import { fileUriToPath, resolveTarget, type TargetRequest } from './target';
 
@@ -25,6 +28,8 @@ export interface SessionWorkspaceOptions {
   document?(uri: string): TextDocument | undefined;
   /** Called with each store opened (the first, and one per root change). */
   onStoreOpened?(store: SessionStoreService): void;
+  /** Diagnostic logging of other agents' stores. */
+  log?(message: string): void;
   now?(): number;
 }
 
@@ -53,6 +58,8 @@ export class SessionWorkspace implements SessionServices {
   private folders: string[] = [];
   private rootPath: string | undefined;
   private store: SessionStoreService | undefined;
+  /** The agents and homes the open store was composed for. */
+  private storeAgentsKey = '';
   private storeOpened!: () => void;
   private readonly firstStore = new Promise<void>((resolve) => (this.storeOpened = resolve));
   /** Settles when the current store is replaced (a new one is made for each store). */
@@ -99,10 +106,20 @@ export class SessionWorkspace implements SessionServices {
   /** Open the store of the effective root when none is open or the root changed; returns the store opened, if any. */
   openStoreForSettings(): SessionStoreService | undefined {
     if (this.disposed) return undefined;
-    const root = this.settings().sessionsRoot;
-    if (this.store !== undefined && this.store.root === root) return undefined;
+    const settings = this.settings();
+    const root = settings.sessionsRoot;
+    const foreignAgents = settings.agents.filter((agent) => agent !== 'dsh');
+    const agentsKey = JSON.stringify([settings.agents, foreignAgents.length === 0 ? '' : settings.claudeCodeHome, foreignAgents.length === 0 ? '' : settings.codexHome]);
+    if (this.store !== undefined && this.store.root === root && this.storeAgentsKey === agentsKey) return undefined;
     const previous = this.store;
-    this.store = this.options.openStore(root);
+    // Other agents' stores sit behind the same seam; with the default `["dsh"]` the store is dsh's alone.
+    const dsh = this.options.openStore(root);
+    const foreign = foreignAgents.map((agent) =>
+      openForeignStore(agent, agent === 'claude-code' ? settings.claudeCodeHome : settings.codexHome, this.options.log),
+    );
+    const dshListed = settings.agents.includes('dsh');
+    this.store = foreign.length === 0 && dshListed ? dsh : composeAgentStores(dsh, foreign, { dshListed });
+    this.storeAgentsKey = agentsKey;
     previous?.dispose();
     this.storeOpened();
     const replaced = this.storeReplaced;
@@ -165,7 +182,14 @@ export class SessionWorkspace implements SessionServices {
         return (await this.openedStore(signal)).listSessions(signal);
       },
       // A surface is read from disk by id: it needs an open store, not its index.
-      readSurface: async (sessionId, signal) => (await this.openedStore(signal)).readSurface(sessionId, signal),
+      readSurface: async (sessionId, signal, agent) => {
+        const store = await this.openedStore(signal);
+        // dsh's own store knows no other agent: a foreign session is not found unless its agent is enabled.
+        if (agent !== undefined && !storeServesAgent(store, agent)) {
+          throw new SessionReadError('not-found', `${agent} session ${JSON.stringify(sessionId)} not found: ${agent} is not among the enabled agents`);
+        }
+        return store.readSurface(sessionId, signal, agent);
+      },
     };
   }
 

@@ -16,7 +16,27 @@ describe('SettingsState precedence', () => {
     expect(state.settings).toEqual({
       sessionsRoot: DEFAULT_ROOT,
       config: { maxReferences: 3, candidateLimit: 50, maxReferenceBytes: 65536 },
+      agents: ['dsh'],
+      claudeCodeHome: path.join(os.homedir(), '.claude'),
+      codexHome: path.join(os.homedir(), '.codex'),
     });
+  });
+
+  it('takes agents and the agent homes from initializationOptions first, env defaults for the homes', () => {
+    const state = new SettingsState();
+    state.update({ ...sources({ initializationOptions: { agents: ['codex', 'dsh', 'codex'] }, section: { agents: ['claude-code'], codexHome: 'rel' } }), env: { CLAUDE_CONFIG_DIR: '/cc', CODEX_HOME: '/cx' }, baseDir: '/ws' });
+    expect(state.settings).toMatchObject({ agents: ['codex', 'dsh'], claudeCodeHome: '/cc', codexHome: '/ws/rel' });
+    const problems = state.update({ ...sources({ section: { agents: ['dsh', 'opencode'] } }), env: {} });
+    expect(problems.map((p) => p.error.message)).toEqual(['agents must be a non-empty array of "dsh", "claude-code" and "codex"']);
+    expect(state.settings.agents).toEqual(['codex', 'dsh']);
+    state.update({ ...sources({ section: { agents: [] } }), env: {} });
+    expect(state.settings.agents).toEqual(['codex', 'dsh']);
+  });
+
+  it('reads --agents as a comma-separated list', () => {
+    const state = new SettingsState();
+    state.update({ ...sources(), commandLine: { agents: 'dsh, claude-code,codex' } });
+    expect(state.settings.agents).toEqual(['dsh', 'claude-code', 'codex']);
   });
 
   it('lets the dshSessions section win over initializationOptions, per key', () => {

@@ -1,5 +1,8 @@
+import os from 'node:os';
 import path from 'node:path';
 import {
+  AGENTS,
+  type AgentName,
   DEFAULT_SESSION_REFERENCE_CONFIG,
   SESSION_REFERENCE_CONFIG_KEYS,
   SETTINGS_SECTION,
@@ -10,7 +13,7 @@ import {
 import { expandHome } from '../store/defaultRoot';
 
 /** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
-export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS] as const;
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome'] as const;
 
 /** One settings key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];
@@ -23,6 +26,40 @@ export interface SessionSettings {
   targetSessionId?: string;
   /** The resolver limits. */
   config: SessionReferenceConfig;
+  /** The stores listed and read, in this order of preference (default `["dsh"]`). */
+  agents: readonly AgentName[];
+  /** Claude Code's home (`$CLAUDE_CONFIG_DIR`, else `~/.claude`), absolute. */
+  claudeCodeHome: string;
+  /** Codex's home (`$CODEX_HOME`, else `~/.codex`), absolute. */
+  codexHome: string;
+}
+
+/** The default agents: dsh alone, so nothing changes unless another agent is asked for. */
+export const DEFAULT_AGENTS: readonly AgentName[] = Object.freeze(['dsh']);
+
+/** Claude Code's default home: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
+export function defaultClaudeCodeHome(env: NodeJS.ProcessEnv): string {
+  const dir = env.CLAUDE_CONFIG_DIR;
+  return dir !== undefined && dir.trim() !== '' ? path.resolve(expandHome(dir)) : path.join(os.homedir(), '.claude');
+}
+
+/** Codex's default home: `$CODEX_HOME`, else `~/.codex`. */
+export function defaultCodexHome(env: NodeJS.ProcessEnv): string {
+  const dir = env.CODEX_HOME;
+  return dir !== undefined && dir.trim() !== '' ? path.resolve(expandHome(dir)) : path.join(os.homedir(), '.codex');
+}
+
+/** `agents` from a setting: an array (or, from the command line, a comma-separated string) of known names, without repeats. */
+export function parseAgents(value: unknown): AgentName[] {
+  const list = typeof value === 'string' ? value.split(',').map((part) => part.trim()).filter((part) => part !== '') : value;
+  const problem = 'agents must be a non-empty array of "dsh", "claude-code" and "codex"';
+  if (!Array.isArray(list) || list.length === 0) throw invalidConfig(problem);
+  const agents: AgentName[] = [];
+  for (const name of list as unknown[]) {
+    if (typeof name !== 'string' || !(AGENTS as readonly string[]).includes(name)) throw invalidConfig(problem);
+    if (!agents.includes(name as AgentName)) agents.push(name as AgentName);
+  }
+  return agents;
 }
 
 /** The places a setting can come from, besides the environment and the defaults. */
@@ -62,6 +99,10 @@ const CLIENT_LAYER_ORDER: Readonly<Record<SettingKey, ReadonlyArray<'section' | 
   maxReferences: ['section', 'initializationOptions'],
   candidateLimit: ['section', 'initializationOptions'],
   maxReferenceBytes: ['section', 'initializationOptions'],
+  // Which stores are read is, like the root, the launching host's first.
+  agents: ['initializationOptions', 'section'],
+  claudeCodeHome: ['initializationOptions', 'section'],
+  codexHome: ['initializationOptions', 'section'],
 };
 
 const ORIGIN_NAMES = { section: SETTINGS_SECTION, initializationOptions: 'initializationOptions' } as const;
@@ -89,6 +130,12 @@ function validateSetting(key: SettingKey, value: unknown, baseDir: string | unde
     case 'targetSessionId':
       if (typeof value !== 'string') throw invalidConfig('targetSessionId must be a string');
       return value;
+    case 'agents':
+      return parseAgents(value);
+    case 'claudeCodeHome':
+    case 'codexHome':
+      if (typeof value !== 'string') throw invalidConfig(`${key} must be a string`);
+      return absoluteSessionsRoot(value, baseDir);
     default:
       // The shared validation, for dsh's own messages.
       return resolveSessionReferenceConfig({ [key]: value })[key];
@@ -130,12 +177,15 @@ export class SettingsState {
       sessionsRoot: sources.defaultSessionsRoot(sources.env),
       targetSessionId: undefined,
       ...DEFAULT_SESSION_REFERENCE_CONFIG,
+      agents: DEFAULT_AGENTS,
+      claudeCodeHome: defaultClaudeCodeHome(sources.env),
+      codexHome: defaultCodexHome(sources.env),
     };
     const previous = this.current;
     const previousValue = (key: SettingKey): unknown =>
       previous === undefined
         ? fallback[key]
-        : key === 'sessionsRoot' || key === 'targetSessionId'
+        : key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || key === 'claudeCodeHome' || key === 'codexHome'
           ? previous[key]
           : previous.config[key];
 
@@ -190,6 +240,9 @@ export class SettingsState {
         candidateLimit: next.candidateLimit as number,
         maxReferenceBytes: next.maxReferenceBytes as number,
       },
+      agents: next.agents as readonly AgentName[],
+      claudeCodeHome: next.claudeCodeHome as string,
+      codexHome: next.codexHome as string,
     };
     return problems;
   }

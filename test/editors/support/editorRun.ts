@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { IN_CI, REPO_ROOT } from '../../support/conformance';
+import { installedServer, installedServerEnv } from '../../support/installedPackage';
 import { type EditorTestSession, writeEditorTestStore } from './editorStore';
 
 /** The README configurations the editor tests load (docs/editors/). */
@@ -59,16 +60,8 @@ export interface EditorRun {
   editorLog?: string;
 }
 
-/**
- * The command line that starts the REAL server. The configs split it on spaces, so the repository
- * path must not contain whitespace. A missing build is an error, not a skip: `npm test` builds first.
- */
-export function realServerCommand(): string {
-  const bin = path.join(REPO_ROOT, 'server', 'bin', 'dsh-session-ls.js');
-  if (/\s/.test(bin)) throw new Error(`the editor configs split the server command on spaces; move the repository out of ${REPO_ROOT}`);
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: the real server is not there to test`);
-  return `${process.execPath} ${bin} --stdio`;
-}
+/** The command every editor config starts by default, as the README's snippets say. */
+export const DOCUMENTED_COMMAND = ['dsh-session-ls', '--stdio'];
 
 /**
  * Whether an editor plugin is usable, by a probe command that exits 0. Same policy as findProgram:
@@ -117,7 +110,10 @@ export async function runEditorScenario(scenario: EditorScenario): Promise<Edito
     const config = path.join(EDITOR_DOCS_DIR, scenario.config);
 
     // A private HOME keeps editor state (logs, caches, lsp-mode's session file) out of the user's.
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, DSH_SESSION_LS_CMD: realServerCommand(), DSH_SESSIONS_ROOT: storeRoot,
+    // The REAL server as a user installs it: the packed tarball installed into a scratch prefix, its
+    // bin first on PATH; the configs start their default `dsh-session-ls --stdio` (no DSH_SESSION_LS_CMD).
+    const installed = await installedServer();
+    const env: NodeJS.ProcessEnv = { ...installedServerEnv(installed), HOME: home, DSH_SESSIONS_ROOT: storeRoot,
       DSH_EDITOR_CONFIG: config, DSH_TEST_FILE: promptFile, DSH_RESULT_FILE: resultFile, TERM: 'xterm',
       DSH_EXPECTED_CANDIDATES: String(sessions.length) };
     for (const key of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME', 'VIMINIT', 'EMACSLOADPATH', 'DSH_HOME']) delete env[key];

@@ -1,0 +1,97 @@
+// `npm run pack`: the installable server, dsh-session-ls-<version>.tgz at the repository root.
+//
+// The package is self-contained: the server, the CLI, the index worker and `dsh-session-ls/client`
+// are bundles with every library inside, so its package.json has no dependencies and
+// `npm install -g --offline ./dsh-session-ls-<version>.tgz` fetches nothing and runs no script.
+// server/package.json stays the workspace's (private, with its dependencies); the published shape is
+// generated here in a staging directory:
+//   bin/dsh-session-ls.js          the committed bin (loads dist/bundle/main.js)
+//   dist/bundle/*.js               server/esbuild.mjs's split bundles
+//   dist/bundle/zstd.wasm          libzstd's wasm build, the zstd decoder the bundles load
+//   dist/client.js                 dsh-session-ls/client
+//   dist/types/client/index.d.ts   its declarations, and those of the contract they name (dist/types/shared/)
+//   package.json README.md LICENSE
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { clientBundle, copyZstdWasm, serverBundles } from './esbuild.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..');
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', ...options });
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed with exit code ${result.status}`);
+  return result.stdout;
+}
+
+/** The package.json of the published package, from the workspace's. */
+function publishedManifest() {
+  const workspace = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8'));
+  return {
+    name: workspace.name,
+    version: workspace.version,
+    description: workspace.description,
+    license: workspace.license,
+    keywords: ['dsh', 'language-server', 'lsp', 'sessions'],
+    engines: workspace.engines,
+    bin: workspace.bin,
+    exports: {
+      './client': { types: './dist/types/client/index.d.ts', default: './dist/client.js' },
+      './package.json': './package.json',
+    },
+    // For TypeScript's older `moduleResolution: node`, which does not read `exports`.
+    typesVersions: { '*': { client: ['dist/types/client/index.d.ts'] } },
+  };
+}
+
+async function pack() {
+  // Declarations of the client and of the contract (incremental: nothing to do after `npm run build`).
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  run(process.execPath, [tsc, '-b', path.join(here, 'tsconfig.json')], { stdio: 'inherit' });
+
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'dsh-session-ls-pack-'));
+  try {
+    const staging = path.join(scratch, 'package');
+    const dist = path.join(staging, 'dist');
+    await Promise.all(
+      [...serverBundles({ outdir: path.join(dist, 'bundle'), sourcemap: false }), clientBundle({ outfile: path.join(dist, 'client.js') })].map((options) =>
+        esbuild.build(options),
+      ),
+    );
+    copyZstdWasm(path.join(dist, 'bundle'));
+    cpSync(path.join(here, 'bin'), path.join(staging, 'bin'), { recursive: true });
+    copyFileSync(path.join(repo, 'README.md'), path.join(staging, 'README.md'));
+    copyFileSync(path.join(repo, 'client-vscode', 'LICENSE'), path.join(staging, 'LICENSE'));
+
+    const types = path.join(dist, 'types');
+    mkdirSync(path.join(types, 'client'), { recursive: true });
+    mkdirSync(path.join(types, 'shared'), { recursive: true });
+    const clientTypes = readFileSync(path.join(here, 'dist', 'client', 'index.d.ts'), 'utf8');
+    writeFileSync(path.join(types, 'client', 'index.d.ts'), clientTypes.replaceAll("from '@dsh-session-ls/shared'", "from '../shared/index'"));
+    for (const file of readdirSync(path.join(repo, 'shared', 'dist')).filter((name) => name.endsWith('.d.ts'))) {
+      copyFileSync(path.join(repo, 'shared', 'dist', file), path.join(types, 'shared', file));
+    }
+    writeFileSync(path.join(staging, 'package.json'), JSON.stringify(publishedManifest(), null, 2) + '\n');
+
+    // npm's own CLI when run by `npm run` (the same npm), else `npm` on PATH.
+    const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] : ['npm', []];
+    const out = run(npm[0], [...npm[1], 'pack', staging, '--pack-destination', repo, '--json', '--ignore-scripts'], { cwd: scratch });
+    const [{ filename, files }] = JSON.parse(out);
+    console.log(`${path.join(repo, filename)} (${files.length} files)`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+try {
+  await pack();
+} catch (error) {
+  console.error(`pack: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}

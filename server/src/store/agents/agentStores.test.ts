@@ -1,0 +1,262 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringifyTagSafeJson } from '@dsh-session-ls/shared';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InMemorySessionStore } from '../../resolver/inMemorySessionStore';
+import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from '../../resolver/prompt';
+import { createSessionReferenceResolver } from '../../resolver/resolver';
+import { SessionLogBuilder } from '../../resolver/sessionLogBuilder';
+import type { SessionStore } from '../../resolver/sessionStore';
+import type { SessionStoreService } from '../service';
+import { composeAgentStores, storeServesAgent } from './composite';
+import { openForeignStore } from './foreignStore';
+
+// Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
+const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
+const CLAUDE = path.join(FIXTURES, 'claude-code');
+const CODEX = path.join(FIXTURES, 'codex');
+const CC_RENAMED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01';
+const CC_UNTITLED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a02';
+const CC_INTERRUPTED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a03';
+const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';
+const CX_UNTITLED = '01a23b79-474a-78b1-9540-13f1768e6c53';
+const CX_INTERRUPTED = '01a23b79-4d19-7aa1-acff-37b66a6a9e67';
+
+const scratch: string[] = [];
+afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+function copyOf(dir: string): string {
+  const target = mkdtempSync(path.join(os.tmpdir(), 'agent-store-'));
+  scratch.push(target);
+  cpSync(dir, target, { recursive: true });
+  return target;
+}
+
+/** The texts of a surface, as `role: text` (checkpoints as `checkpoint: text`). */
+async function surfaceTexts(store: SessionStore, id: string, agent?: 'claude-code' | 'codex'): Promise<string[]> {
+  const surface = await store.readSurface(id, undefined, agent);
+  return surface.events.map((event) => {
+    const data = event.data as { source?: { kind: string }; content?: Array<{ text: string }>; message?: { content: Array<{ text: string }> } };
+    if (event.type === 'assistant/message') return 'assistant: ' + data.message!.content.map((b) => b.text).join('\n');
+    return (data.source!.kind === 'plugin' ? 'checkpoint: ' : 'user: ') + data.content!.map((b) => b.text).join('\n');
+  });
+}
+
+describe('Claude Code store (real transcripts)', () => {
+  const store = openForeignStore('claude-code', CLAUDE);
+
+  it('lists every transcript, newest first, with the cwd from the records (the folder name is lossy) and the agent', async () => {
+    const listing = await store.listSessions();
+    expect(listing.map((s) => s.id)).toEqual([CC_INTERRUPTED, CC_UNTITLED, CC_RENAMED]);
+    expect(listing.every((s) => s.agent === 'claude-code')).toBe(true);
+    expect(listing.find((s) => s.id === CC_UNTITLED)!.cwd).toBe('/tmp/dsh-agent-fixtures/proj-日本');
+    expect(listing.find((s) => s.id === CC_RENAMED)!.cwd).toBe('/tmp/dsh-agent-fixtures/proj a');
+    expect(Object.isFrozen(listing)).toBe(true);
+    expect(await store.listSessions()).toBe(listing);
+  });
+
+  it('titles a session by its latest custom-title, else by its first prompt', async () => {
+    const titles = Object.fromEntries((await store.listSessions()).map((s) => [s.id, s.title]));
+    expect(titles[CC_RENAMED]).toBe('Parser work, renamed');
+    expect(titles[CC_UNTITLED]).toBe('An untitled session about 日本語 and </referenced-sessions> tags');
+    expect(titles[CC_INTERRUPTED]).toBe('Start a long answer STALL');
+  });
+
+  it('projects the surface after /compact: the summary as a checkpoint, then prompts and text, no tool or command echo', async () => {
+    const texts = await surfaceTexts(store, CC_RENAMED);
+    expect(texts).toHaveLength(3);
+    expect(texts[0]).toMatch(/^checkpoint: This session is being continued from a previous conversation/);
+    expect(texts.slice(1)).toEqual(['user: After the compaction, one more turn', 'assistant: Reply 6: you said "After the compaction, one more turn".']);
+  });
+
+  it('keeps an interrupted turn as its prompt alone', async () => {
+    expect(await surfaceTexts(store, CC_INTERRUPTED)).toEqual(['user: Start a long answer STALL']);
+  });
+
+  it('says not found, in dsh words, for an unknown id', async () => {
+    await expect(store.readSurface('nope')).rejects.toMatchObject({ reason: 'not-found', message: 'session "nope" not found' });
+  });
+
+  it('reads the damaged copies (torn tail, unknown record types, lines that are not JSON) as the sound parts', async () => {
+    const damaged = openForeignStore('claude-code', path.join(FIXTURES, 'damaged', 'claude-code'));
+    expect((await damaged.listSessions()).map((s) => [s.id, s.title])).toEqual((await store.listSessions()).map((s) => [s.id, s.title]));
+    for (const id of [CC_RENAMED, CC_UNTITLED, CC_INTERRUPTED]) expect(await surfaceTexts(damaged, id)).toEqual(await surfaceTexts(store, id));
+  });
+
+  it('sees a rename and a new turn on the next listing, and a deleted transcript disappears', async () => {
+    const home = copyOf(CLAUDE);
+    const fresh = openForeignStore('claude-code', home);
+    const first = await fresh.listSessions();
+    const file = path.join(home, 'projects', '-tmp-dsh-agent-fixtures-proj-a', `${CC_RENAMED}.jsonl`);
+    appendFileSync(file, JSON.stringify({ type: 'custom-title', customTitle: 'Third name', sessionId: CC_RENAMED }) + '\n');
+    const second = await fresh.listSessions();
+    expect(second).not.toBe(first);
+    expect(second.find((s) => s.id === CC_RENAMED)!.title).toBe('Third name');
+    rmSync(file);
+    expect((await fresh.listSessions()).map((s) => s.id)).not.toContain(CC_RENAMED);
+  });
+});
+
+describe('Codex store (real rollouts)', () => {
+  const store = openForeignStore('codex', CODEX);
+
+  it('lists every rollout newest first, titled by the latest thread_name of session_index.jsonl, else the first prompt', async () => {
+    const listing = await store.listSessions();
+    expect(listing.map((s) => [s.id, s.title, s.agent])).toEqual([
+      [CX_INTERRUPTED, 'Start a long answer STALL', 'codex'],
+      [CX_UNTITLED, 'An untitled codex session about 日本語', 'codex'],
+      [CX_RENAMED, 'Lexer work, renamed', 'codex'],
+    ]);
+    expect(listing[1]!.cwd).toBe('/tmp/dsh-agent-fixtures/proj-日本');
+  });
+
+  it('projects the surface after auto-compaction: the kept prompts, the summary as a checkpoint, then the new turn', async () => {
+    const texts = await surfaceTexts(store, CX_RENAMED);
+    expect(texts.slice(0, 3)).toEqual([
+      'user: Hello codex, first turn about the lexer',
+      'user: Second turn: TOOL please run a command',
+      'user: Third turn: BIG answer please',
+    ]);
+    expect(texts[3]).toMatch(/^checkpoint: Another language model started to solve this problem[\s\S]*Summary for the next turn/);
+    expect(texts.slice(4)).toEqual(['user: Fourth turn after the compaction', 'assistant: Reply 20: you said "Fourth turn after the compaction".']);
+  });
+
+  it('drops injected context (environment, turn_aborted) and keeps an interrupted prompt', async () => {
+    expect(await surfaceTexts(store, CX_INTERRUPTED)).toEqual(['user: Start a long answer STALL']);
+  });
+
+  it('falls back to the first prompt without session_index.jsonl, and reads damaged rollouts as their sound parts', async () => {
+    const damaged = openForeignStore('codex', path.join(FIXTURES, 'damaged', 'codex'));
+    const listing = await damaged.listSessions();
+    expect(listing.find((s) => s.id === CX_RENAMED)!.title).toBe('Hello codex, first turn about the lexer');
+    for (const id of [CX_RENAMED, CX_UNTITLED, CX_INTERRUPTED]) expect(await surfaceTexts(damaged, id)).toEqual(await surfaceTexts(store, id));
+  });
+
+  it('sees a rename written to session_index.jsonl on the next listing', async () => {
+    const home = copyOf(CODEX);
+    const fresh = openForeignStore('codex', home);
+    await fresh.listSessions();
+    appendFileSync(path.join(home, 'session_index.jsonl'), JSON.stringify({ id: CX_UNTITLED, thread_name: 'Named later', updated_at: '2027-01-01T00:00:00Z' }) + '\n');
+    expect((await fresh.listSessions()).find((s) => s.id === CX_UNTITLED)!.title).toBe('Named later');
+  });
+
+  it('skips a file with no session in it, and a missing home lists nothing', async () => {
+    const home = copyOf(CODEX);
+    const day = path.join(home, 'sessions', '2026', '12', '03');
+    writeFileSync(path.join(day, 'rollout-2026-12-03T11-00-00-00000000-0000-0000-0000-000000000000.jsonl'), '');
+    expect(await openForeignStore('codex', home).listSessions()).toHaveLength(3);
+    expect(await openForeignStore('codex', path.join(home, 'missing')).listSessions()).toEqual([]);
+    expect(readdirSync(day)).toHaveLength(4);
+  });
+});
+
+/** A dsh store service over an in-memory store (only listing and surfaces matter here). */
+function dshService(): SessionStoreService {
+  const log = new SessionLogBuilder();
+  log.user('dsh prompt');
+  log.assistant('dsh answer');
+  const memory = new InMemorySessionStore([
+    { header: { id: 'dsh-new', cwd: '/tmp/dsh-agent-fixtures/proj a', createdAt: 1796294200000 }, events: log.events() },
+    { header: { id: 'dsh-old', createdAt: 1 }, events: log.events() },
+  ]);
+  return {
+    root: '/dsh',
+    status: () => ({ indexing: false, indexed: 2, discovered: 2, rootExists: true }),
+    onDidChange: () => ({ dispose() {} }),
+    onProblem: () => ({ dispose() {} }),
+    onStatus: () => ({ dispose() {} }),
+    whenIndexed: async () => undefined,
+    dispose() {},
+    listSessions: (signal) => memory.listSessions(signal),
+    readSurface: (id, signal) => memory.readSurface(id, signal),
+  };
+}
+
+describe('composite store', () => {
+  const claude = openForeignStore('claude-code', CLAUDE);
+  const codex = openForeignStore('codex', CODEX);
+
+  it('with no other agent, is the dsh listing itself', async () => {
+    const dsh = dshService();
+    const composite = composeAgentStores(dsh, []);
+    expect(await composite.listSessions()).toBe(await dsh.listSessions());
+    expect(storeServesAgent(composite, 'codex')).toBe(false);
+  });
+
+  it('merges the enabled stores in store order and ranks them together by cwd affinity', async () => {
+    const composite = composeAgentStores(dshService(), [claude, codex]);
+    const listing = await composite.listSessions();
+    const times = listing.map((s) => s.createdAt);
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect(listing.map((s) => s.agent ?? 'dsh')).toEqual(['dsh', 'codex', 'codex', 'codex', 'claude-code', 'claude-code', 'claude-code', 'dsh']);
+    const resolver = createSessionReferenceResolver(composite);
+    const candidates = await resolver.listCandidates({ cwd: '/tmp/dsh-agent-fixtures/proj a' });
+    expect(candidates.slice(0, 3).map((c) => [c.sessionId, c.agent])).toEqual([
+      ['dsh-new', undefined],
+      [CX_RENAMED, 'codex'],
+      [CC_RENAMED, 'claude-code'],
+    ]);
+    expect(Object.keys(candidates[0]!)).toEqual(['sessionId', 'label', 'cwd', 'createdAt']);
+    expect(candidates[1]).toMatchObject({ label: 'Lexer work, renamed', agent: 'codex' });
+    const mentions = await resolver.listMentionCandidates({ cwd: '/tmp/dsh-agent-fixtures/proj a' }, 'work');
+    expect(mentions.map((m) => m.mention)).toEqual([
+      '@[Lexer work, renamed](codex-session:IjAxYTIzYjc5LTNlN2QtNzMwMC05MWU4LTRiNDI1ZmJiYjQ0YSI)',
+      '@[Parser work, renamed](claude-session:IjdiMGU0YTUyLTNjMWQtNGY3ZS05YTYxLTBjNWUyZjFkOGEwMSI)',
+    ]);
+  });
+
+  it('prepares a mix into ONE snapshot; foreign sources name their agent first, the dsh source stays byte for byte', async () => {
+    const composite = composeAgentStores(dshService(), [claude, codex]);
+    const resolver = createSessionReferenceResolver(composite);
+    const dshOnly = await createSessionReferenceResolver(dshService()).prepare(undefined, [], [{ sessionId: 'dsh-new', label: 'D' }]);
+    const mixed = await resolver.prepare(undefined, [], [
+      { sessionId: 'dsh-new', label: 'D' },
+      { sessionId: CC_UNTITLED, label: 'C', agent: 'claude-code' },
+      { sessionId: CX_RENAMED, label: 'X', agent: 'codex' },
+    ]);
+    const text = (mixed.additionalContext!.content[0] as { text: string }).text;
+    expect(text.startsWith(REFERENCED_SESSIONS_PROMPT_PREFIX) && text.endsWith(REFERENCED_SESSIONS_PROMPT_SUFFIX)).toBe(true);
+    const data = JSON.parse(text.slice(REFERENCED_SESSIONS_PROMPT_PREFIX.length, -REFERENCED_SESSIONS_PROMPT_SUFFIX.length)) as Array<Record<string, unknown>>;
+    const dshText = (dshOnly.additionalContext!.content[0] as { text: string }).text;
+    // The dsh entry is the very same bytes as when dsh alone prepares it.
+    expect(stringifyTagSafeJson([data[0]])).toBe(dshText.slice(REFERENCED_SESSIONS_PROMPT_PREFIX.length, -REFERENCED_SESSIONS_PROMPT_SUFFIX.length));
+    expect(Object.keys(data[1]!)).toEqual(['agent', 'sessionId', 'label', 'cwd', 'capturedThroughSeq', 'conversation']);
+    expect(data[1]).toMatchObject({ agent: 'claude-code', sessionId: CC_UNTITLED, label: 'C', cwd: '/tmp/dsh-agent-fixtures/proj-日本' });
+    expect(data[2]).toMatchObject({ agent: 'codex', sessionId: CX_RENAMED });
+    // Tag safety: the Claude prompt's own closing tag never ends the block.
+    expect(text.match(/<\/referenced-sessions>/g)).toHaveLength(1);
+    expect(mixed.additionalContext!.source.references.map((r) => r.agent)).toEqual([undefined, 'claude-code', 'codex']);
+    expect(Object.keys(mixed.additionalContext!.source.references[0]!)).not.toContain('agent');
+    expect(mixed.additionalContext!.source.references[2]).toMatchObject({ compacted: true, retainedMessages: 6 });
+  });
+
+  it('keeps the per-source byte budget, never dropping a compaction checkpoint', async () => {
+    const resolver = createSessionReferenceResolver(composeAgentStores(dshService(), [codex]), { maxReferenceBytes: 900 });
+    const prepared = await resolver.prepare(undefined, [], [{ sessionId: CX_RENAMED, agent: 'codex' }]);
+    const record = prepared.additionalContext!.source.references[0]!;
+    expect(record.omittedMessages).toBeGreaterThan(0);
+    expect((prepared.additionalContext!.content[0] as { text: string }).text).toContain('Another language model');
+  });
+
+  it('fails READ_FAILED for an agent that is not enabled, and a dsh id is not a foreign one', async () => {
+    const resolver = createSessionReferenceResolver(composeAgentStores(dshService(), [claude]));
+    await expect(resolver.prepare(undefined, [], [{ sessionId: CX_RENAMED, agent: 'codex' }])).rejects.toMatchObject({
+      code: 'SESSION_REFERENCE_READ_FAILED',
+    });
+    await expect(resolver.prepare(undefined, [], [{ sessionId: 'dsh-new', agent: 'claude-code' }])).rejects.toMatchObject({
+      code: 'SESSION_REFERENCE_READ_FAILED',
+      message: 'failed to read referenced session: session "dsh-new" not found',
+    });
+    await expect(resolver.prepare(undefined, [], [{ sessionId: 'x', agent: 'dsh' }])).rejects.toMatchObject({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' });
+  });
+
+  it('does not treat a foreign session with the target id as the target', async () => {
+    const resolver = createSessionReferenceResolver(composeAgentStores(dshService(), [claude]));
+    const prepared = await resolver.prepare({ sessionId: CC_UNTITLED }, [], [{ sessionId: CC_UNTITLED, agent: 'claude-code' }]);
+    expect(prepared.additionalContext!.source.references).toHaveLength(1);
+    const candidates = await resolver.listCandidates({ sessionId: CC_UNTITLED }, '', 50);
+    expect(candidates.map((c) => c.sessionId)).toContain(CC_UNTITLED);
+    expect(readFileSync(path.join(FIXTURES, 'GENERATED.txt'), 'utf8')).toContain('codex-cli 0.171.0');
+  });
+});

@@ -1,0 +1,134 @@
+import path from 'node:path';
+import type { SessionEventRecord } from '../../resolver/sessionStore';
+import { asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
+
+/**
+ * Codex rollouts, read-only: `<home>/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl`, lines
+ * `{timestamp, type, payload}`. Seen with codex-cli 0.171.0: `session_meta` (id, cwd, timestamp),
+ * `response_item` (`message` with roles developer/user/assistant, `function_call`, …), `event_msg`,
+ * `turn_context`, `compacted` (`message`: the summary prompt; `replacement_history`: the items the
+ * model keeps, the summary last). A rename lives only in `<home>/session_index.jsonl`
+ * (`{id, thread_name, updated_at}`, the latest line wins). Undocumented: parse defensively.
+ */
+
+/** What a listing needs from one rollout. */
+export interface CodexSessionInfo {
+  id: string;
+  cwd?: string;
+  createdAt?: number;
+  /** Codex's own preview: the first user message. */
+  firstPrompt?: string;
+}
+
+const ROLLOUT_NAME = /^rollout-(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-([0-9a-fA-F-]{36})\.jsonl$/;
+
+/** The id and start time in a rollout's file name, when it has Codex's shape. */
+export function codexRolloutName(file: string): { id: string; createdAt?: number } | undefined {
+  const match = ROLLOUT_NAME.exec(path.basename(file));
+  if (match === null) return undefined;
+  const [date, time] = match[1]!.split('T') as [string, string];
+  const createdAt = Date.parse(`${date}T${time.replace(/-/g, ':')}Z`);
+  return { id: match[2]!, ...(Number.isFinite(createdAt) ? { createdAt } : {}) };
+}
+
+// Context Codex injects as user messages: `<environment_context>…</environment_context>`,
+// `<turn_aborted>…`, `<user_instructions>…`, AGENTS.md instructions.
+const WRAPPED_CONTEXT = /^\s*<([a-z_]+(?: [a-z_]+)?)>[\s\S]*<\/\1>\s*$/;
+const AGENTS_MD = /^\s*# AGENTS\.md instructions/;
+
+function userTexts(content: unknown): string[] {
+  return blockTexts(content, ['input_text', 'text']).filter((text) => !WRAPPED_CONTEXT.test(text) && !AGENTS_MD.test(text));
+}
+
+/** The text of a user `response_item` message, or undefined for injected context and anything else. */
+function userPrompt(item: Record<string, unknown> | undefined): string | undefined {
+  if (item?.type !== 'message' || item.role !== 'user') return undefined;
+  const text = userTexts(item.content).join('\n');
+  return text === '' ? undefined : text;
+}
+
+/** Listing facts of one rollout's records. */
+export function codexSessionInfo(records: readonly JsonlRecord[], file: string): CodexSessionInfo | undefined {
+  const named = codexRolloutName(file);
+  let id = named?.id;
+  let cwd: string | undefined;
+  let createdAt: number | undefined;
+  let firstPrompt: string | undefined;
+  for (const { value } of records) {
+    const payload = asObject(value.payload);
+    if (value.type === 'session_meta' && payload !== undefined) {
+      if (typeof payload.id === 'string' && payload.id !== '') id = payload.id;
+      if (typeof payload.cwd === 'string' && payload.cwd !== '') cwd ??= payload.cwd;
+      createdAt ??= isoTime(payload.timestamp) ?? isoTime(value.timestamp);
+    }
+    if (firstPrompt === undefined && value.type === 'response_item') {
+      const prompt = userPrompt(payload);
+      if (prompt !== undefined) firstPrompt = promptLabel(prompt);
+    }
+  }
+  if (id === undefined) return undefined;
+  createdAt ??= named?.createdAt;
+  return { id, ...(cwd === undefined ? {} : { cwd }), ...(createdAt === undefined ? {} : { createdAt }), ...(firstPrompt === undefined ? {} : { firstPrompt }) };
+}
+
+/** One model-visible item as a surface event (`checkpointText`: the compaction summary it may be). */
+function itemEvent(seq: number, item: Record<string, unknown> | undefined, checkpointText?: string): SessionEventRecord | undefined {
+  if (item?.type !== 'message') return undefined;
+  if (item.role === 'assistant') {
+    const texts = blockTexts(item.content, ['output_text', 'text']);
+    return texts.length === 0 ? undefined : assistantEvent(seq, texts);
+  }
+  if (item.role === 'user') {
+    const raw = blockTexts(item.content, ['input_text', 'text']).join('\n');
+    if (checkpointText !== undefined && raw === checkpointText) return checkpointEvent(seq, raw);
+    const prompt = userPrompt(item);
+    return prompt === undefined ? undefined : userEvent(seq, prompt);
+  }
+  return undefined;
+}
+
+/**
+ * The current surface of one rollout: after the last `compacted`, the history Codex kept (its
+ * summary as a checkpoint), then what followed; user prompts and assistant text only.
+ */
+export function codexSurfaceEvents(records: readonly JsonlRecord[]): SessionEventRecord[] {
+  let events: SessionEventRecord[] = [];
+  for (const { line, value } of records) {
+    const payload = asObject(value.payload);
+    if (value.type === 'compacted' && payload !== undefined) {
+      const summary = typeof payload.message === 'string' ? payload.message : undefined;
+      const kept = Array.isArray(payload.replacement_history) ? payload.replacement_history : undefined;
+      events = [];
+      if (kept !== undefined) {
+        let sawCheckpoint = false;
+        for (const item of kept) {
+          const event = itemEvent(line, asObject(item), summary);
+          if (event === undefined) continue;
+          if (asObject(event.data)?.source !== undefined && (event.data as { source: { kind: string } }).source.kind === 'plugin') sawCheckpoint = true;
+          events.push(event);
+        }
+        if (!sawCheckpoint && summary !== undefined && summary !== '') events.push(checkpointEvent(line, summary));
+      } else if (summary !== undefined && summary !== '') {
+        events.push(checkpointEvent(line, summary));
+      }
+      continue;
+    }
+    if (value.type !== 'response_item') continue;
+    const event = itemEvent(line, payload);
+    if (event !== undefined) events.push(event);
+  }
+  return events;
+}
+
+/** The latest `thread_name` per id of a `session_index.jsonl` text (empty names clear nothing). */
+export function codexThreadNames(text: string): Map<string, string> {
+  const names = new Map<string, { name: string; at: number; line: number }>();
+  for (const { line, value } of parseJsonl(text)) {
+    if (typeof value.id !== 'string' || typeof value.thread_name !== 'string' || value.thread_name.trim() === '') continue;
+    const at = isoTime(value.updated_at) ?? -Infinity;
+    const previous = names.get(value.id);
+    // The latest by updated_at; equal times (or none): the later line.
+    if (previous === undefined || at > previous.at || (at === previous.at && line > previous.line)) names.set(value.id, { name: value.thread_name, at, line });
+  }
+  return new Map([...names].map(([id, { name }]) => [id, name]));
+}

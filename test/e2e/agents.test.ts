@@ -1,0 +1,143 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CompletionList, Diagnostic } from 'vscode-languageserver-protocol';
+import { formatSessionReferenceMention, SessionCommands, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
+import { REPO_ROOT, SERVER_BIN, fileUri, pollUntil } from '../support/lspClient';
+import { EXAMPLE_SESSIONS, EXAMPLE_STORE, removeTemporary, startServer, temporaryDirectory } from './helpers';
+
+// Stores written by the real Claude Code 2.1.197 and codex-cli 0.171.0 (test/agent-stores/tools/generate.mjs).
+const FIXTURES = path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures');
+const CLAUDE_HOME = path.join(FIXTURES, 'claude-code');
+const CODEX_HOME = path.join(FIXTURES, 'codex');
+const CC_RENAMED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01';
+const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';
+const PROJ_A = '/tmp/dsh-agent-fixtures/proj a';
+const CLAUDE_MENTION = formatSessionReferenceMention({ sessionId: CC_RENAMED, label: 'Parser', agent: 'claude-code' });
+const CODEX_MENTION = formatSessionReferenceMention({ sessionId: CX_RENAMED, label: 'Lexer', agent: 'codex' });
+const DSH_MENTION = formatSessionReferenceMention({ sessionId: EXAMPLE_SESSIONS.cache, label: 'Cache' });
+
+const scratch = temporaryDirectory('agents');
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+  removeTemporary(scratch);
+});
+
+function cli(args: string[]) {
+  const result = spawnSync(process.execPath, [SERVER_BIN, ...args], {
+    cwd: scratch,
+    encoding: 'utf8',
+    env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'no-dsh-home'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '' },
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const AGENT_FLAGS = ['--agents', 'dsh,claude-code,codex', '--claude-code-home', CLAUDE_HOME, '--codex-home', CODEX_HOME];
+
+describe('dsh-session-ls with other agents (CLI)', () => {
+  it('prepare --file expands a mix of dsh, Claude Code and Codex mentions into ONE snapshot', () => {
+    const prompt = path.join(scratch, 'p.md');
+    writeFileSync(prompt, `Compare ${DSH_MENTION}, ${CLAUDE_MENTION} and ${CODEX_MENTION}.\n`);
+    const { code, stdout, stderr } = cli(['prepare', '--file', prompt, '--root', EXAMPLE_STORE, '--json', ...AGENT_FLAGS]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const prepared = JSON.parse(stdout) as PreparedReferencedMessage;
+    expect(prepared.content).toEqual([{ type: 'text', text: 'Compare @Cache, @Parser and @Lexer.\n' }]);
+    expect(prepared.additionalContext!.source.references.map((r) => [r.agent ?? 'dsh', r.label])).toEqual([
+      ['dsh', 'Cache'],
+      ['claude-code', 'Parser'],
+      ['codex', 'Lexer'],
+    ]);
+    const text = (prepared.additionalContext!.content[0] as { text: string }).text;
+    expect(text).toContain('{"agent":"claude-code","sessionId":"7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01","label":"Parser"');
+    expect(text).toContain('"text":"Fourth turn after the compaction"');
+  });
+
+  it('without --agents reads a foreign mention as plain text, exactly as dsh does', () => {
+    const { code, stdout } = cli(['prepare', '--text', `See ${CLAUDE_MENTION}`, '--root', EXAMPLE_STORE, '--json']);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ content: [{ type: 'text', text: `See ${CLAUDE_MENTION}` }] });
+  });
+
+  it('candidates lists every enabled store in one cwd-affinity order, each row naming its agent', () => {
+    const { code, stdout } = cli(['candidates', 'work', '--root', EXAMPLE_STORE, '--cwd', PROJ_A, '--json', ...AGENT_FLAGS]);
+    expect(code).toBe(0);
+    const rows = JSON.parse(stdout) as Array<{ sessionId: string; agent?: string; mention: string }>;
+    expect(rows.map((r) => [r.agent, r.sessionId])).toEqual([
+      ['codex', CX_RENAMED],
+      ['claude-code', CC_RENAMED],
+    ]);
+    expect(rows[0]!.mention).toBe('@[Lexer work, renamed](codex-session:IjAxYTIzYjc5LTNlN2QtNzMwMC05MWU4LTRiNDI1ZmJiYjQ0YSI)');
+  });
+
+  it('refuses an unknown agent as INVALID_CONFIG', () => {
+    const { code, stderr } = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'dsh,opencode']);
+    expect(stderr).toBe('SESSION_REFERENCE_INVALID_CONFIG: agents must be a non-empty array of "dsh", "claude-code" and "codex"\n');
+    expect(code).toBe(1);
+  });
+});
+
+describe('the language server with other agents (stdio)', () => {
+  async function started(settings: Record<string, unknown>) {
+    const { client, cleanup } = await startServer(
+      { workspaceFolders: [{ uri: fileUri(PROJ_A), name: 'proj a' }], rootUri: fileUri(PROJ_A), initializationOptions: { sessionsRoot: EXAMPLE_STORE, ...settings } },
+      {},
+    );
+    cleanups.push(cleanup);
+    return client;
+  }
+
+  it('completes sessions of every enabled agent, each item showing its agent, and accepts into the foreign scheme', async () => {
+    const client = await started({ agents: ['dsh', 'claude-code', 'codex'], claudeCodeHome: CLAUDE_HOME, codexHome: CODEX_HOME });
+    const uri = fileUri(path.join(scratch, 'prompt.md'));
+    await client.openDocument(uri, '@');
+    const list = await pollUntil(async () => {
+      const result = (await client.completion(uri, { line: 0, character: 1 })) as CompletionList;
+      return result.items.some((item) => (item.detail ?? '').startsWith('[codex]')) ? result : undefined;
+    }, 20_000, 'codex items');
+    const codex = list.items.find((item) => item.label === 'Lexer work, renamed')!;
+    expect(codex.detail).toBe(`[codex] ${PROJ_A}`);
+    expect((codex.textEdit as { newText: string }).newText).toContain('](codex-session:');
+    const claude = list.items.find((item) => item.label === 'Parser work, renamed')!;
+    expect(claude.detail).toBe(`[claude-code] ${PROJ_A}`);
+    expect(list.items.some((item) => item.detail === '/home/sam/weather-app')).toBe(true);
+  });
+
+  it('publishes an Information that dsh will not expand a foreign mention, offers the preview, and prepares the mix', async () => {
+    const client = await started({ agents: ['dsh', 'claude-code', 'codex'], claudeCodeHome: CLAUDE_HOME, codexHome: CODEX_HOME });
+    const uri = fileUri(path.join(scratch, 'mixed.md'));
+    const text = `Use ${CLAUDE_MENTION} and ${CODEX_MENTION}`;
+    await client.openDocument(uri, text);
+    const diagnostics = await pollUntil(() => {
+      const published = client.messages('textDocument/publishDiagnostics').filter((m) => (m.params as { uri: string }).uri === uri);
+      const latest = published.at(-1)?.params as { diagnostics: Diagnostic[] } | undefined;
+      return latest !== undefined && latest.diagnostics.length === 2 ? latest.diagnostics : undefined;
+    }, 20_000, 'diagnostics');
+    expect(diagnostics.map((d) => [d.severity, (d.data as { agent: string }).agent])).toEqual([
+      [3, 'claude-code'],
+      [3, 'codex'],
+    ]);
+    expect(diagnostics[0]!.message).toContain('dsh itself will not expand this claude-code session "Parser work, renamed"');
+    const actions = (await client.request('textDocument/codeAction', {
+      textDocument: { uri },
+      range: diagnostics[0]!.range,
+      context: { diagnostics },
+    })) as Array<{ title: string; command?: { command: string } }>;
+    expect(actions.some((action) => action.command?.command === SessionCommands.preview)).toBe(true);
+    const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { textDocument: { uri } });
+    expect(prepared.additionalContext!.source.references.map((r) => r.agent)).toEqual(['claude-code', 'codex']);
+  });
+
+  it('with the default agents, a foreign mention gets no diagnostic and prepares as plain text', async () => {
+    const client = await started({});
+    const uri = fileUri(path.join(scratch, 'plain.md'));
+    await client.openDocument(uri, `Use ${CLAUDE_MENTION}`);
+    const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { textDocument: { uri } });
+    expect(prepared).toEqual({ content: [{ type: 'text', text: `Use ${CLAUDE_MENTION}` }] });
+    const published = await client.waitForMessage('textDocument/publishDiagnostics', (params) => (params as { uri: string }).uri === uri);
+    expect((published.params as { diagnostics: Diagnostic[] }).diagnostics).toEqual([]);
+  });
+});
