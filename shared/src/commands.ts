@@ -2,6 +2,7 @@ import type { SessionReferenceConfig } from './config';
 import { displaySafeText } from './displaySafe';
 import type {
   ContentBlock,
+  ForeignAgent,
   ParsedSessionReferenceText,
   PreparedReferencedMessage,
   SessionReferenceInput,
@@ -84,6 +85,8 @@ export interface ParseCommandArgument {
 export interface FormatMentionCommandArgument {
   sessionId: string;
   label?: string | null;
+  /** A foreign agent's session (our extension); absent or null for a dsh session. */
+  agent?: ForeignAgent | null;
 }
 
 /** `dshSession.transcript`. */
