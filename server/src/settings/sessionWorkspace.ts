@@ -29,7 +29,7 @@ export interface SessionWorkspaceOptions {
   /** Called with each store opened (the first, and one per root change). */
   onStoreOpened?(store: SessionStoreService): void;
   /** Diagnostic logging of other agents' stores. */
-  log?(message: string): void;
+  log?: (message: string) => void;
   now?(): number;
 }
 
