@@ -47,6 +47,8 @@ export default defineConfig(
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
       // A floating promise in the server is an unhandled rejection waiting to happen; say `void`.
       '@typescript-eslint/no-floating-promises': 'error',
+      // A `let` read by a closure before its one assignment (late binding) cannot be a const.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
   {
