@@ -1,4 +1,4 @@
-import { SessionReferenceError } from '@dsh-session-ls/shared';
+import { SessionReferenceError, type SessionCommandResult, type SessionCommands, type TranscriptCommandArgument } from '@dsh-session-ls/shared';
 import {
   isCompactionCheckpointSource,
   messageText,
@@ -145,11 +145,11 @@ async function surfaceLog(services: SessionServices, sessionId: string, signal?:
  * with `readLog` when given, else the current surface; a session that cannot be read is READ_FAILED.
  */
 export async function transcriptCommand(
-  argument: CommandArgument,
+  argument: CommandArgument<TranscriptCommandArgument>,
   services: SessionServices,
   signal?: AbortSignal,
   readLog?: SessionLogReader,
-): Promise<string> {
+): Promise<SessionCommandResult<typeof SessionCommands.transcript>> {
   const sessionId = requiredString(argument, 'sessionId');
   throwIfCancelled(signal);
   let log: SessionLog;

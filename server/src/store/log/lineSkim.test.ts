@@ -38,7 +38,7 @@ function renumbered(templates: readonly string[]): string[] {
     const value = JSON.parse(line) as Json;
     if ('seq0' in value) {
       value.seq0 = seq;
-      seq += ((value.data as Json).texts ?? (value.data as Json).args as unknown[]).length;
+      seq += (((value.data as Json).texts ?? (value.data as Json).args) as unknown[]).length;
     } else {
       value.seq = seq++;
     }
@@ -154,7 +154,7 @@ describe('reading lines without parsing them', () => {
     let skimmed = 0;
     fc.assert(
       fc.property(fc.constantFrom(...TEMPLATES), fc.array(damageArbitrary, { maxLength: 3 }), (template, damages) => {
-        let bytes = bytesOf(template);
+        let bytes: Uint8Array = bytesOf(template);
         for (const damage of damages) bytes = damage(utf8Text(bytes));
         if (expectSkimSound(bytes)) skimmed++;
       }),

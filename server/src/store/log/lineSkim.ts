@@ -377,7 +377,8 @@ export function skimLine(bytes: Uint8Array): SkimmedLine | undefined {
           return undefined;
         }
         break;
-      default: // IGNORABLE
+      case IGNORABLE:
+      default:
         skim.space();
         if (!skim.word('true')) return undefined;
     }
