@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { serverBundles } from '../server/esbuild.mjs';
+import { copyZstdWasm, serverBundles } from '../server/esbuild.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const production = process.argv.includes('--production');
@@ -42,3 +42,5 @@ await Promise.all([
   }),
   ...server.map((options) => esbuild.build(production ? { ...options, minify: true, keepNames: true } : options)),
 ]);
+// libzstd's wasm build, the server's zstd decoder, beside the bundled server.
+copyZstdWasm(path.join(here, 'dist'));

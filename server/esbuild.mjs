@@ -8,7 +8,7 @@
 //   summarizeWorker.js  the index worker thread, which the pool looks for beside its own file.
 // client-vscode/esbuild.mjs builds the extension's dist/server.js (the whole entry in one file:
 // the extension only ever starts the server) and dist/summarizeWorker.js with `serverBundles`.
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,6 +98,16 @@ export function serverBundles({ outdir, split = true, serverFile = 'main.js', ta
   ];
 }
 
+/**
+ * Copies libzstd's wasm build (the zstd decoder, @bokuweb/zstd-wasm) into `outdir`: the bundled
+ * server looks for `zstd.wasm` beside itself (without it, it decodes with the slower fzstd).
+ */
+export function copyZstdWasm(outdir) {
+  const wasm = path.join(path.dirname(createRequire(import.meta.url).resolve('@bokuweb/zstd-wasm')), 'zstd.wasm');
+  mkdirSync(outdir, { recursive: true });
+  copyFileSync(wasm, path.join(outdir, 'zstd.wasm'));
+}
+
 /** esbuild options for `dsh-session-ls/client` (src/client/index.ts, vscode-jsonrpc inside) in one CommonJS file. */
 export function clientBundle({ outfile, target = 'node20', sourcemap = false }) {
   const entry = source('client', 'index.ts');
@@ -108,6 +118,7 @@ export function clientBundle({ outfile, target = 'node20', sourcemap = false }) 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
     await Promise.all(serverBundles({ outdir: path.join(here, 'dist', 'bundle') }).map((options) => esbuild.build(options)));
+    copyZstdWasm(path.join(here, 'dist', 'bundle'));
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     process.exit(1);

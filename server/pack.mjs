@@ -7,6 +7,7 @@
 // generated here in a staging directory:
 //   bin/dsh-session-ls.js          the committed bin (loads dist/bundle/main.js)
 //   dist/bundle/*.js               server/esbuild.mjs's split bundles
+//   dist/bundle/zstd.wasm          libzstd's wasm build, the zstd decoder the bundles load
 //   dist/client.js                 dsh-session-ls/client
 //   dist/types/client/index.d.ts   its declarations, and those of the contract they name (dist/types/shared/)
 //   package.json README.md LICENSE
@@ -17,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { clientBundle, serverBundles } from './esbuild.mjs';
+import { clientBundle, copyZstdWasm, serverBundles } from './esbuild.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, '..');
@@ -63,6 +64,7 @@ async function pack() {
         esbuild.build(options),
       ),
     );
+    copyZstdWasm(path.join(dist, 'bundle'));
     cpSync(path.join(here, 'bin'), path.join(staging, 'bin'), { recursive: true });
     copyFileSync(path.join(repo, 'README.md'), path.join(staging, 'README.md'));
     copyFileSync(path.join(repo, 'client-vscode', 'LICENSE'), path.join(staging, 'LICENSE'));

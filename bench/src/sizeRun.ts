@@ -2,7 +2,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { listTranscripts, runFloor, type FloorResult } from './baselines/floor';
+import { listTranscripts, nativeZstdVersion, runFloor, runNativeFloor, type FloorResult, type NativeFloorResult } from './baselines/floor';
+import { frameDecoderName } from './zstd/frames';
 import { measureDecodeParse, type DecodeParseResult } from './baselines/decodeParse';
 import { runNaiveQuery, type NaiveDecoder } from './baselines/naive';
 import { ensureStore, readExpectedLabels, type GeneratedStore } from './generate/store';
@@ -27,7 +28,12 @@ import { median } from './stats';
 export interface SizeResult {
   sessions: number;
   store: GeneratedStore & { reused: boolean };
-  floor: FloorResult & { runs: number[]; median: number };
+  /** The floor with the project's own zstd decoder, in this process. */
+  floor: FloorResult & { runs: number[]; median: number; decoder: string };
+  /** The floor with the native `zstd` CLI; undefined when it is not on PATH. */
+  nativeFloor?: NativeFloorResult & { runs: number[]; median: number };
+  /** The faster floor's median: what the cold-index budget is against. */
+  fastestFloor: { median: number; by: string };
   naive?: { queries: string[]; runs: number[]; median: number };
   cold?: CompleteAnswer;
   /** A completion answered while the cold index was being built. */
@@ -46,7 +52,10 @@ export interface SizeResult {
   /** Hot spots of the cold run's server CPU profile (with --profile). */
   coldProfile?: { totalMs: number; spots: HotSpot[]; dir: string };
   ratios: {
+    /** Cold index ÷ the faster floor. */
     coldOverFloor?: number;
+    coldOverInProcessFloor?: number;
+    coldOverNativeFloor?: number;
     naiveOverWarm?: number;
     naiveOverWarm1?: number;
     naiveOverWarm8?: number;
@@ -102,10 +111,24 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
   listTranscripts(store.root).forEach((file) => readFileSync(file.path));
   const floorRuns = Array.from({ length: options.floorRuns }, () => runFloor(store.root));
   if (floorRuns[0].transcripts !== options.sessions) errors.push(`floor found ${floorRuns[0].transcripts} transcripts, expected ${options.sessions}`);
-  const floor = { ...floorRuns[0], runs: floorRuns.map((f) => f.ms), median: median(floorRuns.map((f) => f.ms)) };
+  const floor = { ...floorRuns[0], runs: floorRuns.map((f) => f.ms), median: median(floorRuns.map((f) => f.ms)), decoder: frameDecoderName() };
+  let nativeFloor: SizeResult['nativeFloor'];
+  const tool = nativeZstdVersion();
+  if (tool === undefined) errors.push('native floor: the zstd CLI is not on PATH');
+  else {
+    log(`[${options.sessions}] native floor`);
+    const nativeRuns: NativeFloorResult[] = [];
+    for (let run = 0; run < options.floorRuns; run++) nativeRuns.push(await runNativeFloor(store.root, tool));
+    nativeFloor = { ...nativeRuns[0], runs: nativeRuns.map((f) => f.ms), median: median(nativeRuns.map((f) => f.ms)) };
+    if (nativeFloor.plaintextBytes !== floor.plaintextBytes) {
+      errors.push(`native floor decoded ${nativeFloor.plaintextBytes} bytes, the in-process floor ${floor.plaintextBytes}`);
+    }
+  }
+  const fastestFloor =
+    nativeFloor && nativeFloor.median < floor.median ? { median: nativeFloor.median, by: 'native zstd' } : { median: floor.median, by: floor.decoder };
 
   const queries = makeQueries(expected, store.cwds, options.seed, 60);
-  const result: SizeResult = { sessions: options.sessions, store, floor, warmup: options.warmup, ratios: {}, errors, wallMs: 0 };
+  const result: SizeResult = { sessions: options.sessions, store, floor, nativeFloor, fastestFloor, warmup: options.warmup, ratios: {}, errors, wallMs: 0 };
 
   if (options.decoder && options.naiveQueries > 0) {
     const naiveQueries = queries['3-char'].slice(0, options.naiveQueries);
@@ -185,7 +208,9 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
 
   const byKind = (kind: string) => result.latency?.find((f) => f.kind === kind)?.roundTrip.p50;
   result.ratios = {
-    coldOverFloor: result.cold ? result.cold.ms / floor.median : undefined,
+    coldOverFloor: result.cold ? result.cold.ms / fastestFloor.median : undefined,
+    coldOverInProcessFloor: result.cold ? result.cold.ms / floor.median : undefined,
+    coldOverNativeFloor: result.cold && nativeFloor ? result.cold.ms / nativeFloor.median : undefined,
     warmQueryP50: byKind('3-char'),
     naiveOverWarm: result.naive && byKind('3-char') ? result.naive.median / byKind('3-char')! : undefined,
     naiveOverWarm1: result.naive && byKind('1-char') ? result.naive.median / byKind('1-char')! : undefined,

@@ -1,4 +1,4 @@
-import { SESSION_REFERENCE_CONFIG_KEYS, SETTINGS_SECTION, SessionCommands } from '@dsh-session-ls/shared';
+import { SESSION_REFERENCE_CONFIG_KEYS, SETTINGS_SECTION, SessionCommands, type PrepareDocumentArgument } from '@dsh-session-ls/shared';
 import type { DocumentSelector, ExecuteCommandMiddleware, LanguageClientOptions } from 'vscode-languageclient/node';
 
 /** The language the extension contributes for `*.prompt` files. */
@@ -56,7 +56,8 @@ export function previewSourceOf(args: readonly unknown[]): string | undefined {
   if (typeof argument !== 'object' || argument === null || Array.isArray(argument)) return undefined;
   // A call with a target or a text asks for something the preview document (keyed by its source) does not show.
   if (Object.keys(argument).some((key) => key !== 'textDocument')) return undefined;
-  const uri: unknown = (argument as { textDocument?: { uri?: unknown } }).textDocument?.uri;
+  // Field names from shared/'s command map; the value is still checked.
+  const uri: unknown = (argument as Partial<Pick<PrepareDocumentArgument, 'textDocument'>>).textDocument?.uri;
   return typeof uri === 'string' ? uri : undefined;
 }
 
@@ -70,7 +71,7 @@ export type PreviewOpener = (sourceUri: string) => Promise<void>;
  */
 export function previewCommandMiddleware(openPreview: PreviewOpener): ExecuteCommandMiddleware {
   return {
-    executeCommand: (command, args, next) => {
+    executeCommand: (command, args, next): unknown => {
       const source = command === SessionCommands.preview ? previewSourceOf(args) : undefined;
       return source === undefined ? next(command, args) : openPreview(source);
     },

@@ -86,7 +86,7 @@ describe('contributed settings', () => {
 
   it('each have a description', () => {
     for (const [key, property] of Object.entries(properties)) {
-      expect(String(property.markdownDescription ?? property.description ?? ''), key).not.toBe('');
+      expect(property.markdownDescription ?? property.description, key).toEqual(expect.stringMatching(/\S/));
     }
   });
 

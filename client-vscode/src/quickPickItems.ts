@@ -3,6 +3,8 @@ import {
   displaySafeText,
   formatAge,
   formatSessionReferenceMention,
+  type SessionCommandResult,
+  type SessionCommands,
   type SessionReferenceMentionCandidate,
 } from '@dsh-session-ls/shared';
 
@@ -73,16 +75,18 @@ export function mentionToInsert(candidate: Pick<SessionReferenceMentionCandidate
  * Keep only well-formed candidates from a server answer (the server is another process; a bad row
  * is dropped rather than breaking the picker).
  */
-export function parseCandidates(result: unknown): SessionReferenceMentionCandidate[] {
-  if (!Array.isArray(result)) return [];
-  return result.filter(
-    (row): row is SessionReferenceMentionCandidate =>
-      typeof row === 'object' &&
-      row !== null &&
-      typeof row.sessionId === 'string' &&
-      typeof row.label === 'string' &&
-      typeof row.createdAt === 'number' &&
-      typeof row.mention === 'string' &&
-      (row.cwd === undefined || typeof row.cwd === 'string'),
+export function parseCandidates(result: unknown): SessionCommandResult<typeof SessionCommands.candidates> {
+  return Array.isArray(result) ? result.filter(isCandidate) : [];
+}
+
+function isCandidate(row: unknown): row is SessionReferenceMentionCandidate {
+  if (typeof row !== 'object' || row === null) return false;
+  const fields = row as Record<string, unknown>;
+  return (
+    typeof fields.sessionId === 'string' &&
+    typeof fields.label === 'string' &&
+    typeof fields.createdAt === 'number' &&
+    typeof fields.mention === 'string' &&
+    (fields.cwd === undefined || typeof fields.cwd === 'string')
   );
 }

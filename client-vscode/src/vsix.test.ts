@@ -1,12 +1,16 @@
 // Packages the extension as `npm run package` does and checks the .vsix: it holds the bundled
 // extension and server, nothing from the sources, and the packaged server answers over IPC.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SESSION_COMMAND_NAMES, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { SESSION_COMMAND_NAMES, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findConformanceDir, fixtureStore } from '../../test/support/conformance';
+import { instantiateWasmZstd } from '../../server/src/store/log/zstdWasm';
 import { readZipEntries, type ZipEntry } from './testing/zipArchive';
+
+const conformance = findConformanceDir();
 
 const extensionRoot = path.join(__dirname, '..');
 const manifest = JSON.parse(readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
@@ -41,6 +45,10 @@ describe('the packaged .vsix', () => {
     expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(['extension.vsixmanifest', 'extension/LICENSE.txt', 'extension/readme.md']));
   });
 
+  it("holds libzstd's wasm build beside the server, and it loads as a zstd decoder", async () => {
+    expect(await instantiateWasmZstd(entry('extension/dist/zstd.wasm').read())).toBeDefined();
+  });
+
   it('holds nothing from the sources, no source maps and no node_modules', () => {
     const unwanted = entries.map((e) => e.name).filter((name) => /\/src\/|\.map$|\.ts$|node_modules|esbuild\.mjs|tsconfig/.test(name));
     expect(unwanted).toEqual([]);
@@ -66,7 +74,10 @@ describe('the packaged .vsix', () => {
       const serverFile = path.join(scratch, 'server.js');
       writeFileSync(serverFile, entry('extension/dist/server.js').read());
       writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
+      writeFileSync(path.join(scratch, 'zstd.wasm'), entry('extension/dist/zstd.wasm').read());
       emptyRoot = mkdtempSync(path.join(scratch, 'sessions-'));
+      // The zstd copy of the fixture store, when present, so the packaged server must decode zstd.
+      if (conformance.dir) cpSync(fixtureStore(conformance.dir, 'zstd'), emptyRoot, { recursive: true });
       server = fork(serverFile, ['--node-ipc', `--clientProcessId=${process.pid}`], { silent: true });
       server.on('message', (message: { id?: number; result?: unknown; error?: unknown }) => {
         const pending = typeof message.id === 'number' ? waiting.get(message.id) : undefined;
@@ -107,6 +118,28 @@ describe('the packaged .vsix', () => {
         arguments: [{ sessionId: 's-1', label: 'A [b]' }],
       });
       expect(result).toBe(formatSessionReferenceMention({ sessionId: 's-1', label: 'A [b]' }));
+    });
+
+    it.skipIf(!conformance.dir)(`lists the zstd fixture store as dsh does ${conformance.reason ?? ''}`, async () => {
+      const rows = readFileSync(path.join(conformance.dir as string, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+      const row = rows.find((candidate) => candidate.request.op === 'list' && candidate.request.args.length === 1 && !candidate.request.target);
+      const expected = row.response.result;
+      // The index fills in the background: ask until every session is listed (or a generous deadline).
+      let listed: Array<Record<string, unknown>> = [];
+      for (let id = 100, deadline = Date.now() + 30_000; Date.now() < deadline; id++) {
+        const { result } = await request(id, 'workspace/executeCommand', {
+          command: SessionCommands.candidates,
+          arguments: [{ query: row.request.args[0], target: { sessionId: null, cwd: row.request.cwd } }],
+        });
+        listed = result.map(({ mention: _mention, ...candidate }: Record<string, unknown>) => candidate);
+        if (listed.length >= expected.length) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(listed).toEqual(expected);
+      expect(row.response.result.length).toBeGreaterThan(3);
     });
 
     it('prints the server version with --version', () => {

@@ -26,9 +26,11 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       process.stdout.write(SERVER_VERSION + '\n');
       return;
     case 'server':
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
       (require('./serverProcess') as ServerProcess).startServer(invocation, args);
       return;
     default:
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
       (require('./cliProcess') as CliProcess).runCliProcess(invocation);
   }
 }

@@ -42,14 +42,14 @@ import { answerRequest } from './wiring/requestAnswer';
 /** What the server needs from its process. */
 export interface SessionLanguageServerOptions {
   /** Open the store of a sessions root. */
-  openStore(root: string): SessionStoreService;
+  openStore: (root: string) => SessionStoreService;
   /** `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
-  defaultSessionsRoot(env: NodeJS.ProcessEnv): string;
+  defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
   env: NodeJS.ProcessEnv;
   /** Settings from the command line (`--sessions-root`). */
   commandLine?: Partial<Record<SettingKey, unknown>>;
   /** The server log (stderr; never stdout, which may carry the protocol). */
-  log(message: string): void;
+  log: (message: string) => void;
   version: string;
   /** How long to wait for the first `workspace/configuration` answer before opening a store anyway. */
   configurationTimeoutMs?: number;

@@ -1,4 +1,13 @@
+import type { SessionReferenceConfig } from './config';
 import { displaySafeText } from './displaySafe';
+import type {
+  ContentBlock,
+  ForeignAgent,
+  ParsedSessionReferenceText,
+  PreparedReferencedMessage,
+  SessionReferenceInput,
+  SessionReferenceMentionCandidate,
+} from './types';
 
 /** The `workspace/executeCommand` names of lsp-contract.md. */
 export const SessionCommands = {
@@ -12,6 +21,113 @@ export const SessionCommands = {
 
 /** Every command the server registers. */
 export const SESSION_COMMAND_NAMES: readonly string[] = Object.values(SessionCommands);
+
+/** `target` of a command (lsp-contract.md, The target): each field on its own, `null` or `""` = none. */
+export interface SessionCommandTarget {
+  sessionId?: string | null;
+  cwd?: string | null;
+}
+
+/** An open document named by a command. */
+export interface SessionCommandDocument {
+  uri: string;
+}
+
+/** What every preparing command also takes: a target, and a config overriding the settings for this call. */
+export interface SessionCommandOptions {
+  target?: SessionCommandTarget | null;
+  config?: Partial<SessionReferenceConfig> | null;
+}
+
+/** `dshSession.candidates`. */
+export interface CandidatesCommandArgument extends SessionCommandOptions {
+  query?: string | null;
+  limit?: number | null;
+  textDocument?: SessionCommandDocument | null;
+}
+
+/** `dshSession.prepare` of `content` and `references`, used as given (the seed API). */
+export interface PrepareContentArgument extends SessionCommandOptions {
+  content: ContentBlock[];
+  references: SessionReferenceInput[];
+  text?: never;
+  textDocument?: never;
+}
+
+/** `dshSession.prepare` or `dshSession.preview` of a text, its mentions parsed as dsh parses a direct message. */
+export interface PrepareTextArgument extends SessionCommandOptions {
+  text: string;
+  content?: never;
+  references?: never;
+  textDocument?: never;
+}
+
+/** `dshSession.prepare` or `dshSession.preview` of an open document, its mentions parsed as dsh parses a direct message. */
+export interface PrepareDocumentArgument extends SessionCommandOptions {
+  textDocument: SessionCommandDocument;
+  content?: never;
+  references?: never;
+  text?: never;
+}
+
+/** `dshSession.prepare`: exactly one of its three forms. */
+export type PrepareCommandArgument = PrepareContentArgument | PrepareTextArgument | PrepareDocumentArgument;
+
+/** `dshSession.preview`: a text or an open document (never content with references). */
+export type PreviewCommandArgument = PrepareTextArgument | PrepareDocumentArgument;
+
+/** `dshSession.parse`. */
+export interface ParseCommandArgument {
+  text: string;
+}
+
+/** `dshSession.formatMention`. */
+export interface FormatMentionCommandArgument {
+  sessionId: string;
+  label?: string | null;
+  /** A foreign agent's session (our extension); absent or null for a dsh session. */
+  agent?: ForeignAgent | null;
+}
+
+/** `dshSession.transcript`. */
+export interface TranscriptCommandArgument {
+  sessionId: string;
+  /** Another agent's session (our extension); absent or null for a dsh session. */
+  agent?: ForeignAgent | null;
+}
+
+/**
+ * The one argument and the result of each `workspace/executeCommand` (lsp-contract.md, Commands). The
+ * server's handlers and the clients are typed by it, so a change on one side fails to compile on the other.
+ */
+export interface SessionCommandMap {
+  [SessionCommands.candidates]: { argument: CandidatesCommandArgument; result: SessionReferenceMentionCandidate[] };
+  [SessionCommands.prepare]: { argument: PrepareCommandArgument; result: PreparedReferencedMessage };
+  [SessionCommands.parse]: { argument: ParseCommandArgument; result: ParsedSessionReferenceText };
+  /** The canonical mention. */
+  [SessionCommands.formatMention]: { argument: FormatMentionCommandArgument; result: string };
+  /** Markdown: the session as the user saw it. */
+  [SessionCommands.transcript]: { argument: TranscriptCommandArgument; result: string };
+  /** Markdown: what the model will see for the message. */
+  [SessionCommands.preview]: { argument: PreviewCommandArgument; result: string };
+}
+
+/** A command name of {@link SessionCommandMap}. */
+export type SessionCommandName = keyof SessionCommandMap;
+
+/** The argument object of command `C`. */
+export type SessionCommandArgument<C extends SessionCommandName> = SessionCommandMap[C]['argument'];
+
+/** The result of command `C`. */
+export type SessionCommandResult<C extends SessionCommandName> = SessionCommandMap[C]['result'];
+
+/** `workspace/executeCommand` params (also an LSP `Command` without its title) calling `command` with its one argument. */
+export function sessionCommandParams<C extends SessionCommandName>(
+  command: C,
+  argument: SessionCommandArgument<C>,
+): { command: C; arguments: [SessionCommandArgument<C>] } {
+  return { command, arguments: [argument] };
+}
 
 /** The settings section pulled with `workspace/configuration`. */
 export const SETTINGS_SECTION = 'dshSessions';

@@ -136,4 +136,9 @@ describe('sessionReferenceErrorFromJsonRpc', () => {
     const code: SessionReferenceErrorCode = 'SESSION_REFERENCE_READ_FAILED';
     expect(sessionReferenceErrorFromJsonRpc({ data: { code } })).toMatchObject({ code, message: '' });
   });
+
+  it('keeps the code and no message when the message is not a string', () => {
+    const code: SessionReferenceErrorCode = 'SESSION_REFERENCE_READ_FAILED';
+    expect(sessionReferenceErrorFromJsonRpc({ message: { text: 'x' }, data: { code } })).toMatchObject({ code, message: '' });
+  });
 });

@@ -67,5 +67,5 @@ export function sessionReferenceErrorFromJsonRpc(error: {
   const data = error.data as { code?: unknown } | undefined;
   const code = data?.code;
   if (!(SESSION_REFERENCE_ERROR_CODES as readonly unknown[]).includes(code)) return undefined;
-  return new SessionReferenceError(code as SessionReferenceErrorCode, String(error.message ?? ''));
+  return new SessionReferenceError(code as SessionReferenceErrorCode, typeof error.message === 'string' ? error.message : '');
 }

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   SessionReferenceError,
   decodeSessionMention,
-  decodeSessionReferenceUri,
   encodeSessionReferenceUri,
   escapeMentionLabel,
   formatSessionReferenceMention,

@@ -69,6 +69,7 @@ describe('the packed tarball', () => {
       'dist/bundle/main.js',
       'dist/bundle/serverProcess.js',
       'dist/bundle/summarizeWorker.js',
+      'dist/bundle/zstd.wasm',
       'dist/client.js',
       'dist/types/client/index.d.ts',
       'package.json',

@@ -37,6 +37,15 @@ function texts(page: Page, selector: string): Promise<string[]> {
   return page.$$eval(selector, (elements) => elements.map((element) => (element.textContent ?? '').replace(/\u00a0/g, ' ')));
 }
 
+/** Waits until an element matching `selector` shows `text` (the editor renders spaces as U+00A0). */
+async function waitForText(page: Page, selector: string, text: string): Promise<void> {
+  await page.waitForFunction(
+    ([where, wanted]) => [...document.querySelectorAll(where)].some((element) => element.textContent?.replace(/\u00a0/g, ' ').includes(wanted)),
+    [selector, text] as const,
+    { timeout: STEP_TIMEOUT_MS },
+  );
+}
+
 /** Runs a command from the command palette by its title. */
 async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('F1');
@@ -86,12 +95,7 @@ describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chr
       await page.waitForSelector('.editor-instance .monaco-editor .view-lines', { timeout: STEP_TIMEOUT_MS });
 
       // The status bar counts the store's sessions once the server has indexed it.
-      const statusCount = `dsh: ${expected.length} sessions`;
-      await page.waitForFunction(
-        (wanted) => [...document.querySelectorAll('.statusbar-item')].some((item) => item.textContent?.includes(wanted)),
-        statusCount,
-        { timeout: STEP_TIMEOUT_MS },
-      );
+      await waitForText(page, '.statusbar-item', `dsh: ${expected.length} sessions`);
       await shot('opened');
 
       // `@` opens the suggest widget with the server's sessions in the server's order.
@@ -131,19 +135,10 @@ describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chr
 
       // Hovering the mention shows its session's preview.
       await page.keyboard.press('Home');
-      await page.keyboard.press('ArrowRight');
-      await page.keyboard.press('ArrowRight');
-      await page.keyboard.press('ArrowRight');
-      await page.keyboard.press('ArrowRight');
-      await page.keyboard.press('ArrowRight');
-      await page.keyboard.press('ArrowRight');
+      for (let i = 0; i < 'see @['.length; i++) await page.keyboard.press('ArrowRight');
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+I');
-      await page.waitForFunction(
-        (title) => [...document.querySelectorAll('.monaco-hover')].some((hover) => hover.textContent?.includes(title)),
-        first.label,
-        { timeout: STEP_TIMEOUT_MS },
-      );
+      await waitForText(page, '.monaco-hover', first.label);
       await shot('hover');
       await page.keyboard.press('Escape');
 
@@ -166,11 +161,7 @@ describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chr
 
       // *Preview what the model will see* opens the prepared message for this file.
       await runCommand(page, 'dsh: Preview what the model will see');
-      await page.waitForFunction(
-        () => [...document.querySelectorAll('.editor-instance .view-lines')].some((lines) => lines.textContent?.replace(/\u00a0/g, ' ').includes('What the model will see')),
-        undefined,
-        { timeout: STEP_TIMEOUT_MS },
-      );
+      await waitForText(page, '.editor-instance .view-lines', 'What the model will see');
       await shot('preview');
       const previewText = (await texts(page, '.editor-instance .view-lines')).join('\n');
       expect(previewText).toContain('Referenced sessions');
@@ -184,11 +175,7 @@ describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chr
       await page.keyboard.type('and @[gone](dsh-session:) ');
       await page.keyboard.press('Escape');
       await page.keyboard.press('Control+Shift+M');
-      await page.waitForFunction(
-        () => [...document.querySelectorAll('.markers-panel .monaco-list-row')].some((row) => row.textContent?.includes('SESSION_REFERENCE_INVALID_REFERENCE')),
-        undefined,
-        { timeout: STEP_TIMEOUT_MS },
-      );
+      await waitForText(page, '.markers-panel .monaco-list-row', 'SESSION_REFERENCE_INVALID_REFERENCE');
       await shot('problems');
       passed = true;
     } finally {

@@ -97,7 +97,8 @@ describe('editor features on random documents', () => {
         for (const diagnostic of diagnostics) {
           expectInside(document, diagnostic.range);
           expect(diagnostic.source).toBe('dsh-session');
-          expect(String(diagnostic.message).replace(/\n/g, ' ')).not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
+          const text = typeof diagnostic.message === 'string' ? diagnostic.message : diagnostic.message.value;
+          expect(text.replace(/\n/g, ' ')).not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
         }
         const hover = await provideMentionHover(document, { line, character }, workspace);
         if (hover !== null) {

@@ -103,7 +103,7 @@ const otherUserReason = !setpriv.found ? setpriv.reason : !asRoot ? 'running the
 if (IN_CI && otherUserReason !== undefined) throw new Error(`CI=true: ${otherUserReason}`);
 
 describe('the parent watch', () => {
-  it.concurrent.skipIf(otherUserReason !== undefined)(
+  it.skipIf(otherUserReason !== undefined).concurrent(
     `keeps serving a live client it may not signal (EPERM: the server runs as nobody), from initialize and from --clientProcessId${otherUserReason ? ` [skipped: ${otherUserReason}]` : ''}`,
     async () => {
       const nobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { CompletionItem, CompletionList } from 'vscode-languageserver-protocol';
+import type { CompletionItem } from 'vscode-languageserver-protocol';
 import { SessionCommands, formatSessionReferenceMention, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
 import { fileUri, pollUntil } from '../support/lspClient';
 import { findProgram } from '../support/conformance';

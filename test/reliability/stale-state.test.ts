@@ -281,7 +281,6 @@ describe('the persistent cache', () => {
     await eventually(() => expect(cacheFiles(home).some((file) => file.endsWith('.jsonl'))).toBe(true));
     await stop(first);
     const cache = cacheFile(home);
-    const dir = path.dirname(cache);
     // Leftovers of killed writes: a dead writer's, and one untouched for ten minutes (of a live
     // pid); a live write in progress: this process's pid, just written.
     const deadPid = spawnSync(process.execPath, ['-e', '0']).pid;

@@ -1,8 +1,11 @@
 /**
  * The floor: list the transcripts and read every byte of each once, zstd-decompressing the
- * zstd ones with the project's own frame decoder (checksums verified), with no line splitting
- * or parsing (benchmarks.md). An index that labels every session cannot build faster.
+ * zstd ones, with no line splitting or parsing (benchmarks.md). An index that labels every
+ * session cannot build faster. Two decoders, reported side by side: the project's own frame
+ * decoder in this process (checksums verified), and the native `zstd` CLI (the physical
+ * reference: libzstd compiled for this machine). The budget is against the faster.
  */
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decompressFrames } from '../zstd/frames';
@@ -57,4 +60,62 @@ export function runFloor(root: string): FloorResult {
     plaintextBytes += file.encoding === 'zstd' ? decompressFrames(bytes).length : bytes.length;
   }
   return { ms: performance.now() - started, transcripts: files.length, bytesOnDisk, plaintextBytes };
+}
+
+/** What one native floor pass did. */
+export interface NativeFloorResult extends FloorResult {
+  /** `zstd --version`'s first line. */
+  tool: string;
+}
+
+/** Paths handed to one `zstd -d` call (well under any command-line limit). */
+const NATIVE_BATCH = 256;
+
+/** The `zstd` CLI's version line, or undefined when it is not on PATH. */
+export function nativeZstdVersion(): string | undefined {
+  try {
+    return execFileSync('zstd', ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Decompresses `paths` with one `zstd -d` call; resolves to the plaintext bytes it wrote. */
+function nativeDecompress(paths: readonly string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('zstd', ['-d', '-c', '-q', '--', ...paths], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let bytes = 0;
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(bytes) : reject(new Error(`zstd -d exited with ${code}: ${stderr.trim()}`))));
+  });
+}
+
+/**
+ * One timed native floor pass: the walk and the raw transcripts' reads in this process, the zstd
+ * ones read and decompressed by the `zstd` CLI (checksums verified), 256 files a call, its
+ * output counted here. Requires {@link nativeZstdVersion}.
+ */
+export async function runNativeFloor(root: string, tool: string): Promise<NativeFloorResult> {
+  const started = performance.now();
+  const files = listTranscripts(root);
+  let bytesOnDisk = 0;
+  let plaintextBytes = 0;
+  const zstd: string[] = [];
+  for (const file of files) {
+    if (file.encoding === 'zstd') {
+      zstd.push(file.path);
+      continue;
+    }
+    const bytes = readFileSync(file.path);
+    bytesOnDisk += bytes.length;
+    plaintextBytes += bytes.length;
+  }
+  for (let at = 0; at < zstd.length; at += NATIVE_BATCH) plaintextBytes += await nativeDecompress(zstd.slice(at, at + NATIVE_BATCH));
+  const ms = performance.now() - started;
+  // On-disk bytes of the zstd files, outside the timing (the CLI read them).
+  for (const file of zstd) bytesOnDisk += readFileSync(file).length;
+  return { ms, transcripts: files.length, bytesOnDisk, plaintextBytes, tool };
 }

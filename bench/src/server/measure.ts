@@ -41,7 +41,7 @@ function mismatch(result: readonly WireCandidate[], expected: ReadonlyMap<string
 export async function waitForCompleteAnswer(server: RunningServer, expected: ReadonlyMap<string, string>, deadlineMs: number): Promise<CompleteAnswer> {
   let polls = 0;
   let sawProgress = false;
-  let last = 'no answer yet';
+  let last: string;
   for (;;) {
     if (server.activeProgress.size > 0) {
       sawProgress = true;

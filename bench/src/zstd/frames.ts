@@ -33,6 +33,12 @@ export async function initFrameDecoding(): Promise<void> {
   decoder = defaultZstdDecoder();
 }
 
+/** Which decoder {@link decompressFrames} uses (after {@link initFrameDecoding}). */
+export function frameDecoderName(): string {
+  if (!decoder) throw new Error('initFrameDecoding() first');
+  return decoder.name;
+}
+
 /** The whole plaintext of concatenated frames (each checksum verified). */
 export function decompressFrames(data: Uint8Array): Uint8Array {
   if (!decoder) throw new Error('initFrameDecoding() first');

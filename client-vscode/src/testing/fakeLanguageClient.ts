@@ -1,6 +1,5 @@
 // A stand-in for `vscode-languageclient/node`'s LanguageClient (the real one needs a running VS
 // Code): it records how it was built and answers requests through a test-supplied handler.
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 export enum TransportKind {
   stdio = 0,

@@ -1,6 +1,5 @@
 // A minimal stand-in for the `vscode` module (VS Code itself cannot run here): just the API the
 // extension touches, recording calls so tests can check what the extension asked the editor to do.
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 type Listener<T> = (value: T) => unknown;
 

@@ -9,6 +9,8 @@ import {
   formatSessionReferenceMention,
   isPositiveSafeInteger,
   isSessionReferenceError,
+  type CandidatesCommandArgument,
+  type PrepareTextArgument,
   type PreparedReferencedMessage,
   type SessionReferenceMentionCandidate,
   type SessionsRootProblem,
@@ -31,8 +33,8 @@ export interface CliIo {
 
 /** What the CLI needs to open a store. */
 export interface CliStoreAccess {
-  openStore(root: string): SessionStoreService;
-  defaultSessionsRoot(env: NodeJS.ProcessEnv): string;
+  openStore: (root: string) => SessionStoreService;
+  defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
 }
 
 type Subcommand = Extract<Invocation, { kind: 'candidates' | 'prepare' }>;
@@ -133,17 +135,15 @@ async function candidates(invocation: Extract<Invocation, { kind: 'candidates' }
     const requested = numberFlag(invocation.limit) ?? workspace.settings().config.candidateLimit;
     // One more than asked tells whether the list was cut; an invalid limit goes to the core as given.
     const probe = isPositiveSafeInteger(requested) && requested < Number.MAX_SAFE_INTEGER ? requested + 1 : requested;
-    const found = await listCandidatesCommand(
-      {
-        query: invocation.query,
-        limit: probe,
-        target: {
-          ...(invocation.target === undefined ? {} : { sessionId: invocation.target }),
-          ...(invocation.cwd === undefined ? {} : { cwd: path.resolve(io.cwd, invocation.cwd) }),
-        },
+    const argument: CandidatesCommandArgument = {
+      query: invocation.query,
+      limit: probe,
+      target: {
+        ...(invocation.target === undefined ? {} : { sessionId: invocation.target }),
+        ...(invocation.cwd === undefined ? {} : { cwd: path.resolve(io.cwd, invocation.cwd) }),
       },
-      workspace,
-    );
+    };
+    const found = await listCandidatesCommand(argument, workspace);
     const shown = found.slice(0, requested);
     io.stdout.write(
       invocation.json ? JSON.stringify(shown, null, 2) + '\n' : renderCandidates(shown, found.length > shown.length, store, Date.now()),
@@ -166,14 +166,12 @@ async function prepare(invocation: Extract<Invocation, { kind: 'prepare' }>, io:
   const workspace = openWorkspace(invocation, io, access);
   try {
     await indexedStore(workspace, io);
-    const prepared = await prepareCommand(
-      {
-        text,
-        target: invocation.target === undefined ? { sessionId: null } : { sessionId: invocation.target },
-        ...(maxReferenceBytes === undefined ? {} : { config: { maxReferenceBytes } }),
-      },
-      workspace,
-    );
+    const argument: PrepareTextArgument = {
+      text,
+      target: invocation.target === undefined ? { sessionId: null } : { sessionId: invocation.target },
+      ...(maxReferenceBytes === undefined ? {} : { config: { maxReferenceBytes } }),
+    };
+    const prepared = await prepareCommand(argument, workspace);
     io.stdout.write(invocation.json ? JSON.stringify(prepared, null, 2) + '\n' : renderPrepared(prepared));
   } finally {
     workspace.dispose();

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SessionCommands, displaySafeText, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
+import { SessionCommands, displaySafeText, sessionCommandParams, type SessionCommandResult } from '@dsh-session-ls/shared';
 import { StreamMessageReader, StreamMessageWriter, createMessageConnection, type MessageConnection } from 'vscode-jsonrpc/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { CompletionItem, CompletionList, InitializeResult, MarkupContent, TextEdit } from 'vscode-languageserver/node';
@@ -136,10 +136,10 @@ async function run(connection: MessageConnection): Promise<void> {
   say();
 
   // 4. Prepare, as dsh does when the message is sent.
-  const prepared = await connection.sendRequest<PreparedReferencedMessage>('workspace/executeCommand', {
-    command: SessionCommands.prepare,
-    arguments: [{ textDocument: { uri: DOCUMENT_URI } }],
-  });
+  const prepared = await connection.sendRequest<SessionCommandResult<typeof SessionCommands.prepare>>(
+    'workspace/executeCommand',
+    sessionCommandParams(SessionCommands.prepare, { textDocument: { uri: DOCUMENT_URI } }),
+  );
   say(bold('4. You send it. dshSession.prepare gives exactly what dsh would:'));
   say();
   say('   the message, as the model reads it:');

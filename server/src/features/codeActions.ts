@@ -1,4 +1,4 @@
-import { SessionCommands, displaySafeLabel, formatSessionReferenceMention } from '@dsh-session-ls/shared';
+import { SessionCommands, displaySafeLabel, formatSessionReferenceMention, sessionCommandParams } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   CodeActionKind,
@@ -114,7 +114,7 @@ export async function provideCodeActions(
   if (only === undefined) {
     actions.push({
       title: PREVIEW_ACTION_TITLE,
-      command: { title: PREVIEW_ACTION_TITLE, command: SessionCommands.preview, arguments: [{ textDocument: { uri: document.uri } }] },
+      command: { title: PREVIEW_ACTION_TITLE, ...sessionCommandParams(SessionCommands.preview, { textDocument: { uri: document.uri } }) },
     });
   }
   return actions;

@@ -2,12 +2,30 @@ import {
   SESSION_REFERENCE_CONFIG_KEYS,
   SessionReferenceError,
   resolveSessionReferenceConfig,
+  type SessionCommandArgument,
+  type SessionCommandDocument,
+  type SessionCommandName,
+  type SessionCommandOptions,
   type SessionReferenceConfig,
 } from '@dsh-session-ls/shared';
 import type { TargetRequest } from '../settings/target';
 
-/** A command's one argument object. */
-export type CommandArgument = Readonly<Record<string, unknown>>;
+/** Every field name of `A`, across the forms of a union. */
+type FieldOf<A> = A extends unknown ? keyof A & string : never;
+
+/** The fields of `A` (any form) that shared/ declares as strings. */
+type StringFieldOf<A> = A extends unknown
+  ? { [K in keyof A & string]-?: [NonNullable<A[K]>] extends [never] ? never : NonNullable<A[K]> extends string ? K : never }[keyof A & string]
+  : never;
+
+declare const argumentShape: unique symbol;
+
+/**
+ * A command's one argument object as received: an object whose fields are still unchecked. Only the
+ * fields `SessionCommandMap` declares for the command (`A`, any of its forms) can be read, and the
+ * accessors below take only fields of the declared type, so a change to the map fails to compile here.
+ */
+export type CommandArgument<A> = { readonly [K in FieldOf<A>]?: unknown } & { readonly [argumentShape]?: A };
 
 function invalidReference(message: string): SessionReferenceError {
   return new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', message);
@@ -21,7 +39,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * The one argument object of a command: `arguments` must hold exactly one object, or one string of
  * JSON for such an object (clients like YouCompleteMe send strings); anything else is INVALID_REFERENCE.
  */
-export function commandArgument(command: string, args: unknown): CommandArgument {
+export function commandArgument<C extends SessionCommandName>(command: C, args: unknown): CommandArgument<SessionCommandArgument<C>> {
   if (!Array.isArray(args) || args.length !== 1) {
     throw invalidReference(`${command} takes exactly one argument object`);
   }
@@ -38,22 +56,22 @@ export function commandArgument(command: string, args: unknown): CommandArgument
 }
 
 /** An optional string field (`null` = absent); anything else is INVALID_REFERENCE. */
-export function optionalString(argument: CommandArgument, field: string): string | undefined {
-  const value = argument[field];
+export function optionalString<A>(argument: CommandArgument<A>, field: StringFieldOf<A>): string | undefined {
+  const value = (argument as Record<string, unknown>)[field];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw invalidReference(`${field} must be a string`);
   return value;
 }
 
 /** A required string field; anything else is INVALID_REFERENCE. */
-export function requiredString(argument: CommandArgument, field: string): string {
-  const value = argument[field];
+export function requiredString<A>(argument: CommandArgument<A>, field: StringFieldOf<A>): string {
+  const value = (argument as Record<string, unknown>)[field];
   if (typeof value !== 'string') throw invalidReference(`${field} must be a string`);
   return value;
 }
 
 /** The `target` field: an object whose `sessionId` and `cwd` are each a string, `null` or absent. */
-export function targetRequest(argument: CommandArgument): TargetRequest | undefined {
+export function targetRequest(argument: CommandArgument<SessionCommandOptions>): TargetRequest | undefined {
   const value = argument.target;
   if (value === undefined || value === null) return undefined;
   if (!isPlainObject(value)) throw invalidReference('target must be an object');
@@ -68,7 +86,7 @@ export function targetRequest(argument: CommandArgument): TargetRequest | undefi
 }
 
 /** The `textDocument.uri` field, if the argument names a document. */
-export function textDocumentUri(argument: CommandArgument): string | undefined {
+export function textDocumentUri(argument: CommandArgument<{ textDocument?: SessionCommandDocument | null }>): string | undefined {
   const value = argument.textDocument;
   if (value === undefined || value === null) return undefined;
   if (!isPlainObject(value) || typeof value.uri !== 'string') throw invalidReference('textDocument must be { uri: string }');
@@ -79,7 +97,7 @@ export function textDocumentUri(argument: CommandArgument): string | undefined {
  * The per-call `config` field, validated as dsh validates a config (INVALID_CONFIG); only the fields it
  * sets are returned, so the others keep their settings.
  */
-export function configOverride(argument: CommandArgument): Partial<SessionReferenceConfig> | undefined {
+export function configOverride(argument: CommandArgument<SessionCommandOptions>): Partial<SessionReferenceConfig> | undefined {
   const value = argument.config;
   if (value === undefined || value === null) return undefined;
   if (!isPlainObject(value)) {

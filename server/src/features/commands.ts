@@ -4,10 +4,12 @@ import {
   formatSessionReferenceMention,
   parseAgentReferenceText,
   parseSessionReferenceText,
+  type CandidatesCommandArgument,
   type ContentBlock,
-  type ParsedSessionReferenceText,
-  type PreparedReferencedMessage,
-  type SessionReferenceMentionCandidate,
+  type FormatMentionCommandArgument,
+  type ParseCommandArgument,
+  type PrepareCommandArgument,
+  type SessionCommandResult,
 } from '@dsh-session-ls/shared';
 import {
   commandArgument,
@@ -43,10 +45,10 @@ function openDocumentText(services: SessionServices, uri: string): string {
 
 /** `dshSession.candidates`: mention-carrying candidates for the target, dsh's labels unchanged. */
 export async function listCandidatesCommand(
-  argument: CommandArgument,
+  argument: CommandArgument<CandidatesCommandArgument>,
   services: SessionServices,
   signal?: AbortSignal,
-): Promise<SessionReferenceMentionCandidate[]> {
+): Promise<SessionCommandResult<typeof SessionCommands.candidates>> {
   const query = optionalString(argument, 'query') ?? '';
   const limit = argument.limit === null ? undefined : argument.limit;
   const resolver = services.resolver(configOverride(argument));
@@ -61,10 +63,10 @@ export async function listCandidatesCommand(
  * `text`, or an open `textDocument` (mentions parsed as dsh parses a direct message).
  */
 export async function prepareCommand(
-  argument: CommandArgument,
+  argument: CommandArgument<PrepareCommandArgument>,
   services: SessionServices,
   signal?: AbortSignal,
-): Promise<PreparedReferencedMessage> {
+): Promise<SessionCommandResult<typeof SessionCommands.prepare>> {
   const forms = (['content', 'text', 'textDocument'] as const).filter((field) => argument[field] !== undefined);
   if (forms.length !== 1) {
     throw invalidReference('dshSession.prepare takes exactly one of content (with references), text or textDocument');
@@ -93,12 +95,14 @@ export async function prepareCommand(
 }
 
 /** `dshSession.parse`: the readable text and the references, as dsh parses a direct message. */
-export function parseCommand(argument: CommandArgument): ParsedSessionReferenceText {
+export function parseCommand(argument: CommandArgument<ParseCommandArgument>): SessionCommandResult<typeof SessionCommands.parse> {
   return parseSessionReferenceText(requiredString(argument, 'text'));
 }
 
 /** `dshSession.formatMention`: the canonical mention of `{sessionId, label?}`. */
-export function formatMentionCommand(argument: CommandArgument): string {
+export function formatMentionCommand(
+  argument: CommandArgument<FormatMentionCommandArgument>,
+): SessionCommandResult<typeof SessionCommands.formatMention> {
   const label = optionalString(argument, 'label');
   const agent = optionalString(argument, 'agent');
   if (agent !== undefined && agent !== 'claude-code' && agent !== 'codex') throw invalidReference('agent must be "claude-code" or "codex"');
@@ -118,13 +122,13 @@ export async function executeSessionCommand(
 ): Promise<unknown> {
   switch (command) {
     case SessionCommands.candidates:
-      return listCandidatesCommand(commandArgument(command, args), services, signal);
+      return listCandidatesCommand(commandArgument(SessionCommands.candidates, args), services, signal);
     case SessionCommands.prepare:
-      return prepareCommand(commandArgument(command, args), services, signal);
+      return prepareCommand(commandArgument(SessionCommands.prepare, args), services, signal);
     case SessionCommands.parse:
-      return parseCommand(commandArgument(command, args));
+      return parseCommand(commandArgument(SessionCommands.parse, args));
     case SessionCommands.formatMention:
-      return formatMentionCommand(commandArgument(command, args));
+      return formatMentionCommand(commandArgument(SessionCommands.formatMention, args));
     default:
       throw unknownCommandError(command);
   }

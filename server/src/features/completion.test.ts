@@ -187,7 +187,7 @@ describe('session completion when the sessions root is not read', () => {
     });
     expect(item.detail).toBe(describeSessionsRootProblem('/home/u/.dsh/sessions', problem));
     expect(item.detail).toContain(`The dsh sessions root /home/u/.dsh/sessions ${reason}`);
-    expect(String(item.documentation)).toContain('dshSessions.sessionsRoot');
+    expect(item.documentation).toEqual(expect.stringContaining('dshSessions.sessionsRoot'));
   });
 
   it.each(['see @|', 'see @we|', 'see @we|ather next', '@|', 'a\r\n@x|y\r\nb', '😀 @q|'])(

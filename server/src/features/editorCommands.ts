@@ -23,13 +23,13 @@ export async function executeEditorCommand(
   switch (command) {
     case SessionCommands.transcript:
       return transcriptCommand(
-        commandArgument(command, args),
+        commandArgument(SessionCommands.transcript, args),
         services,
         signal,
         readLog ?? sessionLogFileReader(() => services.settings().sessionsRoot, services.sessions),
       );
     case SessionCommands.preview:
-      return previewCommand(commandArgument(command, args), services, signal);
+      return previewCommand(commandArgument(SessionCommands.preview, args), services, signal);
     default:
       throw unknownCommandError(command);
   }

@@ -4,6 +4,9 @@ import {
   parseSessionReferenceText,
   SessionReferenceError,
   type PreparedReferencedMessage,
+  type PreviewCommandArgument,
+  type SessionCommandResult,
+  type SessionCommands,
 } from '@dsh-session-ls/shared';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX, tagSafeJsonByteLength } from '../resolver';
 import { configOverride, requiredString, targetRequest, textDocumentUri, type CommandArgument } from './commandArguments';
@@ -62,7 +65,11 @@ export function refusedPreviewMarkdown(error: SessionReferenceError): string {
  * the message, prepared exactly as `dshSession.prepare` prepares it; a message dsh would refuse shows
  * the refusal. A malformed argument, an unopened document and cancellation are errors.
  */
-export async function previewCommand(argument: CommandArgument, services: SessionServices, signal?: AbortSignal): Promise<string> {
+export async function previewCommand(
+  argument: CommandArgument<PreviewCommandArgument>,
+  services: SessionServices,
+  signal?: AbortSignal,
+): Promise<SessionCommandResult<typeof SessionCommands.preview>> {
   const forms = (['text', 'textDocument'] as const).filter((field) => argument[field] !== undefined);
   if (forms.length !== 1 || argument.content !== undefined || argument.references !== undefined) {
     throw invalidReference('dshSession.preview takes exactly one of text or textDocument');

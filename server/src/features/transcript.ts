@@ -1,4 +1,11 @@
-import { FOREIGN_SESSION_URI_PREFIXES, SessionReferenceError, type ForeignAgent } from '@dsh-session-ls/shared';
+import {
+  FOREIGN_SESSION_URI_PREFIXES,
+  SessionReferenceError,
+  type ForeignAgent,
+  type SessionCommandResult,
+  type SessionCommands,
+  type TranscriptCommandArgument,
+} from '@dsh-session-ls/shared';
 import {
   isCompactionCheckpointSource,
   messageText,
@@ -152,7 +159,7 @@ async function agentLog(services: SessionServices, sessionId: string, agent: For
   return { header: log.header, events: log.events, whole: true, ...(log.title === undefined ? {} : { title: log.title }) };
 }
 
-function agentArgument(argument: CommandArgument): ForeignAgent | undefined {
+function agentArgument(argument: CommandArgument<TranscriptCommandArgument>): ForeignAgent | undefined {
   const agent = optionalString(argument, 'agent');
   if (agent !== undefined && !Object.hasOwn(FOREIGN_SESSION_URI_PREFIXES, agent)) {
     throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'agent must be "claude-code" or "codex"');
@@ -166,11 +173,11 @@ function agentArgument(argument: CommandArgument): ForeignAgent | undefined {
  * whole from its store when that agent is enabled. A session that cannot be read is READ_FAILED.
  */
 export async function transcriptCommand(
-  argument: CommandArgument,
+  argument: CommandArgument<TranscriptCommandArgument>,
   services: SessionServices,
   signal?: AbortSignal,
   readLog?: SessionLogReader,
-): Promise<string> {
+): Promise<SessionCommandResult<typeof SessionCommands.transcript>> {
   const sessionId = requiredString(argument, 'sessionId');
   const agent = agentArgument(argument);
   throwIfCancelled(signal);

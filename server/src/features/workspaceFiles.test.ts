@@ -253,7 +253,7 @@ describe('file-mention search over snapshots of a real folder', () => {
     const walkSignals: AbortSignal[] = [];
     const files = new WorkspaceFiles({
       now: clock().now,
-      lister: (request, signal) => {
+      lister: (_request, signal) => {
         walkSignals.push(signal);
         return new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(cancelledError(signal)), { once: true }));
       },

@@ -225,6 +225,7 @@ describe('prepare', () => {
         code: 'SESSION_REFERENCE_READ_FAILED',
         message: 'failed to read referenced session: corrupt session log: bad checksum',
       });
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a store rejecting with a non-Error is the case
       const odd: SessionStore = { listSessions: async () => [], readSurface: () => Promise.reject('plain string') };
       await expect(createSessionReferenceResolver(odd).prepare(undefined, CONTENT, [{ sessionId: 'x' }])).rejects.toMatchObject({
         name: 'SessionReferenceError',

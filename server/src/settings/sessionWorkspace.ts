@@ -18,9 +18,9 @@ import { fileUriToPath, resolveTarget, type TargetRequest } from './target';
 /** How a workspace reaches the outside world (all injected, so it runs the same in the server, the CLI and tests). */
 export interface SessionWorkspaceOptions {
   /** Open the store of a sessions root. */
-  openStore(root: string): SessionStoreService;
+  openStore: (root: string) => SessionStoreService;
   /** `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
-  defaultSessionsRoot(env: NodeJS.ProcessEnv): string;
+  defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
   env: NodeJS.ProcessEnv;
   /** Settings given on the command line. */
   commandLine?: Partial<Record<SettingKey, unknown>>;
@@ -29,7 +29,7 @@ export interface SessionWorkspaceOptions {
   /** Called with each store opened (the first, and one per root change). */
   onStoreOpened?(store: SessionStoreService): void;
   /** Diagnostic logging of other agents' stores. */
-  log?(message: string): void;
+  log?: (message: string) => void;
   now?(): number;
 }
 

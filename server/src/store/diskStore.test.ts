@@ -132,7 +132,7 @@ function tempDir(prefix = 'dsh-store-'): string {
 }
 
 /** Test timing: short intervals so fallbacks run during a test; watches still do the real work. */
-const FAST: Partial<DiskStoreTuning> = { sweepIntervalMs: 50, sweepPeriodMs: 200, rescanMinIntervalMs: 400, rescanCpuFactor: 0, rootPollMs: 50, cacheSaveDelayMs: 50 };
+const FAST: Partial<DiskStoreTuning> = { sweepIntervalMs: 50, sweepPeriodMs: 200, rescanMinIntervalMs: 400, rescanCpuFactor: 0, sweepCostFactor: 0, rootPollMs: 50, cacheSaveDelayMs: 50 };
 
 function open(root: string, tuning: Partial<DiskStoreTuning> = {}, cacheDir?: string) {
   const problems: StoreProblem[] = [];

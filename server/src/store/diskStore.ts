@@ -48,11 +48,16 @@ export interface DiskStoreTuning {
   maxDebounceMs: number;
   /**
    * The sweep re-stats the transcripts no watch covers (and retries failed reads): one pass
-   * takes at least `sweepPeriodMs` (and 400× the pass's own CPU time), spread in batches at
-   * most every `sweepIntervalMs`.
+   * takes at least `sweepPeriodMs` (and `sweepCostFactor` × the time the pass's own batches took),
+   * spread in batches at most every `sweepIntervalMs`.
    */
   sweepIntervalMs: number;
   sweepPeriodMs: number;
+  /**
+   * Default 400 (≤ 0.25 % of a core). Tests set 0: on a loaded machine a batch of two lstats can
+   * take a descheduled 25 ms, which ×400 stalls the sweep past any test's deadline.
+   */
+  sweepCostFactor: number;
   /** Full rescans run at least this far apart, and at least 200× their duration apart. */
   rescanMinIntervalMs: number;
   /**
@@ -88,6 +93,7 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   sweepPeriodMs: 30_000,
   rescanMinIntervalMs: 300_000,
   rescanCpuFactor: 1000,
+  sweepCostFactor: 400,
   rootPollMs: 500,
   notifyThrottleMs: 100,
   cacheSaveDelayMs: 5000,
@@ -105,9 +111,6 @@ function cpuMs(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
 }
-
-/** A sweep pass starts at least this many times its predecessor's CPU time after it (≤ 0.25 % of a core). */
-const SWEEP_COST_FACTOR = 400;
 
 /** While indexing, `onDidChange` is spaced this many times further apart than usual. */
 const INDEXING_NOTIFY_SPACING = 5;
@@ -764,7 +767,7 @@ export class DiskSessionStore implements SessionStoreService {
       if (this.sweeping) return this.scheduleSweep(attached);
       if (this.sweepQueue.length === 0) {
         const now = Date.now();
-        const nextPass = this.sweepPassStart + Math.max(this.tuning.sweepPeriodMs, SWEEP_COST_FACTOR * this.sweepPassCostMs);
+        const nextPass = this.sweepPassStart + Math.max(this.tuning.sweepPeriodMs, this.tuning.sweepCostFactor * this.sweepPassCostMs);
         if (this.sweepPassStart > 0 && now < nextPass) return this.scheduleSweep(attached, nextPass - now);
         this.sweepQueue = this.sweepKeys(attached);
         this.sweepPassStart = now;

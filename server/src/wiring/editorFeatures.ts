@@ -51,7 +51,7 @@ export interface EditorFeatures {
 /** Options of {@link registerEditorFeatures}. */
 export interface EditorFeatureOptions {
   /** The server log (stderr). */
-  log(message: string): void;
+  log: (message: string) => void;
   /** Delay after an edit before its diagnostics are recomputed. */
   diagnosticsDebounceMs?: number;
 }

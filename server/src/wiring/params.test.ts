@@ -154,18 +154,26 @@ describe('param shapes', () => {
     expect((thrown as ResponseError<unknown>).message).toBe('textDocument/hover: params.position must be an object (got nothing)');
   });
 
-  it('checkedNotification calls the handler with fitting params only, and logs one line for the others', () => {
+  it('checkedNotification calls the handler with fitting params only, and logs one line for the others', async () => {
     const logged: string[] = [];
     const seen: unknown[] = [];
-    const handler = checkedNotification('textDocument/didClose', DOCUMENT_LINK_PARAMS, (m) => logged.push(m), (p) => seen.push(p));
-    handler({ textDocument: { uri: URI } });
-    handler({ textDocument: null });
-    handler(undefined);
+    const handler = checkedNotification('textDocument/didClose', DOCUMENT_LINK_PARAMS, (m) => logged.push(m), (p) => {
+      seen.push(p);
+    });
+    await handler({ textDocument: { uri: URI } });
+    await handler({ textDocument: null });
+    await handler(undefined);
     expect(seen).toEqual([{ textDocument: { uri: URI } }]);
     expect(logged).toEqual([
       'ignored textDocument/didClose: params.textDocument must be an object (got null)',
       'ignored textDocument/didClose: params must be an object (got nothing)',
     ]);
+  });
+
+  it("checkedNotification hands a handler's promise back (vscode-jsonrpc awaits it and logs a rejection)", async () => {
+    const failure = new Error('handler failed');
+    const handler = checkedNotification('textDocument/didClose', DOCUMENT_LINK_PARAMS, () => undefined, () => Promise.reject(failure));
+    await expect(handler({ textDocument: { uri: URI } })).rejects.toBe(failure);
   });
 });
 

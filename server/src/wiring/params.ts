@@ -177,17 +177,20 @@ export function onCheckedRequest<P, R>(
   );
 }
 
-/** A notification handler that ignores params not of `shape`, with one log line. */
+/**
+ * A notification handler that ignores params not of `shape`, with one log line. A handler's promise
+ * is handed back to vscode-jsonrpc, which awaits it and logs a rejection.
+ */
 export function checkedNotification<P>(
   method: string,
   shape: ParamsShape<P>,
   log: (message: string) => void,
-  handler: (params: P) => void,
-): (params: unknown) => void {
+  handler: (params: P) => void | Promise<void>,
+): (params: unknown) => void | Promise<void> {
   return (params) => {
     const problem = paramsProblem(params, shape);
-    if (problem === undefined) handler(params as P);
-    else log(`ignored ${method}: ${problem}`);
+    if (problem === undefined) return handler(params as P);
+    log(`ignored ${method}: ${problem}`);
   };
 }
 

@@ -68,7 +68,7 @@ export const DOCUMENTED_COMMAND = ['dsh-session-ls', '--stdio'];
  * locally a missing plugin is a skip with the reason; under CI=true it throws (CI installs it).
  */
 export function findEditorPackage(what: string, probe: () => boolean): { found: boolean; reason?: string } {
-  let found = false;
+  let found: boolean;
   try {
     found = probe();
   } catch {

@@ -135,6 +135,6 @@ export function interruptedTurnClosers(state: TurnState, last: { seq: number; ti
     });
   }
   if (state.stepOpen) closers.push({ type: 'step/end', seq: seq++, time, data: { turn: state.turn, step: state.step } });
-  closers.push({ type: 'turn/end', seq: seq++, time, data: { turn: state.turn, reason: { kind: 'interrupted' } } });
+  closers.push({ type: 'turn/end', seq, time, data: { turn: state.turn, reason: { kind: 'interrupted' } } });
   return closers;
 }

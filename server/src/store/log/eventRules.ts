@@ -113,7 +113,7 @@ export function messageShapeProblem(event: JsonRecord): string | undefined {
   if (source.kind !== 'tool' || typeof source.callId !== 'string' || source.callId === '') {
     return `${subject} message must have tool source`;
   }
-  const block = content[0];
+  const block: unknown = content[0];
   if (content.length !== 1 || !isObjectLike(block) || block.type !== 'tool-result' || !Array.isArray(block.content)) {
     return `${subject} message must contain one tool-result block`;
   }

@@ -12,6 +12,7 @@ import { SessionReadError, type SessionEventRecord } from '../../resolver/sessio
 import { interruptedTurnClosers, emptyTurnState, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
+import type { SkimmedLine } from './lineSkim';
 import type { PackedRow } from './rows';
 import { LineArena, type KeptEvent } from './storedLines';
 import {
@@ -213,6 +214,20 @@ export class LogFold {
     state.eventCount += row.count;
     // `accept` stops before recording the time once an upgrade failed.
     if (state.upgradeFailure === undefined) state.lastTime = row.lastTime;
+  }
+
+  /**
+   * Folds a line read by {@link skimLine} (its seq equals {@link eventCount}): an event or packed
+   * row no stage looks into, which only moves the count and the last time, as {@link accept} and
+   * {@link acceptPackedRow} would. Returns false, folding nothing, when a full load keeps every
+   * event (the line must then be parsed).
+   */
+  acceptSkimmed(line: SkimmedLine): boolean {
+    if (this.sink && this.collect === 'all') return false;
+    const state = this.state;
+    state.eventCount += line.row ? line.count : 1;
+    if (state.upgradeFailure === undefined) state.lastTime = line.row ? line.lastTime : line.time;
+    return true;
   }
 
   /** The first failure by dsh's stage order (closers run between type refusal and `Session` construction). */

@@ -5,6 +5,7 @@
  * which makes the log corrupt.
  */
 import { isObjectLike } from './eventRules';
+import { skimLine } from './lineSkim';
 import type { FoldFailure, LogFold } from './logFold';
 import { utf8Text, type LineHandler } from './lines';
 import { packedRowOf, type PackedRow } from './rows';
@@ -25,11 +26,13 @@ export class RecordScanner {
     readonly fold: LogFold,
     readonly maxRecordBytes: number,
     readonly state: ScanState = { lineNumber: 0 },
+    /** Read lines that cannot change the fold's answer from their bytes (lineSkim.ts); tests turn it off. */
+    readonly skim = true,
   ) {}
 
   /** An independent copy, folding into `fold`. */
   fork(fold: LogFold): RecordScanner {
-    return new RecordScanner(fold, this.maxRecordBytes, structuredClone(this.state));
+    return new RecordScanner(fold, this.maxRecordBytes, structuredClone(this.state), this.skim);
   }
 
   /** Every line so far was kept. */
@@ -48,6 +51,11 @@ export class RecordScanner {
         message: `record too large: event line ${lineNumber} has ${length} bytes (limit ${this.maxRecordBytes})`,
       };
       return;
+    }
+    if (this.skim && state.issue === undefined) {
+      // A line the fold only counts, continuing the seqs: never decoded or parsed.
+      const skimmed = skimLine(bytes);
+      if (skimmed !== undefined && skimmed.seq === this.fold.eventCount && this.fold.acceptSkimmed(skimmed)) return;
     }
     let value: unknown;
     let row: PackedRow | undefined;

@@ -26,8 +26,10 @@ export interface SessionLogReaderOptions {
   collectEvents?: EventCollection;
   /** Record size limit (tests lower it). */
   maxRecordBytes?: number;
-  /** zstd frame decoder (tests pick one); default: `node:zlib` when present, else fzstd. */
+  /** zstd frame decoder (tests pick one); default: {@link defaultZstdDecoder}. */
   zstdDecoder?: ZstdFrameDecoder;
+  /** Read the lines that cannot change the answer without parsing them (default; tests compare). */
+  skimLines?: boolean;
 }
 
 /** The log as it reads right now. */
@@ -235,7 +237,7 @@ export class SessionLogReader {
 
   private startFold(header: SessionHeaderRecord, foldState = emptyFoldState(), scanState?: ScanState): void {
     this.fold = new LogFold(header, foldState, this.sink, this.options.collectEvents);
-    this.scanner = new RecordScanner(this.fold, this.maxRecordBytes, scanState);
+    this.scanner = new RecordScanner(this.fold, this.maxRecordBytes, scanState, this.options.skimLines ?? true);
   }
 
   /** Takes the header line (text without `\n`; undefined past the limit): listing validity, then dsh's load-time header refusal. */

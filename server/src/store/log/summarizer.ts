@@ -62,6 +62,8 @@ function isReaderState(value: unknown): value is SessionLogReaderState {
 export interface SessionLogSummarizerOptions {
   maxRecordBytes?: number;
   zstdDecoder?: ZstdFrameDecoder;
+  /** Read the lines that cannot change a summary without parsing them (default; tests compare). */
+  skimLines?: boolean;
 }
 
 /**

@@ -1,4 +1,9 @@
 /**
+ * Decoding single zstd frames into a stream of plaintext pieces. The store's decoder is libzstd
+ * compiled to WebAssembly (`zstdWasm.ts`) wherever its binary loads: one call per frame into a
+ * reused buffer, libzstd verifying the checksum. What follows is the fallback and the way of the
+ * frames it does not take (a bound past the one-call limit, a torn frame's whole blocks).
+ *
  * Decoding single zstd frames into a stream of plaintext pieces, so a frame whose plaintext is
  * huge (a 7 KB frame can hold 200 MB) is never held whole. fzstd's streaming `Decompress` hands
  * over one block at a time (≤ 128 KiB) and the frame's checksum (low 32 bits of XXH64, seed 0) is
@@ -24,6 +29,7 @@
 import * as zlib from 'node:zlib';
 import { Decompress, decompress } from 'fzstd';
 import type { TornZstdFrame, ZstdFrame } from './zstdFrames';
+import { loadWasmZstd, type WasmZstd } from './zstdWasm';
 
 /** A frame whose plaintext could exceed this is refused as too large rather than decoded. */
 export const MAX_FRAME_PLAINTEXT_BYTES = 1024 * 1024 * 1024;
@@ -43,9 +49,12 @@ export const MAX_WINDOW_BYTES = 2 ** 27 + 1;
  */
 export type PlaintextSink = (piece: Uint8Array) => void;
 
+/** The decoders there are, fastest first where each applies (see {@link defaultZstdDecoder}). */
+export type ZstdDecoderName = 'zstd-wasm' | 'node:zlib' | 'fzstd';
+
 /** Decodes single zstd frames, handing the plaintext over in pieces of at most {@link MAX_PLAINTEXT_PIECE_BYTES}. */
 export interface ZstdFrameDecoder {
-  readonly name: 'node:zlib' | 'fzstd';
+  readonly name: ZstdDecoderName;
   /**
    * Decodes one complete frame into `sink`, its checksum verified at the end; throws on any
    * failure (the pieces handed over before it are then not the frame's plaintext).
@@ -75,13 +84,18 @@ interface NodeZstd {
 }
 
 let xxh64: Xxh64 | undefined;
+let wasmZstd: WasmZstd | undefined;
 let initializing: Promise<void> | undefined;
 
-/** Loads what zstd decoding needs (the XXH64 wasm); await once before decoding zstd logs. */
+/**
+ * Loads what zstd decoding needs: the XXH64 wasm, and libzstd's wasm decoder when its binary is
+ * found (without it the store decodes with fzstd); await once before decoding zstd logs.
+ */
 export function initZstdSupport(): Promise<void> {
-  initializing ??= import('xxhash-wasm')
-    .then(async (module) => {
+  initializing ??= Promise.all([import('xxhash-wasm'), loadWasmZstd()])
+    .then(async ([module, wasm]) => {
       xxh64 = await module.default();
+      wasmZstd = wasm;
     })
     .catch((error: unknown) => {
       initializing = undefined;
@@ -286,10 +300,30 @@ export function fzstdDecoder(options: { oneCall?: boolean } = {}): ZstdFrameDeco
   };
 }
 
+/**
+ * libzstd compiled to WebAssembly, one call per frame into a reused buffer, libzstd verifying the
+ * checksum and content size; a frame whose bound passes {@link MAX_ONE_CALL_FRAME_BYTES}, and a
+ * torn frame's whole blocks (at most one per file), go the fzstd way. Undefined when the binary
+ * did not load. Requires {@link initZstdSupport}.
+ */
+export function wasmZstdDecoder(): ZstdFrameDecoder | undefined {
+  const hasher = initializedHasher();
+  const wasm = wasmZstd;
+  if (!wasm) return undefined;
+  return {
+    name: 'zstd-wasm',
+    decodeFrame(frame, info, sink) {
+      refuseLargeWindow(info.windowSize);
+      if (info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES) decodeFrameWithFzstd(hasher, frame, info, sink, false);
+      else handOverInPieces(wasm.decodeFrame(frame, info.plaintextBound), sink);
+    },
+    decodeBlocks: decodeBlocksWithFzstd,
+  };
+}
+
 /** Every decoder this runtime can use (tests compare them). */
 export function availableZstdDecoders(): ZstdFrameDecoder[] {
-  const native = nodeZlibZstdDecoder();
-  return native ? [native, fzstdDecoder()] : [fzstdDecoder()];
+  return [wasmZstdDecoder(), nodeZlibZstdDecoder(), fzstdDecoder()].filter((decoder): decoder is ZstdFrameDecoder => decoder !== undefined);
 }
 
 /**
@@ -301,13 +335,25 @@ export function nativeZstdIsSafe(nodeVersion: string = process.versions.node): b
   return Number(nodeVersion.split('.')[0]) >= 24;
 }
 
+/**
+ * Which decoder serves the store, from those that loaded: libzstd in wasm (measured 3–5× faster
+ * per dsh frame than `node:zlib`, which builds a context per call, on Node 22 and 24; see
+ * bench/ANALYSIS.md), else `node:zlib` where present and safe, else fzstd.
+ */
+export function pickZstdDecoder(
+  candidates: { wasm?: ZstdFrameDecoder; nodeZlib?: ZstdFrameDecoder; fzstd: ZstdFrameDecoder },
+  nodeVersion: string = process.versions.node,
+): ZstdFrameDecoder {
+  return candidates.wasm ?? (nativeZstdIsSafe(nodeVersion) ? candidates.nodeZlib : undefined) ?? candidates.fzstd;
+}
+
 let defaultDecoder: ZstdFrameDecoder | undefined;
 
 /**
- * The decoder loaders use: `node:zlib` where present and safe (Node ≥ 24), else fzstd; one per
- * process (an index makes a reader per transcript). Requires {@link initZstdSupport}.
+ * The decoder loaders use (see {@link pickZstdDecoder}), one per process (an index makes a reader
+ * per transcript). Requires {@link initZstdSupport}.
  */
 export function defaultZstdDecoder(): ZstdFrameDecoder {
-  defaultDecoder ??= (nativeZstdIsSafe() ? nodeZlibZstdDecoder() : undefined) ?? fzstdDecoder();
+  defaultDecoder ??= pickZstdDecoder({ wasm: wasmZstdDecoder(), nodeZlib: nodeZlibZstdDecoder(), fzstd: fzstdDecoder() });
   return defaultDecoder;
 }

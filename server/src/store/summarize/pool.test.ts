@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -32,6 +32,8 @@ beforeAll(async () => {
     logLevel: 'warning',
     alias: { '@dsh-session-ls/shared': path.join(REPO_ROOT, 'shared', 'src', 'index.ts') },
   });
+  // libzstd's wasm beside the bundle, as client-vscode/esbuild.mjs ships it.
+  copyFileSync(path.join(path.dirname(require.resolve('@bokuweb/zstd-wasm')), 'zstd.wasm'), path.join(built, 'zstd.wasm'));
 });
 
 afterAll(async () => {

@@ -1,0 +1,196 @@
+/**
+ * Lines read without parsing (lineSkim.ts) against the full fold: whatever a skimmed line is
+ * taken for is what `JSON.parse` and dsh's checks make of it, and summaries with and without
+ * skimming are identical on valid logs and on logs with every kind of damage to their lines.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { KNOWN_EVENT_TYPES, envelopeProblem } from './eventRules';
+import { skimLine } from './lineSkim';
+import { utf8Text } from './lines';
+import { packedRowOf } from './rows';
+import { SessionLogSummarizer } from './summarizer';
+import { foldSurfaceEvent, emptySurface } from './surfaceFold';
+import { DEMO_1, DEMO_2, concatBytes, headerLine } from './testLogs';
+
+const encoder = new TextEncoder();
+const bytesOf = (line: string) => encoder.encode(line);
+
+/** Event lines of every kind: the demos' bodies and chunk, row and bookkeeping lines as dsh writes them. */
+const TEMPLATES: string[] = [
+  ...DEMO_1.slice(1),
+  ...DEMO_2.slice(1),
+  '{"type":"assistant/chunk","seq":0,"time":1767225600513,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":" caf\u00e9 \\u00e9\\n"}}}',
+  '{"type":"assistant/chunk","seq":0,"time":1767225600513,"data":{"turn":1,"step":1,"chunk":{"type":"usage","usage":{"inputTokens":12,"outputTokens":3.5e2,"x":[true,false,null,-0.25E-3]}}}}',
+  '{"type":"request/context","seq":0,"time":-5,"data":null,"ignorable":true}',
+  '{"type":"reasoning-chunks","seq0":0,"time0":1767225600500,"data":{"turn":1,"step":1,"index":1,"dt":[],"texts":["think"]}}',
+  '{"type":"tool-call-chunks","seq0":0,"time0":1767225600500,"data":{"turn":1,"step":1,"index":0,"id":"call_1","name":"read","dt":[3,-1],"args":["{\\"pa","th\\":","1}"]}}',
+  '{"type":"tool-call-chunks","seq0":0,"time0":1767225600500,"data":{"turn":1,"step":1,"index":0,"id":"call_1","dt":[0],"args":["a","b"]}}',
+  '{"type":"todo/write","seq":0,"time":1767225600600,"data":{"todos":[{"id":"1","text":"日本語","done":false}]}}',
+];
+
+type Json = Record<string, unknown>;
+
+/** Lines with their seqs renumbered to follow one another from 0 (a packed row takes one per member). */
+function renumbered(templates: readonly string[]): string[] {
+  let seq = 0;
+  return templates.map((line) => {
+    const value = JSON.parse(line) as Json;
+    if ('seq0' in value) {
+      value.seq0 = seq;
+      seq += (((value.data as Json).texts ?? (value.data as Json).args) as unknown[]).length;
+    } else {
+      value.seq = seq++;
+    }
+    return JSON.stringify(value);
+  });
+}
+
+/** Damage of the kinds that matter to a byte reader, each applied to a line's text or bytes. */
+const damageArbitrary: fc.Arbitrary<(line: string) => Uint8Array> = fc.oneof(
+  fc.constant((line: string) => bytesOf(line)),
+  fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }).map(({ at, byte }) => (line: string) => {
+    const bytes = bytesOf(line);
+    bytes[at % bytes.length] = byte;
+    return bytes;
+  }),
+  fc.record({ at: fc.nat(), insert: fc.constantFrom(' ', '\t', '\r', '\u00a0', '\ufeff', '\\', '"', ',', '}', '0', '\u0001', '-', '.5', 'e3') }).map(
+    ({ at, insert }) =>
+      (line: string) => {
+        const cut = at % (line.length + 1);
+        return bytesOf(line.slice(0, cut) + insert + line.slice(cut));
+      },
+  ),
+  fc.record({ at: fc.nat(), invalid: fc.constantFrom([0xff], [0xc3], [0xe6, 0x97], [0xc0, 0x80], [0xed, 0xa0, 0x80]) }).map(({ at, invalid }) => (line: string) => {
+    const bytes = bytesOf(line);
+    const cut = at % (bytes.length + 1);
+    return concatBytes([bytes.subarray(0, cut), Uint8Array.from(invalid), bytes.subarray(cut)]);
+  }),
+  fc.nat().map((at) => (line: string) => bytesOf(line.slice(0, at % line.length))),
+  fc
+    .constantFrom<[RegExp, string]>(
+      [/"seq":(\d+)/, '"seq":$1.0'],
+      [/"seq":(\d+)/, '"seq":$1e0'],
+      [/"seq":(\d+)/, '"seq":-0'],
+      [/"seq":(\d+)/, '"seq":"$1"'],
+      [/"seq0":(\d+)/, '"seq0":$11'],
+      [/"time0?":(\d+)/, '"time":1e3'],
+      [/"time0?":(\d+)/, '"time":12345678901234567'],
+      [/"time":(\d+)/, '"time":null'],
+      [/"dt":\[/, '"dt":[1.5,'],
+      [/"dt":\[/, '"dt":[9007199254740991,'],
+      [/"texts":\[/, '"texts":[1,'],
+      [/"dt":\[/, '"dt":[7,'],
+      [/"texts":\[/, '"texts":["x",'],
+      [/"args":\[/, '"args":["x",'],
+      [/"dt":\[[^\]]*\]/, '"dt":[]'],
+      [/"texts":\["[^"]*"\]/, '"texts":[]'],
+      [/"args":\[/, '"args":[null,'],
+      [/"type":"([^"]+)"/, '"type":"$1","type":"user/message"'],
+      [/"type":"([^"]+)"/, '"type":"$1","type":"$1"'],
+      [/^\{"type":"([^"]+)",/, '{"data":{},"type":"$1",'],
+      [/"type":"assistant\/chunk"/, '"type":"assistant\\/chunk"'],
+      [/"type":"([^"]+)"/, '"\\u0074ype":"$1"'],
+      [/"type":"([^"]+)"/, '"type":"turn/end"'],
+      [/"type":"([^"]+)"/, '"type":"made/up"'],
+      [/"type":"([^"]+)"/, '"type":"mode/set"'],
+      [/\}$/, ',"ignorable":false}'],
+      [/\}$/, ',"ignorable":true}'],
+      [/\}$/, ',"surfaceOp":"append"}'],
+      [/\}$/, ',"sourceEventSeqs":[1]}'],
+      [/\}$/, ',"extra":1}'],
+      [/,"data":/, ',"dat":'],
+      [/\}$/, '} '],
+      [/\}$/, '}}'],
+      [/"index":(\d+)/, '"index":"$1"'],
+      [/"index":(\d+)/, '"index":-1.5E+2'],
+      [/"id":"call_1",/, ''],
+      [/"data":\{/, '"data":{"__proto__":1,'],
+      [/"chunk":\{/, `"chunk":${'['.repeat(70)}1${']'.repeat(70)},"c2":{`],
+    )
+    .map(([pattern, replacement]) => (line: string) => bytesOf(line.replace(pattern, replacement))),
+);
+
+/** What the full path makes of a line the skim accepted: it must be exactly what the skim said. */
+function expectSkimSound(bytes: Uint8Array): boolean {
+  const skimmed = skimLine(bytes);
+  if (skimmed === undefined) return false;
+  const value = JSON.parse(utf8Text(bytes)) as Json;
+  expect(typeof value === 'object' && value !== null && !Array.isArray(value)).toBe(true);
+  const row = packedRowOf(value);
+  if (skimmed.row) {
+    expect(row && { seq: row.seq0, count: row.count, lastTime: row.lastTime }).toEqual({ seq: skimmed.seq, count: skimmed.count, lastTime: skimmed.lastTime });
+  } else {
+    expect(row).toBeUndefined();
+    expect({ seq: value.seq, time: value.time }).toEqual({ seq: skimmed.seq, time: skimmed.time });
+    expect(KNOWN_EVENT_TYPES.has(value.type as string)).toBe(true);
+    expect(envelopeProblem(value, skimmed.seq)).toBeUndefined();
+    expect(foldSurfaceEvent(emptySurface(), value, skimmed.seq)).toBeUndefined();
+  }
+  return true;
+}
+
+function summarize(log: Uint8Array, skimLines: boolean, pieces: number[]): unknown {
+  const summarizer = new SessionLogSummarizer('raw', { skimLines });
+  let at = 0;
+  for (const size of pieces) {
+    summarizer.push(log.subarray(at, Math.min(log.length, at + size)));
+    at = Math.min(log.length, at + size);
+  }
+  summarizer.push(log.subarray(at));
+  return { summary: summarizer.summary(), state: summarizer.toJSON() };
+}
+
+describe('reading lines without parsing them', () => {
+  it('skims the chunk, row and bookkeeping lines of the demos, and parses the rest', () => {
+    const skimmed = renumbered(DEMO_2.slice(1)).filter((line) => skimLine(bytesOf(line)) !== undefined);
+    expect(skimmed.map((line) => (JSON.parse(line) as Json).type)).toEqual(['compaction/start', 'compaction/summary', 'compaction/end']);
+    const demo1 = renumbered(DEMO_1.slice(1));
+    expect(skimLine(bytesOf(demo1[4]))).toEqual({ row: true, seq: 4, count: 3, lastTime: 1767225600512 });
+    expect(skimLine(bytesOf(demo1[5]))).toEqual({ row: false, seq: 7, time: 1767225600513 });
+  });
+
+  it('a skimmed line is exactly what JSON.parse and dsh’s checks make of it, whatever the damage', () => {
+    let skimmed = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(...TEMPLATES), fc.array(damageArbitrary, { maxLength: 3 }), (template, damages) => {
+        let bytes: Uint8Array = bytesOf(template);
+        for (const damage of damages) bytes = damage(utf8Text(bytes));
+        if (expectSkimSound(bytes)) skimmed++;
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(skimmed).toBeGreaterThan(2_000);
+  });
+
+  it('random bytes around a line’s key parts are never skimmed into something JSON.parse disagrees with', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 40 }), fc.uint8Array({ maxLength: 40 }), (before, after) => {
+        expectSkimSound(concatBytes([bytesOf('{"type":"assistant/chunk","seq":0,"time":1,"data":'), before, bytesOf('}'), after]));
+        expectSkimSound(concatBytes([before, bytesOf('{"type":"request/context","seq":0,"time":1,"data":1}'), after]));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('summaries and saved states are identical with and without skimming, on valid and damaged logs, however pushed', () => {
+    const templates = fc.array(fc.constantFrom(...TEMPLATES), { minLength: 1, maxLength: 30 });
+    fc.assert(
+      fc.property(
+        templates,
+        fc.array(fc.tuple(fc.nat(40), damageArbitrary), { maxLength: 4 }),
+        fc.array(fc.integer({ min: 1, max: 400 }), { maxLength: 8 }),
+        fc.boolean(),
+        (picked, damages, pieces, terminated) => {
+          const lines: Uint8Array[] = renumbered(picked).map(bytesOf);
+          for (const [at, damage] of damages) lines[at % lines.length] = damage(utf8Text(lines[at % lines.length]));
+          const body = lines.flatMap((line) => [line, bytesOf('\n')]);
+          if (!terminated) body.pop();
+          const log = concatBytes([bytesOf(`${headerLine('s-1')}\n`), ...body]);
+          expect(summarize(log, true, pieces)).toEqual(summarize(log, false, pieces));
+        },
+      ),
+      { numRuns: 3_000 },
+    );
+  });
+});
