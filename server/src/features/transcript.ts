@@ -151,11 +151,11 @@ async function surfaceLog(services: SessionServices, sessionId: string, signal?:
 
 /** Another agent's whole session, through the store's `readAgentLog` (only an enabled agent's store has it). */
 async function agentLog(services: SessionServices, sessionId: string, agent: ForeignAgent, signal?: AbortSignal): Promise<SessionLog> {
-  const read = services.sessions.readAgentLog;
-  if (read === undefined) {
+  const { sessions } = services;
+  if (sessions.readAgentLog === undefined) {
     throw new SessionReadError('not-found', `${agent} session ${JSON.stringify(sessionId)} not found: ${agent} is not among the enabled agents`);
   }
-  const log = await raceWithSignal(read.call(services.sessions, sessionId, agent, signal), signal);
+  const log = await raceWithSignal(sessions.readAgentLog(sessionId, agent, signal), signal);
   return { header: log.header, events: log.events, whole: true, ...(log.title === undefined ? {} : { title: log.title }) };
 }
 
