@@ -166,14 +166,24 @@ describe('the language server with other agents (stdio)', () => {
     expect(hover!.contents.value).toContain('**Parser work\\, renamed**');
     expect(hover!.contents.value).toContain('- claude-code session: dsh itself reads this mention as plain text');
     expect(await dshOnly.request('textDocument/hover', { textDocument: { uri }, position: at(CLAUDE_MENTION) })).toBeNull();
-    // Hovers answer from what is indexed so far: compare once each server has read the dsh session.
+    // Hovers answer from what is indexed so far: compare once each server's first index is built (a
+    // command waits for it) and each has read the dsh session.
+    for (const client of [withAgents, dshOnly]) {
+      await client.request('workspace/executeCommand', { command: 'dshSession.candidates', arguments: [{}] });
+    }
     const dshHover = { textDocument: { uri }, position: at(DSH_MENTION) };
     const indexedHover = (client: typeof dshOnly) =>
       pollUntil(async () => {
         const answer = (await client.request('textDocument/hover', dshHover)) as { contents: { value: string } } | null;
         return answer !== null && answer.contents.value.includes('- context:') ? answer : undefined;
       }, 20_000, 'dsh hover');
-    expect(await indexedHover(withAgents)).toEqual(await indexedHover(dshOnly));
+    const expectedHover = await indexedHover(dshOnly);
+    // The server with other agents settles on exactly that answer (a stale one would time out here).
+    const settled = await pollUntil(async () => {
+      const answer = await indexedHover(withAgents);
+      return JSON.stringify(answer) === JSON.stringify(expectedHover) ? answer : undefined;
+    }, 20_000, 'the same dsh hover with other agents');
+    expect(settled).toEqual(expectedHover);
 
     const links = (await withAgents.request('textDocument/documentLink', { textDocument: { uri } })) as Array<{ target: string }>;
     expect(links.map((link) => link.target.split(':')[0])).toEqual(['claude-session', 'dsh-session', 'codex-session']);
