@@ -46,6 +46,19 @@ async function waitForText(page: Page, selector: string, text: string): Promise<
   );
 }
 
+/** Presses Enter in the open quick pick until it closes (an Enter during a list refresh is dropped). */
+async function acceptUntilClosed(page: Page): Promise<void> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    await page.keyboard.press('Enter');
+    const closed = await page
+      .waitForSelector('.quick-input-widget', { state: 'hidden', timeout: 3_000 })
+      .then(() => true, () => false);
+    if (closed) return;
+    if (Date.now() > deadline) throw new Error('the quick pick did not close on Enter');
+  }
+}
+
 /** Runs a command from the command palette by its title. */
 async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('F1');
@@ -153,7 +166,9 @@ describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chr
         second.label,
         { timeout: STEP_TIMEOUT_MS },
       );
-      await page.keyboard.press('Enter');
+      // The picker asks the server again as the query changes; on a loaded machine an Enter can land
+      // while the list is being replaced and be dropped, so accept until the picker closes.
+      await acceptUntilClosed(page);
       await page.keyboard.press('Control+S');
       const secondMention = formatSessionReferenceMention({ sessionId: second.sessionId, label: displaySafeLabel(second.label, second.sessionId) });
       await expect.poll(() => readFileSync(promptFile, 'utf8'), { timeout: STEP_TIMEOUT_MS }).toBe(`see ${firstMention}\n${secondMention}`);
