@@ -68,6 +68,58 @@ async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
+interface SuggestState {
+  /** `data-index` of the focused suggestion, -1 when none is focused or the widget is closed. */
+  focused: number;
+  /** Whether the details pane beside the list is on screen. */
+  detailsShown: boolean;
+  docs: string;
+}
+
+function suggestState(page: Page): Promise<SuggestState> {
+  return page.evaluate(() => {
+    const row = document.querySelector('.editor-instance .suggest-widget.visible .monaco-list-row.focused');
+    const pane = document.querySelector('.suggest-details');
+    const box = pane?.getBoundingClientRect();
+    return {
+      focused: row ? Number(row.getAttribute('data-index')) : -1,
+      detailsShown: box !== undefined && box.width > 0 && box.height > 0,
+      docs: document.querySelector('.suggest-details .docs')?.textContent ?? '',
+    };
+  });
+}
+
+/**
+ * Moves the suggest focus to `index` and shows its details pane with the resolved preview of `label`.
+ * Acts on what the page shows rather than on a fixed key sequence: on a loaded machine the widget can
+ * re-render between presses (a resolve landing, the pane toggling), so each press waits for its effect.
+ */
+async function showSuggestionDetails(page: Page, index: number, label: string): Promise<void> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    const state = await suggestState(page);
+    if (state.focused === index && state.docs.includes(label)) return;
+    if (Date.now() > deadline) throw new Error(`suggestion ${index} never showed the details of ${JSON.stringify(label)}; last seen ${JSON.stringify(state)}`);
+    let key: string | undefined;
+    if (state.focused >= 0 && state.focused < index) key = 'ArrowDown';
+    else if (state.focused > index) key = 'ArrowUp';
+    else if (state.focused === index && !state.detailsShown) key = 'Control+Space';
+    if (key !== undefined) await page.keyboard.press(key);
+    // Wait for the page to change (or a resolve to arrive) before deciding again.
+    await page
+      .waitForFunction(
+        ([before]) => {
+          const row = document.querySelector('.editor-instance .suggest-widget.visible .monaco-list-row.focused');
+          const docs = document.querySelector('.suggest-details .docs')?.textContent ?? '';
+          return (row ? Number(row.getAttribute('data-index')) : -1) !== before.focused || docs !== before.docs;
+        },
+        [state] as const,
+        { timeout: 3_000 },
+      )
+      .catch(() => undefined);
+  }
+}
+
 describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chromium)', () => {
   it('completes @ in the server order, writes the mention, hovers, reports Problems, inserts by picker, previews and counts', async (ctx) => {
     if (!harness.found) ctx.skip(harness.reason);
@@ -121,22 +173,14 @@ describe('the .vsix in a real VS Code (code-server 4.139.1, VS Code 1.139.1, Chr
       const labels = await texts(page, '.editor-instance .suggest-widget.visible .monaco-list-row .label-name');
       expect(labels).toEqual(expected.slice(0, labels.length).map((candidate) => displaySafeLabel(candidate.label, candidate.sessionId)));
       // Each item's detail (the cwd) and resolved preview, in the details pane as the selection walks down.
-      await page.keyboard.press('Control+Space');
       const details: string[] = [];
       for (let i = 0; i < labels.length; i++) {
-        await page.waitForFunction(
-          ([index, label]) =>
-            document.querySelector('.editor-instance .suggest-widget.visible .monaco-list-row.focused')?.getAttribute('data-index') === String(index) &&
-            document.querySelector('.suggest-details .docs')?.textContent?.includes(label) === true,
-          [i, labels[i]] as const,
-          { timeout: STEP_TIMEOUT_MS },
-        );
+        await showSuggestionDetails(page, i, labels[i]);
         details.push((await texts(page, '.suggest-details .header .type'))[0] ?? '');
-        if (i < labels.length - 1) await page.keyboard.press('ArrowDown');
       }
       await shot('details');
       expect(details).toEqual(expected.slice(0, labels.length).map((candidate) => candidate.cwd ?? '(no cwd)'));
-      for (let i = 1; i < labels.length; i++) await page.keyboard.press('ArrowUp');
+      await showSuggestionDetails(page, 0, labels[0]);
 
       // Accepting writes exactly the mention, and saving puts it on disk.
       const [first, second] = expected;
