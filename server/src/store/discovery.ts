@@ -2,9 +2,8 @@
  * Discovery: which transcripts a sessions root holds (dsh-session-store.md §1.4), never
  * following a symbolic link below the root. Header-level checks happen later, in the index.
  */
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
-import fg from 'fast-glob';
 import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
 import type { StoreProblem } from './service';
 
@@ -90,32 +89,57 @@ interface Found {
   kind: 'dir' | 'file' | 'symlink' | 'other';
 }
 
-/** Directory reads in flight during a scan. */
+/** Directory reads in flight during a scan: a directory read mostly waits, and a root holds 100,000 session directories. */
 const DIRECTORY_READS_IN_FLIGHT = 32;
 
+function kindOf(dirent: Dirent): Found['kind'] {
+  return dirent.isSymbolicLink() ? 'symlink' : dirent.isDirectory() ? 'dir' : dirent.isFile() ? 'file' : 'other';
+}
+
+/** A directory's entries; none when it cannot be read (gone, not a directory, no permission). */
+async function readEntries(dir: string): Promise<Dirent[]> {
+  try {
+    return await fsp.readdir(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
 /**
- * The entries matching glob patterns below `base`, symbolic links reported as such, never
- * followed; streamed, so a root of 100,000 sessions never holds all its directory entries at once.
+ * Every entry below `base` down to `maxDepth` levels (at the last level only those named in
+ * `leafNames`), descending only into real directories: symbolic links are reported as such and
+ * never followed. Streamed, deepest directories first, so a root of 100,000 sessions never holds
+ * all its directory entries at once; entries come in no particular order.
  */
-async function* globEntries(base: string, patterns: string[]): AsyncGenerator<Found> {
-  const entries = fg.stream(patterns, {
-    cwd: base,
-    dot: true,
-    onlyFiles: false,
-    followSymbolicLinks: false,
-    objectMode: true,
-    suppressErrors: true,
-    // fast-glob reads as many directories at once as there are cores (2 here); a root holds
-    // 100,000 session directories, and a directory read mostly waits, so keep more in flight.
-    concurrency: DIRECTORY_READS_IN_FLIGHT,
-    // Callers' patterns match at distinct depths, so no entry can come twice; deduplicating
-    // would keep a set of every path seen (200,000 at 100k sessions).
-    unique: false,
-  });
-  for await (const entry of entries as AsyncIterable<fg.Entry>) {
-    const { dirent } = entry;
-    const kind = dirent.isSymbolicLink() ? 'symlink' : dirent.isDirectory() ? 'dir' : dirent.isFile() ? 'file' : 'other';
-    yield { rel: entry.path, kind };
+async function* walkEntries(base: string, maxDepth: number, leafNames?: ReadonlySet<string>): AsyncGenerator<Found> {
+  const toRead: { rel: string; depth: number }[] = [{ rel: '', depth: 0 }];
+  const read: { rel: string; depth: number; entries: Dirent[] }[] = [];
+  let reading = 0;
+  let wake: (() => void) | undefined;
+  for (;;) {
+    while (reading < DIRECTORY_READS_IN_FLIGHT && toRead.length > 0) {
+      const dir = toRead.pop() as { rel: string; depth: number };
+      reading++;
+      void readEntries(dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'))).then((entries) => {
+        reading--;
+        read.push({ ...dir, entries });
+        wake?.();
+      });
+    }
+    if (read.length === 0) {
+      if (reading === 0) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+      continue;
+    }
+    const { rel, depth, entries } = read.pop() as { rel: string; depth: number; entries: Dirent[] };
+    const below = depth + 1;
+    for (const dirent of entries) {
+      if (below === maxDepth && leafNames !== undefined && !leafNames.has(dirent.name)) continue;
+      const entry: Found = { rel: rel === '' ? dirent.name : `${rel}/${dirent.name}`, kind: kindOf(dirent) };
+      if (entry.kind === 'dir' && below < maxDepth) toRead.push({ rel: entry.rel, depth: below });
+      yield entry;
+    }
   }
 }
 
@@ -183,7 +207,8 @@ async function classify(root: string, relToRoot: Iterable<Found> | AsyncIterable
   }
 }
 
-const TRANSCRIPT_PATTERNS = Object.values(TRANSCRIPT_NAMES);
+const TRANSCRIPT_FILE_NAMES = Object.values(TRANSCRIPT_NAMES);
+const TRANSCRIPT_NAME_SET: ReadonlySet<string> = new Set(TRANSCRIPT_FILE_NAMES);
 
 /**
  * The root's own level: its real project directories (in `directories`) and the skipped
@@ -192,7 +217,7 @@ const TRANSCRIPT_PATTERNS = Object.values(TRANSCRIPT_NAMES);
  */
 export async function discoverRootLevel(root: string): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
-  await classify(root, globEntries(root, ['*']), result);
+  await classify(root, walkEntries(root, 1), result);
   return result;
 }
 
@@ -203,7 +228,7 @@ export async function discoverRootLevel(root: string): Promise<DiscoveryResult> 
 export async function discover(root: string, scope: DiscoveryScope): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
   if (scope.kind === 'root') {
-    await classify(root, globEntries(root, ['*', '*/*', ...TRANSCRIPT_PATTERNS.map((name) => `*/*/${name}`)]), result);
+    await classify(root, walkEntries(root, 3, TRANSCRIPT_NAME_SET), result);
     return result;
   }
   const projectPath = keyPath(root, scope.projectDir);
@@ -213,8 +238,7 @@ export async function discover(root: string, scope: DiscoveryScope): Promise<Dis
       await classify(root, [{ rel: scope.projectDir, kind }], result);
     } else if (kind === 'dir') {
       result.directories.push(scope.projectDir);
-      // The project directory is the glob base, so its own name never needs glob escaping.
-      const found = globEntries(projectPath, ['*', ...TRANSCRIPT_PATTERNS.map((name) => `*/${name}`)]);
+      const found = walkEntries(projectPath, 2, TRANSCRIPT_NAME_SET);
       await classify(root, underProject(scope.projectDir, found), result);
     }
     return result;
@@ -225,7 +249,7 @@ export async function discover(root: string, scope: DiscoveryScope): Promise<Dis
   if (sessionKind === 'missing') return result;
   const found: Found[] = [{ rel: sessionRel, kind: sessionKind }];
   if (sessionKind === 'dir') {
-    for (const name of TRANSCRIPT_PATTERNS) {
+    for (const name of TRANSCRIPT_FILE_NAMES) {
       const kind = await lstatKind(keyPath(root, `${sessionRel}/${name}`));
       if (kind !== 'missing') found.push({ rel: `${sessionRel}/${name}`, kind });
     }
