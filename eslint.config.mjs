@@ -10,14 +10,8 @@ const TEST_FILES = [
   '**/*.test.ts',
   'test/**/*.ts',
   'client-vscode/src/testing/**/*.ts',
-  // Test helpers still in src/ (each excluded from the server build by name).
-  'server/src/store/log/testLogs.ts',
-  'server/src/store/testFiles.ts',
-  'server/src/resolver/sessionLogBuilder.ts',
-  'server/src/resolver/inMemorySessionStore.ts',
-  'server/src/settings/inMemoryStoreService.ts',
-  'server/src/features/testWorkspace.ts',
-  'server/src/features/mentionFixtures.ts',
+  // The server's test support (excluded from the server build by this one glob).
+  'server/src/testing/**/*.ts',
 ];
 
 export default defineConfig(

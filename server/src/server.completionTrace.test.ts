@@ -6,9 +6,9 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
 import { LspTestClient } from '../../test/support/lspClient';
-import { SessionLogBuilder } from './resolver/sessionLogBuilder';
+import { SessionLogBuilder } from './testing/sessionLogBuilder';
 import { startSessionLanguageServer } from './server';
-import { InMemoryStoreService } from './settings/inMemoryStoreService';
+import { InMemoryStoreService } from './testing/inMemoryStoreService';
 
 const SESSIONS = ['s1', 's2'].map((id, i) => {
   const log = new SessionLogBuilder();

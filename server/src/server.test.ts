@@ -8,10 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SESSION_STATUS_NOTIFICATION, SessionCommands, type SessionStoreStatus } from '@dsh-session-ls/shared';
 import { CancellationTokenSource, StreamMessageReader, StreamMessageWriter, createConnection, type CompletionList } from 'vscode-languageserver/node';
 import { FULL_CLIENT_CAPABILITIES, LspTestClient, pollUntil, responseErrorOf } from '../../test/support/lspClient';
-import type { InMemorySession } from './resolver/inMemorySessionStore';
-import { SessionLogBuilder } from './resolver/sessionLogBuilder';
+import type { InMemorySession } from './testing/inMemorySessionStore';
+import { SessionLogBuilder } from './testing/sessionLogBuilder';
 import { startSessionLanguageServer } from './server';
-import { InMemoryStoreService } from './settings/inMemoryStoreService';
+import { InMemoryStoreService } from './testing/inMemoryStoreService';
 
 function session(id: string, createdAt: number): InMemorySession {
   const log = new SessionLogBuilder();

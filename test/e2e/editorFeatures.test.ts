@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import type { CodeAction, CompletionList, Diagnostic, DocumentLink, Hover, TextEdit } from 'vscode-languageserver-protocol';
-import { DEMO_1, DEMO_2 } from '../../server/src/store/log/testLogs';
+import { DEMO_1, DEMO_2 } from '../../server/src/testing/testLogs';
 import { fileUri, pollUntil, responseErrorOf, type LspTestClient } from '../support/lspClient';
 import { acceptItem, cursorIn, removeTemporary, startServer, temporaryDirectory, waitForSessions } from './helpers';
 

@@ -19,8 +19,8 @@ import {
   createSessionReferenceResolver,
   type SessionSurface,
 } from '../../server/src/resolver';
-import { InMemorySessionStore, type InMemorySession } from '../../server/src/resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
+import { InMemorySessionStore, type InMemorySession } from '../../server/src/testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../../server/src/testing/sessionLogBuilder';
 import { hostileText, sessionIdArb, utf16String } from './support/arbitraries';
 import { asyncOutcomeOf, outcomeOf } from './support/outcome';
 import { FUZZ_RUNS, recordFigure, scaled } from './support/scale';

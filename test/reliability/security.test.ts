@@ -19,11 +19,11 @@ import {
 import { provideSessionCompletion, type SessionCompletionData } from '../../server/src/features/completion';
 import { executeEditorCommand } from '../../server/src/features/editorCommands';
 import { provideMentionHover } from '../../server/src/features/hover';
-import { testWorkspace } from '../../server/src/features/testWorkspace';
+import { testWorkspace } from '../../server/src/testing/testWorkspace';
 import type { SessionLog } from '../../server/src/features/transcript';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX, SessionReadError } from '../../server/src/resolver';
-import type { InMemorySession } from '../../server/src/resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../../server/src/resolver/sessionLogBuilder';
+import type { InMemorySession } from '../../server/src/testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../../server/src/testing/sessionLogBuilder';
 import { openSessionStore, type SessionStoreService } from '../../server/src/store';
 import { encodeSegment, projectDirName, relativeLogPath } from '../../server/src/store/layout';
 import { fileUri, responseErrorOf } from '../support/lspClient';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { describeSessionsRootProblem, formatSessionReferenceMention, type SessionsRootProblem } from '@dsh-session-ls/shared';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
-import { InMemoryStoreService } from '../settings/inMemoryStoreService';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { runCli } from './cli';
 import { parseInvocation } from './commandLine';
 

@@ -4,8 +4,8 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CodeActionKind, type CodeAction, type TextEdit } from 'vscode-languageserver/node';
 import { PREVIEW_ACTION_TITLE, provideCodeActions } from './codeActions';
 import { computeDiagnostics } from './diagnostics';
-import { conversationSession } from './mentionFixtures';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { conversationSession } from '../testing/mentionFixtures';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 const SESSIONS = [
   conversationSession('a', { cwd: '/w', title: 'Alpha work' }),

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { JsonRpcErrorCodes, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { ResponseError } from 'vscode-languageserver/node';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import { executeSessionCommand } from './commands';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 function session(id: string, cwd: string | undefined, createdAt: number, text: string, title?: string): InMemorySession {
   const log = new SessionLogBuilder();

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { describeSessionsRootProblem, formatSessionReferenceMention, type SessionReferenceCandidate, type SessionsRootProblem } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import { provideSessionCompletion } from './completion';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 0, 10);

@@ -9,11 +9,11 @@ import {
 } from '@dsh-session-ls/shared';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
 import { SessionReadError } from '../resolver';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { executeSessionCommand } from './commands';
 import { DSH_ERROR_ORDER, computeDiagnostics, predictedPrepareError } from './diagnostics';
-import { conversationSession } from './mentionFixtures';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { conversationSession } from '../testing/mentionFixtures';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 const URI = { a: encodeSessionReferenceUri('a'), b: encodeSessionReferenceUri('b') };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { provideDocumentLinks } from './documentLinks';
-import { openDocument } from './testWorkspace';
+import { openDocument } from '../testing/testWorkspace';
 
 describe('document links', () => {
   it('links each mention dsh accepts to its canonical session URI, over the whole mention', () => {

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { provideFileMentionCompletion } from './fileMentions';
-import { testWorkspace } from './testWorkspace';
+import { testWorkspace } from '../testing/testWorkspace';
 
 let base: string;
 const folder = (name: string) => path.join(base, name);

@@ -9,8 +9,8 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
 import { TRIGGER_SUGGEST_COMMAND, findFileMentionToken, provideFileMentionCompletion, provideMentionCompletion } from './fileMentions';
 import { denseMentionText, dshScan } from '../../../test/support/dshMentionGrammar';
-import { conversationSession } from './mentionFixtures';
-import { testWorkspace } from './testWorkspace';
+import { conversationSession } from '../testing/mentionFixtures';
+import { testWorkspace } from '../testing/testWorkspace';
 
 let workspaceDir: string;
 

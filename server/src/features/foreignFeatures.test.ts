@@ -8,8 +8,8 @@ import { executeEditorCommand } from './editorCommands';
 import { foreignAgentsEnabled } from './foreignMentions';
 import { provideMentionHover } from './hover';
 import { analyzeMentions, findDocumentMentions, sessionKey } from './mentionAnalysis';
-import { conversationSession } from './mentionFixtures';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { conversationSession } from '../testing/mentionFixtures';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
 const FIXTURES = fileURLToPath(new URL('../../../test/agent-stores/fixtures/', import.meta.url));

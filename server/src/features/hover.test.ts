@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import type { MarkupContent } from 'vscode-languageserver/node';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import { provideMentionHover } from './hover';
-import { conversationSession } from './mentionFixtures';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { conversationSession } from '../testing/mentionFixtures';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 const NOW = Date.UTC(2026, 0, 10);
 

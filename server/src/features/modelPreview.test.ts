@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX } from '../resolver';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import { executeSessionCommand } from './commands';
 import { executeEditorCommand } from './editorCommands';
-import { conversationSession } from './mentionFixtures';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { conversationSession } from '../testing/mentionFixtures';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 function hostile(): InMemorySession {
   const log = new SessionLogBuilder();

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import { provideSessionCompletion } from './completion';
 import { escapeMarkdownText, previewKindFor, resolveSessionCompletionItem, trimForPreview } from './sessionPreview';
-import { openDocument, testWorkspace } from './testWorkspace';
+import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 const NOW = Date.UTC(2026, 0, 10);
 

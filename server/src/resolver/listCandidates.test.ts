@@ -1,8 +1,8 @@
 import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
-import { InMemorySessionStore, type InMemorySession } from './inMemorySessionStore';
+import { InMemorySessionStore, type InMemorySession } from '../testing/inMemorySessionStore';
 import { createSessionReferenceResolver } from './resolver';
-import { SessionLogBuilder } from './sessionLogBuilder';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import type { SessionStore, StoredSessionSummary } from './sessionStore';
 
 function titled(title: string): SessionLogBuilder {

@@ -2,9 +2,9 @@
 // did not pin on their own (a mutation of the code survived them).
 import { encodeSessionReferenceUri, formatSessionReferenceMention, type ContentBlock } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
-import { InMemorySessionStore } from './inMemorySessionStore';
+import { InMemorySessionStore } from '../testing/inMemorySessionStore';
 import { createSessionReferenceResolver } from './resolver';
-import { SessionLogBuilder } from './sessionLogBuilder';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import type { SessionStore } from './sessionStore';
 
 function store(): InMemorySessionStore {

@@ -1,9 +1,9 @@
 import { stringifyTagSafeJson, type ContentBlock, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
 import { describe, expect, it, vi } from 'vitest';
-import { InMemorySessionStore } from './inMemorySessionStore';
+import { InMemorySessionStore } from '../testing/inMemorySessionStore';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from './prompt';
 import { createSessionReferenceResolver } from './resolver';
-import { SessionLogBuilder } from './sessionLogBuilder';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
 import { SessionReadError, type SessionStore } from './sessionStore';
 
 const CONTENT: ContentBlock[] = [{ type: 'text', text: 'look at @alpha' }, { type: 'image', attachment: { id: 'x' } }];

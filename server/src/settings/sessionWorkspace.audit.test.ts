@@ -4,10 +4,10 @@
 import { SessionCommands, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
 import { executeSessionCommand } from '../features/commands';
-import { testWorkspace } from '../features/testWorkspace';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
-import { InMemoryStoreService } from './inMemoryStoreService';
+import { testWorkspace } from '../testing/testWorkspace';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { SessionWorkspace } from './sessionWorkspace';
 
 function session(id: string, createdAt: number): InMemorySession {

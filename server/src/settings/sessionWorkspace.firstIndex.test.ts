@@ -1,8 +1,8 @@
 /** The workspace's listing during the first index (lsp-contract.md, First answers), over in-memory stores the test drives. */
 import { describe, expect, it } from 'vitest';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { InMemoryStoreService } from './inMemoryStoreService';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
+import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { SessionWorkspace } from './sessionWorkspace';
 
 function session(id: string, createdAt: number): InMemorySession {

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InMemoryStoreService } from '../settings/inMemoryStoreService';
+import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { holdFirstIndex } from './heldIndex';
 import type { StoreStatus } from './service';
-import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
+import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import type { InMemorySession } from '../testing/inMemorySessionStore';
 
 function session(id: string): InMemorySession {
   const log = new SessionLogBuilder();

@@ -8,9 +8,9 @@ import { DISCOVERY_REASONS } from './discovery';
 import { TRANSCRIPT_NAMES, encodeSegment, projectDirName, type TranscriptEncoding } from './layout';
 import { LISTING_REASONS } from './listing';
 import { initZstdSupport, loadSessionLog } from './log';
-import { concatBytes, ev, headerLine, rawTranscript, toolCallBlock, zstdFrame } from './log/testLogs';
+import { concatBytes, ev, headerLine, rawTranscript, toolCallBlock, zstdFrame } from '../testing/testLogs';
 import { loadOpenTranscript, readSessionSurface } from './lookup';
-import { recordingFiles } from './testFiles';
+import { recordingFiles } from '../testing/testFiles';
 import { nodeTranscriptFiles } from './transcriptFiles';
 
 const zstd = findProgram('zstd');

@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { relativeLogPath } from './layout';
-import { ev, headerLine, rawTranscript } from './log/testLogs';
+import { ev, headerLine, rawTranscript } from '../testing/testLogs';
 import { nodeTranscriptFiles } from './transcriptFiles';
 import { SummarizePool } from './summarize/pool';
 import type { SummarizeTask } from './summarize/summarizeFile';
-import { recordingFiles } from './testFiles';
+import { recordingFiles } from '../testing/testFiles';
 import { RESUMABLE_TRANSCRIPTS, TranscriptIndex } from './transcriptIndex';
 
 let base: string;

@@ -4,8 +4,8 @@ import { DIAGNOSTIC_SOURCE, encodeSessionReferenceUri, formatSessionReferenceMen
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { TextDocumentSyncKind, TextDocuments, createConnection, type CodeAction, type Diagnostic, type DocumentLink, type Hover } from 'vscode-languageserver/node';
 import { LspTestClient, pollUntil } from '../../../test/support/lspClient';
-import { conversationSession } from '../features/mentionFixtures';
-import { testWorkspace } from '../features/testWorkspace';
+import { conversationSession } from '../testing/mentionFixtures';
+import { testWorkspace } from '../testing/testWorkspace';
 import { EDITOR_FEATURE_CAPABILITIES, editorFeatureServices, registerEditorFeatures, type EditorFeatures } from './editorFeatures';
 
 const URI = 'file:///w/message.md';

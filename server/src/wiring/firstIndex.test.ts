@@ -1,7 +1,7 @@
 /** Completion's bounded wait for the first index, and progress on a request's token while it waits. */
 import { describe, expect, it } from 'vitest';
 import type { WorkDoneProgressReporter } from 'vscode-languageserver/node';
-import { InMemoryStoreService } from '../settings/inMemoryStoreService';
+import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { CompletionFirstIndexWaits, FirstIndexWaitProgress, WAIT_PROGRESS_TITLE, progressToken, type FirstIndex } from './firstIndex';
 
 function indexOver(store: InMemoryStoreService): FirstIndex {

@@ -7,7 +7,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkS
 import os from 'node:os';
 import path from 'node:path';
 import { relativeLogPath, type TranscriptEncoding } from '../../../server/src/store/layout';
-import { concatBytes, rawTranscript, zstdFrame } from '../../../server/src/store/log/testLogs';
+import { concatBytes, rawTranscript, zstdFrame } from '../../../server/src/testing/testLogs';
 
 /** A session to write: a header, then turns (each one append batch = one zstd frame). */
 export interface SessionSpec {

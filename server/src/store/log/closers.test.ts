@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadSessionLog, type LoadedSessionLog } from './index';
-import { ev, headerLine, rawTranscript, toolCallBlock } from './testLogs';
+import { ev, headerLine, rawTranscript, toolCallBlock } from '../../testing/testLogs';
 
 function load(lines: string[]): LoadedSessionLog {
   return loadSessionLog(rawTranscript([headerLine('open'), ...lines]), 'raw');

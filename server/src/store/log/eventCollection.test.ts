@@ -6,7 +6,7 @@ import { availableZstdDecoders, createSessionLogLoader, initZstdSupport, loadSes
 import { SURFACE_EVENT_TYPES } from './eventRules';
 import { StoredLine } from './storedLines';
 import { SessionLogReader } from './sessionLogReader';
-import { ev, headerLine, rawTranscript, toolCallBlock, zstdTranscript } from './testLogs';
+import { ev, headerLine, rawTranscript, toolCallBlock, zstdTranscript } from '../../testing/testLogs';
 
 const zstdCli = findProgram('zstd');
 await initZstdSupport();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
 import { loadSessionLog, type LoadedSessionLog } from './index';
-import { ev, headerLine, rawTranscript, toolCallBlock } from './testLogs';
+import { ev, headerLine, rawTranscript, toolCallBlock } from '../../testing/testLogs';
 
 const HEADER = headerLine('s-1');
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
 import { findProgram } from '../../../../test/support/conformance';
 import { initZstdSupport, loadSessionLog, parseSessionHeaderLine, readSessionHeader } from './index';
-import { DEMO_1, concatBytes, headerLine, rawTranscript, zstdFrame } from './testLogs';
+import { DEMO_1, concatBytes, headerLine, rawTranscript, zstdFrame } from '../../testing/testLogs';
 
 const zstdCli = findProgram('zstd');
 await initZstdSupport();

@@ -16,8 +16,8 @@
  * - `recordScanner.ts` dsh's keep/cut/corrupt rules per line; `rows.ts` packed rows (§4);
  * - `logFold.ts` the per-event stages in dsh's order; `header.ts` (§2); `legacy.ts` (§3.7);
  *   `eventRules.ts` known types, envelope and message checks (§3); `surfaceFold.ts` (§6.1);
- *   `closers.ts` crash-repair closers (§6.5);
- * - `testLogs.ts` test support (transcript builders, the §8 demos).
+ *   `closers.ts` crash-repair closers (§6.5).
+ * Transcript builders and the §8 demos for tests are in `src/testing/`.
  */
 export { parseSessionHeaderLine, type SessionHeaderRecord } from './header';
 export {

@@ -11,7 +11,7 @@ import { utf8Text } from './lines';
 import { packedRowOf } from './rows';
 import { SessionLogSummarizer } from './summarizer';
 import { foldSurfaceEvent, emptySurface } from './surfaceFold';
-import { DEMO_1, DEMO_2, concatBytes, headerLine } from './testLogs';
+import { DEMO_1, DEMO_2, concatBytes, headerLine } from '../../testing/testLogs';
 
 const encoder = new TextEncoder();
 const bytesOf = (line: string) => encoder.encode(line);

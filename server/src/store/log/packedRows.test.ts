@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
 import { SessionLogSummarizer, loadSessionLog, type LoadedSessionLog } from './index';
-import { ev, headerLine, rawTranscript, toolCallBlock } from './testLogs';
+import { ev, headerLine, rawTranscript, toolCallBlock } from '../../testing/testLogs';
 
 type Line = (seq: number) => { line: string; events: number };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
 import { MAX_RECORD_BYTES, loadSessionLog } from './index';
-import { DEMO_1, concatBytes, ev, headerLine, rawTranscript } from './testLogs';
+import { DEMO_1, concatBytes, ev, headerLine, rawTranscript } from '../../testing/testLogs';
 
 const encoder = new TextEncoder();
 

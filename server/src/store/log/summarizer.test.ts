@@ -14,7 +14,7 @@ import {
   type LogSummary,
   type ZstdFrameDecoder,
 } from './index';
-import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, toolCallBlock, zstdTranscript } from './testLogs';
+import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, toolCallBlock, zstdTranscript } from '../../testing/testLogs';
 import { skimLine } from './lineSkim';
 
 const zstdCli = findProgram('zstd');

@@ -5,7 +5,7 @@ import { availableZstdDecoders, initZstdSupport, loadSessionLog, type LoadedSess
 import { scanZstdFrame } from './zstdFrames';
 import xxhash from 'xxhash-wasm';
 import { MAX_RECORD_BYTES } from './lines';
-import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdFrameOf, zstdTranscript } from './testLogs';
+import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdFrameOf, zstdTranscript } from '../../testing/testLogs';
 import { MAX_PLAINTEXT_PIECE_BYTES } from './zstdDecoder';
 
 const zstdCli = findProgram('zstd');

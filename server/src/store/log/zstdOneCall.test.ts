@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore } from '../../../../test/support/conformance';
 import { loadSessionLog } from './load';
-import { concatBytes, ev, headerLine, rawTranscript } from './testLogs';
+import { concatBytes, ev, headerLine, rawTranscript } from '../../testing/testLogs';
 import { MAX_ONE_CALL_FRAME_BYTES, decodeZstdFrameInOneCall, fzstdDecoder, initZstdSupport, type ZstdFrameDecoder } from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore, REPO_ROOT } from '../../../../test/support/conformance';
 import { INLINE_INDEX_BYTES } from '../diskStore';
 import { relativeLogPath } from '../layout';
-import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../log/testLogs';
+import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../../testing/testLogs';
 import { nodeTranscriptFiles } from '../transcriptFiles';
 import { TranscriptIndex, type TranscriptSummary } from '../transcriptIndex';
 import { SummarizePool } from './pool';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InMemorySessionStore, foldSessionTitle, foldSurface } from './inMemorySessionStore';
 import { SessionLogBuilder } from './sessionLogBuilder';
-import { SessionReadError } from './sessionStore';
+import { SessionReadError } from '../resolver/sessionStore';
 
 describe('foldSurface', () => {
   it('folds nested compactions by surface position, as in the store doc §6.3 (surface [15, 11, 12])', () => {

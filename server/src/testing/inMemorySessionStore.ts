@@ -5,8 +5,8 @@ import {
   type SessionSurface,
   type StoredSessionHeader,
   type StoredSessionSummary,
-} from './sessionStore';
-import { compareStoreOrder } from './storeOrder';
+} from '../resolver/sessionStore';
+import { compareStoreOrder } from '../resolver/storeOrder';
 
 /** One session of an in-memory store: its header and its decoded log events (titles and surface events included). */
 export interface InMemorySession {

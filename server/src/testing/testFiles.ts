@@ -1,5 +1,5 @@
 /** Test support: real transcript file access that records what is read (not part of the build). */
-import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
+import { nodeTranscriptFiles, type TranscriptFiles } from '../store/transcriptFiles';
 
 /** One `read` of an open transcript. */
 export interface RecordedRead {

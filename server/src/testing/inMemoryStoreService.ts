@@ -1,4 +1,4 @@
-import { InMemorySessionStore, type InMemorySession } from '../resolver/inMemorySessionStore';
+import { InMemorySessionStore, type InMemorySession } from './inMemorySessionStore';
 import type { SessionStoreService, StoreProblem, StoreStatus, Subscription } from '../store/service';
 
 type Listener<T> = (value: T) => void;

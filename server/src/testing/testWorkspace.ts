@@ -1,6 +1,6 @@
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { InMemorySession } from '../resolver/inMemorySessionStore';
-import { InMemoryStoreService } from '../settings/inMemoryStoreService';
+import type { InMemorySession } from './inMemorySessionStore';
+import { InMemoryStoreService } from './inMemoryStoreService';
 import { SessionWorkspace } from '../settings/sessionWorkspace';
 
 /** A workspace over an in-memory store with some open documents, for feature tests. */

@@ -1,5 +1,5 @@
 import type { ContentBlock } from '@dsh-session-ls/shared';
-import type { SessionEventRecord } from './sessionStore';
+import type { SessionEventRecord } from '../resolver/sessionStore';
 
 type Content = string | ContentBlock[];
 
