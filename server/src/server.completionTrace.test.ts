@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StreamMessageReader, StreamMessageWriter, createConnection } from 'vscode-languageserver/node';
 import { LspTestClient } from '../../test/support/lspClient';
-import { SessionLogBuilder } from './testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from './testing/testLogs';
 import { startSessionLanguageServer } from './server';
 import { InMemoryStoreService } from './testing/inMemoryStoreService';
 

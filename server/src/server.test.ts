@@ -9,7 +9,7 @@ import { SESSION_STATUS_NOTIFICATION, SessionCommands, type SessionStoreStatus }
 import { CancellationTokenSource, StreamMessageReader, StreamMessageWriter, createConnection, type CompletionList } from 'vscode-languageserver/node';
 import { FULL_CLIENT_CAPABILITIES, LspTestClient, pollUntil, responseErrorOf } from '../../test/support/lspClient';
 import type { InMemorySession } from './testing/inMemorySessionStore';
-import { SessionLogBuilder } from './testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from './testing/testLogs';
 import { startSessionLanguageServer } from './server';
 import { InMemoryStoreService } from './testing/inMemoryStoreService';
 

@@ -16,7 +16,7 @@ import { isSessionCompletionData, type SessionCompletionData } from '../../serve
 import { provideMentionCompletion } from '../../server/src/features/fileMentions';
 import { testWorkspace } from '../../server/src/testing/testWorkspace';
 import type { InMemorySession } from '../../server/src/testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../../server/src/testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../../server/src/testing/testLogs';
 import { UNSAFE_DISPLAY_CHARACTERS, grammarText, hostileText, sessionIdArb } from './support/arbitraries';
 import { FUZZ_RUNS, recordFigure, scaled } from './support/scale';
 import { TemporaryDirectories } from './support/stores';

@@ -18,7 +18,7 @@ import { provideMentionHover } from '../../server/src/features/hover';
 import { testWorkspace } from '../../server/src/testing/testWorkspace';
 import { SessionReadError } from '../../server/src/resolver';
 import type { InMemorySession } from '../../server/src/testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../../server/src/testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../../server/src/testing/testLogs';
 import { UNSAFE_DISPLAY_CHARACTERS, grammarText, hostileText } from './support/arbitraries';
 import { activeMarkdownProblems } from './support/inertMarkdown';
 import { asyncOutcomeOf } from './support/outcome';

@@ -20,7 +20,7 @@ import {
   type SessionSurface,
 } from '../../server/src/resolver';
 import { InMemorySessionStore, type InMemorySession } from '../../server/src/testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../../server/src/testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../../server/src/testing/testLogs';
 import { hostileText, sessionIdArb, utf16String } from './support/arbitraries';
 import { asyncOutcomeOf, outcomeOf } from './support/outcome';
 import { FUZZ_RUNS, recordFigure, scaled } from './support/scale';

@@ -23,7 +23,7 @@ import { testWorkspace } from '../../server/src/testing/testWorkspace';
 import type { SessionLog } from '../../server/src/features/transcript';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX, SessionReadError } from '../../server/src/resolver';
 import type { InMemorySession } from '../../server/src/testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../../server/src/testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../../server/src/testing/testLogs';
 import { openSessionStore, type SessionStoreService } from '../../server/src/store';
 import { encodeSegment, projectDirName, relativeLogPath } from '../../server/src/store/layout';
 import { fileUri, responseErrorOf } from '../support/lspClient';

@@ -1,47 +1,19 @@
 /**
- * Compress many small parts into independent zstd frames with checksums (store doc §5.1), fast on
- * Node 20 where `node:zlib` has no zstd: thousands of parts go through ONE `zstd` CLI run
- * (`-c` concatenates one frame per input file), and the output is split back into frames.
+ * Compress many small parts into independent zstd frames shaped as dsh writes them (dshLog.ts,
+ * store doc §5.1), fast on Node 20 where `node:zlib` has no zstd: thousands of parts go through
+ * ONE `zstd` CLI run (`-c` concatenates one frame per input file), and the output is split back
+ * into frames.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { frameEnds } from '../zstd/frames';
-
-/** Window descriptor of the frames Node's zlib writes for dsh: 2 MiB (windowLog 21, size unknown up front). */
-export const NODE_WINDOW_DESCRIPTOR = 0x58;
-
-/**
- * Make a CLI frame look like the ones dsh writes through Node's zlib (descriptor 0x04: checksum,
- * no content size; window 2 MiB). The CLI sizes the window to the input; a larger declared
- * window is always valid (the checksum covers only the content), and decoders size their
- * buffers by it, so it matters for their speed.
- */
-function likeNodeFrame(frame: Buffer): Buffer {
-  if (frame[4] !== 0x04) throw new Error(`unexpected zstd frame descriptor 0x${frame[4].toString(16)}`);
-  if (frame[5] < NODE_WINDOW_DESCRIPTOR) frame[5] = NODE_WINDOW_DESCRIPTOR;
-  return frame;
-}
-
-type ZstdCompressSync = (data: Buffer, options?: { params?: Record<number, number> }) => Buffer;
-
-/** Node ≥ 22.15 has zstd in zlib; its typings on Node 20 do not, hence the probe. */
-function builtinCompressor(): ((part: Buffer) => Buffer) | undefined {
-  const z = zlib as unknown as { zstdCompressSync?: ZstdCompressSync; constants: Record<string, number> };
-  const checksumFlag = z.constants.ZSTD_c_checksumFlag;
-  const contentSizeFlag = z.constants.ZSTD_c_contentSizeFlag;
-  if (typeof z.zstdCompressSync !== 'function' || checksumFlag === undefined || contentSizeFlag === undefined) return undefined;
-  const compress = z.zstdCompressSync;
-  // A one-shot compression declares the content size (and may use a single-segment header);
-  // dsh's streamed frames do not, so neither may ours.
-  return (part) => likeNodeFrame(compress(part, { params: { [checksumFlag]: 1, [contentSizeFlag]: 0 } }));
-}
+import { builtinZstdCompressor, likeDshFrame, ZSTD_CLI_ARGS } from './dshLog';
 
 /** Turns parts into frames, one frame per part, in order. */
 export class FrameCompressor {
-  private readonly builtin = builtinCompressor();
+  private readonly builtin = builtinZstdCompressor();
   private readonly workRoot: string;
   private runs = 0;
 
@@ -72,10 +44,10 @@ export class FrameCompressor {
       });
       const list = path.join(dir, 'list');
       writeFileSync(list, names.join('\n') + '\n');
-      const output = await runZstd(['-q', '--check', '--no-content-size', '-c', '--filelist', list]);
+      const output = await runZstd([...ZSTD_CLI_ARGS, '--filelist', list]);
       const ends = frameEnds(output);
       if (ends.length !== parts.length) throw new Error(`zstd produced ${ends.length} frames for ${parts.length} parts`);
-      return ends.map((end, i) => likeNodeFrame(output.subarray(i === 0 ? 0 : ends[i - 1], end)));
+      return ends.map((end, i) => likeDshFrame(output.subarray(i === 0 ? 0 : ends[i - 1], end)));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

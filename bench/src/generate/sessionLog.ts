@@ -4,6 +4,7 @@
  * user rename), compaction checkpoints, and now and then an open (crashed or live) last turn.
  */
 import type { Corpus } from './corpus';
+import { DshLog, MODEL_SOURCE, type EventExtra, type HeaderFields } from './dshLog';
 import type { Random } from './random';
 
 /** What to generate for one session. */
@@ -34,66 +35,30 @@ export interface GeneratedLog {
   events: number;
 }
 
-const PROVIDER = 'deepseek-official';
-const MODEL = 'deepseek-v4-flash';
-const MODEL_SOURCE = { kind: 'model', provider: PROVIDER, model: MODEL };
+const PROVIDER = MODEL_SOURCE.provider;
+const MODEL = MODEL_SOURCE.model;
 const TOOLS = ['read', 'bash', 'edit', 'grep', 'write'];
 const COMPACT_PREAMBLE =
   'This is an automatically generated checkpoint of the earlier conversation, written when the context grew too large. <compacted-summary>';
 /** Surface bytes after which an automatic compaction happens (a context window's worth, roughly). */
 const COMPACTION_THRESHOLD = 240_000;
 
-type SurfaceOp = 'append' | { op: 'replace'; start: number; end: number };
-
-/** Accumulates records with contiguous seqs and cuts them into write batches. */
-class LogWriter {
-  seq = 0;
-  bytes = 0;
+/** dsh's log writer plus what the generator steers by: the surface's seqs and size. */
+class LogWriter extends DshLog {
   surface: number[] = [];
   surfaceBytes = 0;
-  readonly batches: string[] = [];
-  private pending = '';
 
-  constructor(public time: number) {}
+  constructor(header: HeaderFields, start: number) {
+    super({ header, clock: { start } });
+  }
 
-  /** Append an event in the writer's key order; returns its seq. */
-  event(type: string, data: unknown, extra: { sourceEventSeqs?: number[]; surfaceOp?: SurfaceOp } = {}): number {
-    const seq = this.seq++;
-    const record: Record<string, unknown> = { type, seq, time: this.time, data };
-    if (extra.sourceEventSeqs) record.sourceEventSeqs = extra.sourceEventSeqs;
-    if (extra.surfaceOp) record.surfaceOp = extra.surfaceOp;
-    const line = JSON.stringify(record) + '\n';
-    this.push(line);
+  override event(type: string, data: unknown, extra: EventExtra = {}): number {
+    const seq = super.event(type, data, extra);
     if (extra.surfaceOp === 'append') {
       this.surface.push(seq);
-      this.surfaceBytes += line.length;
+      this.surfaceBytes += this.lastLine.length + 1;
     }
     return seq;
-  }
-
-  /** Append a packed chunk row covering `members` seqs; returns those seqs. */
-  row(type: 'text-chunks' | 'reasoning-chunks' | 'tool-call-chunks', data: Record<string, unknown>, members: number, dt: number[]): number[] {
-    const seq0 = this.seq;
-    this.seq += members;
-    this.push(JSON.stringify({ type, seq0, time0: this.time, data }) + '\n');
-    for (const gap of dt) this.time += gap;
-    return Array.from({ length: members }, (_, k) => seq0 + k);
-  }
-
-  /** End the current write batch (a coalescing window closed, or an explicit flush). */
-  flush(): void {
-    if (this.pending === '') return;
-    this.batches.push(this.pending);
-    this.pending = '';
-  }
-
-  tick(ms: number): void {
-    this.time += ms;
-  }
-
-  private push(line: string): void {
-    this.pending += line;
-    this.bytes += line.length;
   }
 }
 
@@ -113,14 +78,8 @@ function tokenize(text: string, random: Random): string[] {
 
 /** Generate one session log from its spec. */
 export function generateSessionLog(spec: SessionSpec, random: Random, corpus: Corpus): GeneratedLog {
-  const header: Record<string, unknown> = { type: 'session', version: 0, id: spec.id, createdAt: spec.createdAt };
-  if (spec.cwd !== undefined) header.cwd = spec.cwd;
-  if (spec.parentSession !== undefined) {
-    header.parentSession = spec.parentSession;
-    header.origin = 'subagent';
-  }
-  header.delegationDepth = spec.parentSession !== undefined ? 1 : 0;
-  const w = new LogWriter(spec.createdAt + random.int(5, 400));
+  const header: HeaderFields = { id: spec.id, createdAt: spec.createdAt, cwd: spec.cwd, parentSession: spec.parentSession };
+  const w = new LogWriter(header, spec.createdAt + random.int(5, 400));
   let title: string | undefined;
   let compactions = 0;
   let renamed = false;
@@ -157,9 +116,9 @@ export function generateSessionLog(spec: SessionSpec, random: Random, corpus: Co
   };
 
   let turn = 0;
-  while (w.bytes < spec.targetBytes || turn === 0) {
+  while (w.chars < spec.targetBytes || turn === 0) {
     turn += 1;
-    const remaining = spec.targetBytes - w.bytes;
+    const remaining = spec.targetBytes - w.chars;
     const last = remaining < 16_000;
     w.event('turn/start', { turn });
     w.event('step/start', { turn, step: 1 });
@@ -297,7 +256,8 @@ export function generateSessionLog(spec: SessionSpec, random: Random, corpus: Co
     );
     w.flush();
   }
-  return { header: JSON.stringify(header) + '\n', batches: w.batches, title, events: w.seq };
+  const [[headerLine], ...batches] = w.batches();
+  return { header: `${headerLine}\n`, batches: batches.map((lines) => lines.map((line) => `${line}\n`).join('')), title, events: w.seq };
 }
 
 /** A manual-style compaction bracket whose checkpoint replaces the oldest ~70% of the surface. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeSessionsRootProblem, formatSessionReferenceMention, type SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { runCli } from './cli';
 import { parseInvocation } from './commandLine';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { JsonRpcErrorCodes, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { ResponseError } from 'vscode-languageserver/node';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { executeSessionCommand } from './commands';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
 

@@ -3,7 +3,7 @@ import { describeSessionsRootProblem, formatSessionReferenceMention, type Sessio
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { provideSessionCompletion } from './completion';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import type { MarkupContent } from 'vscode-languageserver/node';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { provideMentionHover } from './hover';
 import { conversationSession } from '../testing/mentionFixtures';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';

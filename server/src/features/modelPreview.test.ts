@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX } from '../resolver';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { executeSessionCommand } from './commands';
 import { executeEditorCommand } from './editorCommands';
 import { conversationSession } from '../testing/mentionFixtures';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { provideSessionCompletion } from './completion';
 import { escapeMarkdownText, previewKindFor, resolveSessionCompletionItem, trimForPreview } from './sessionPreview';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';

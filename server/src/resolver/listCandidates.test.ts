@@ -2,7 +2,7 @@ import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
 import { InMemorySessionStore, type InMemorySession } from '../testing/inMemorySessionStore';
 import { createSessionReferenceResolver } from './resolver';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import type { SessionStore, StoredSessionSummary } from './sessionStore';
 
 function titled(title: string): SessionLogBuilder {

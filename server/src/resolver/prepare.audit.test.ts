@@ -4,7 +4,7 @@ import { encodeSessionReferenceUri, formatSessionReferenceMention, type ContentB
 import { describe, expect, it } from 'vitest';
 import { InMemorySessionStore } from '../testing/inMemorySessionStore';
 import { createSessionReferenceResolver } from './resolver';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import type { SessionStore } from './sessionStore';
 
 function store(): InMemorySessionStore {

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { InMemorySessionStore } from '../testing/inMemorySessionStore';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from './prompt';
 import { createSessionReferenceResolver } from './resolver';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { SessionReadError, type SessionStore } from './sessionStore';
 
 const CONTENT: ContentBlock[] = [{ type: 'text', text: 'look at @alpha' }, { type: 'image', attachment: { id: 'x' } }];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { foldSurface } from '../testing/inMemorySessionStore';
 import { messageText, projectSessionSurface } from './projection';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import type { SessionEventRecord, SessionSurface, StoredSessionHeader } from './sessionStore';
 
 const HEADER: StoredSessionHeader = { id: 'src', cwd: '/work', createdAt: 1 };

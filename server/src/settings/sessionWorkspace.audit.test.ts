@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { executeSessionCommand } from '../features/commands';
 import { testWorkspace } from '../testing/testWorkspace';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { SessionWorkspace } from './sessionWorkspace';
 

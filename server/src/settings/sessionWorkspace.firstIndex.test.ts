@@ -1,6 +1,6 @@
 /** The workspace's listing during the first index (lsp-contract.md, First answers), over in-memory stores the test drives. */
 import { describe, expect, it } from 'vitest';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { SessionWorkspace } from './sessionWorkspace';

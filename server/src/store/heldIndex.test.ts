@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryStoreService } from '../testing/inMemoryStoreService';
 import { holdFirstIndex } from './heldIndex';
 import type { StoreStatus } from './service';
-import { SessionLogBuilder } from '../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 
 function session(id: string): InMemorySession {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InMemorySessionStore, foldSessionTitle, foldSurface } from './inMemorySessionStore';
-import { SessionLogBuilder } from './sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from './testLogs';
 import { SessionReadError } from '../resolver/sessionStore';
 
 describe('foldSurface', () => {

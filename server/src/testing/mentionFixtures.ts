@@ -1,6 +1,6 @@
 /** Sessions and documents shared by the editor-feature tests (not part of the server). */
 import type { InMemorySession } from './inMemorySessionStore';
-import { SessionLogBuilder } from './sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from './testLogs';
 
 /** A session with `exchanges` prompt/answer pairs of about `size` characters each, and maybe a title. */
 export function conversationSession(

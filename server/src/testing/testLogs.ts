@@ -1,9 +1,8 @@
 /**
- * Test support for the log decoder: transcripts built from JSONL lines in both encodings (zstd
- * frames made by the `zstd` command, one per part, as dsh writes one per batch), and the two
- * worked examples of the store doc (§8).
+ * Test support for dsh logs: the one log writer (bench/src/generate/dshLog.ts: events, packed rows,
+ * batches, raw and zstd transcripts), and the two worked examples of the store doc (§8).
  */
-import { execFileSync } from 'node:child_process';
+export * from '../../../bench/src/generate/dshLog';
 
 /** store doc §8, demo-1: one turn, a packed text row, a fallback title. */
 export const DEMO_1 = [
@@ -40,99 +39,3 @@ export const DEMO_2 = [
   '{"type":"compaction/end","seq":15,"time":1767225801000,"data":{"compactionId":"c-1","turn":null}}',
   '{"type":"session/title","seq":16,"time":1767225802000,"data":{"title":"Alpha file check","messageSeqs":[],"source":{"kind":"user"}}}',
 ];
-
-const encoder = new TextEncoder();
-
-/** A plain `session.jsonl`: each line followed by `\n`. */
-export function rawTranscript(lines: readonly string[]): Uint8Array {
-  return encoder.encode(lines.map((line) => `${line}\n`).join(''));
-}
-
-/** One zstd frame (with content checksum) of any bytes, made by the `zstd` command. */
-export function zstdFrameOf(bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(execFileSync('zstd', ['-q', '--check', '-c'], { input: bytes }));
-}
-
-/** One zstd frame holding the given lines. */
-export function zstdFrame(lines: readonly string[]): Uint8Array {
-  return zstdFrameOf(rawTranscript(lines));
-}
-
-/** A `session.jsonl.zstd`: one frame per part (the header line alone in the first part). */
-export function zstdTranscript(parts: readonly (readonly string[])[]): Uint8Array {
-  return concatBytes(parts.map(zstdFrame));
-}
-
-/** Byte arrays joined. */
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
-
-/** A header line for a hand-made session. */
-export function headerLine(id: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ type: 'session', version: 0, id, createdAt: 1767225600000, cwd: '/home/alice/proj', delegationDepth: 0, ...extra });
-}
-
-const MODEL = { kind: 'model', provider: 'deepseek-official', model: 'deepseek-v4-flash' };
-const line = (event: Record<string, unknown>): string => JSON.stringify(event);
-const at = (seq: number): number => 1767300000000 + seq;
-
-/** Event lines for hand-made logs (seq given explicitly, time derived from it). */
-export const ev = {
-  /** Any event. */
-  of: (type: string, seq: number, data: unknown, extra: Record<string, unknown> = {}) =>
-    line({ type, seq, time: at(seq), data, ...extra }),
-  turnStart: (seq: number, turn = 1) => line({ type: 'turn/start', seq, time: at(seq), data: { turn } }),
-  turnEnd: (seq: number, turn = 1) =>
-    line({ type: 'turn/end', seq, time: at(seq), data: { turn, reason: { kind: 'completed' } } }),
-  stepStart: (seq: number, step = 1, turn = 1) => line({ type: 'step/start', seq, time: at(seq), data: { turn, step } }),
-  stepEnd: (seq: number, step = 1, turn = 1) => line({ type: 'step/end', seq, time: at(seq), data: { turn, step } }),
-  user: (seq: number, text: string, extra: Record<string, unknown> = { surfaceOp: 'append' }, source: unknown = { kind: 'user' }) =>
-    line({
-      type: 'user/message',
-      seq,
-      time: at(seq),
-      data: { content: [{ type: 'text', text }], source, role: 'user', id: `u-${seq}` },
-      ...extra,
-    }),
-  assistant: (seq: number, content: unknown[], extra: Record<string, unknown> = { surfaceOp: 'append' }) =>
-    line({
-      type: 'assistant/message',
-      seq,
-      time: at(seq),
-      data: { turn: 1, step: 1, message: { role: 'assistant', content, source: MODEL, id: `a-${seq}` } },
-      ...extra,
-    }),
-  toolCall: (seq: number, callId: string) =>
-    line({ type: 'tool/call', seq, time: at(seq), data: { turn: 1, step: 1, callId, name: 'read', arguments: '{}' } }),
-  toolResult: (seq: number, callId: string, text: string, extra: Record<string, unknown> = { surfaceOp: 'append' }, id = `t-${seq}`) =>
-    line({
-      type: 'tool/result',
-      seq,
-      time: at(seq),
-      data: {
-        turn: 1,
-        step: 1,
-        message: {
-          source: { kind: 'tool', callId },
-          content: [{ type: 'tool-result', toolCallId: callId, content: [{ type: 'text', text }], isError: false }],
-          role: 'user',
-          id,
-        },
-      },
-      ...extra,
-    }),
-  title: (seq: number, title: string) =>
-    line({ type: 'session/title', seq, time: at(seq), data: { title, messageSeqs: [], source: { kind: 'user' } } }),
-};
-
-/** A tool-call content block. */
-export function toolCallBlock(id: string): Record<string, unknown> {
-  return { type: 'tool-call', id, name: 'read', arguments: '{}' };
-}

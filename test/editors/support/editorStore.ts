@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DshLog, MODEL_SOURCE } from '../../../server/src/testing/testLogs';
 
 /** One session of the editor-test store and what a reference to it must carry. */
 export interface EditorTestSession {
@@ -16,7 +17,6 @@ export interface EditorTestSession {
 // (dsh-session-store.md §1.1); no editor workspace is there, so the server keeps store order.
 const CWD = '/home/alice/proj';
 const PROJECT_DIR = '--home-alice-proj--';
-const MODEL_SOURCE = { kind: 'model', provider: 'deepseek-official', model: 'deepseek-v4-flash' };
 
 /** The older session: one turn, a fallback title. */
 const PARSER_SESSION: EditorTestSession = {
@@ -46,31 +46,27 @@ const RELEASE_SESSION: EditorTestSession = {
 export const EDITOR_TEST_SESSIONS: readonly EditorTestSession[] = [RELEASE_SESSION, PARSER_SESSION];
 
 /** The raw JSONL log of one session: header, one completed turn, the fallback title, maybe a rename. */
-function sessionLog(session: EditorTestSession, firstTitle: string): string {
+function sessionLog(session: EditorTestSession, firstTitle: string): Uint8Array {
   const t = session.createdAt;
   const [prompt, answer] = session.conversation;
-  const lines: unknown[] = [
-    { type: 'session', version: 0, id: session.sessionId, createdAt: t, cwd: session.cwd, delegationDepth: 0 },
-    { type: 'turn/start', seq: 0, time: t + 10, data: { turn: 1 } },
-    { type: 'step/start', seq: 1, time: t + 11, data: { turn: 1, step: 1 } },
-    {
-      type: 'user/message', seq: 2, time: t + 12,
-      data: { content: [{ type: 'text', text: prompt.text }], source: { kind: 'user' }, role: 'user', id: `${session.sessionId}-u1` },
-      surfaceOp: 'append',
-    },
-    { type: 'session/title', seq: 3, time: t + 13, data: { title: firstTitle, messageSeqs: [2], source: { kind: 'fallback' } } },
-    {
-      type: 'assistant/message', seq: 4, time: t + 500,
-      data: { turn: 1, step: 1, message: { role: 'assistant', content: [{ type: 'text', text: answer.text }], source: MODEL_SOURCE, id: `${session.sessionId}-a1` } },
-      surfaceOp: 'append',
-    },
-    { type: 'step/end', seq: 5, time: t + 501, data: { turn: 1, step: 1 } },
-    { type: 'turn/end', seq: 6, time: t + 501, data: { turn: 1, reason: { kind: 'completed' } } },
-  ];
-  if (firstTitle !== session.label) {
-    lines.push({ type: 'session/title', seq: 7, time: t + 60_000, data: { title: session.label, messageSeqs: [], source: { kind: 'user' } } });
-  }
-  return lines.map((line) => JSON.stringify(line) + '\n').join('');
+  const log = new DshLog({ header: { id: session.sessionId, createdAt: t, cwd: session.cwd }, clock: { start: t + 10 } });
+  log.event('turn/start', { turn: 1 });
+  log.tick(1).event('step/start', { turn: 1, step: 1 });
+  const user = log.tick(1).event(
+    'user/message',
+    { content: [{ type: 'text', text: prompt.text }], source: { kind: 'user' }, role: 'user', id: `${session.sessionId}-u1` },
+    { surfaceOp: 'append' },
+  );
+  log.tick(1).title(firstTitle, [user], { kind: 'fallback' });
+  log.at(t + 500).event(
+    'assistant/message',
+    { turn: 1, step: 1, message: { role: 'assistant', content: [{ type: 'text', text: answer.text }], source: MODEL_SOURCE, id: `${session.sessionId}-a1` } },
+    { surfaceOp: 'append' },
+  );
+  log.tick(1).event('step/end', { turn: 1, step: 1 });
+  log.event('turn/end', { turn: 1, reason: { kind: 'completed' } });
+  if (firstTitle !== session.label) log.at(t + 60_000).title(session.label);
+  return log.raw();
 }
 
 /** Writes the two-session raw store under `root` and returns its sessions in server order. */

@@ -7,7 +7,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkS
 import os from 'node:os';
 import path from 'node:path';
 import { relativeLogPath, type TranscriptEncoding } from '../../../server/src/store/layout';
-import { concatBytes, rawTranscript, zstdFrame } from '../../../server/src/testing/testLogs';
+import { DshLog, MODEL_SOURCE, rawTranscript, zstdTranscript } from '../../../server/src/testing/testLogs';
 
 /** A session to write: a header, then turns (each one append batch = one zstd frame). */
 export interface SessionSpec {
@@ -19,46 +19,23 @@ export interface SessionSpec {
 
 /** The JSONL lines of a session, grouped by batch: the header alone first, then one batch per turn. */
 export function sessionBatches(spec: SessionSpec): string[][] {
-  const header = JSON.stringify({
-    type: 'session',
-    version: 0,
-    id: spec.id,
-    createdAt: spec.createdAt,
-    ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
-    delegationDepth: 0,
-  });
-  let seq = 0;
-  const event = (type: string, data: unknown, extra: Record<string, unknown> = {}) =>
-    JSON.stringify({ type, seq: seq++, time: spec.createdAt + seq, data, ...extra });
-  const model = { kind: 'model', provider: 'deepseek-official', model: 'deepseek-v4-flash' };
-  const batches: string[][] = [[header]];
+  // Event times follow the seqs from createdAt + 1.
+  const log = new DshLog({ header: { id: spec.id, createdAt: spec.createdAt, cwd: spec.cwd }, clock: { epoch: spec.createdAt + 1 } });
   spec.turns.forEach((turnSpec, index) => {
     const turn = index + 1;
-    const lines = [event('turn/start', { turn })];
-    const user = seq;
-    lines.push(
-      event(
-        'user/message',
-        { content: [{ type: 'text', text: turnSpec.prompt }], source: { kind: 'user' }, role: 'user', id: `u-${user}` },
-        { surfaceOp: 'append' },
-      ),
-    );
-    if (turnSpec.title !== undefined) {
-      lines.push(event('session/title', { title: turnSpec.title, messageSeqs: [user], source: { kind: 'fallback' } }));
-    }
-    if (turnSpec.answer !== undefined) {
-      const message = { role: 'assistant', content: [{ type: 'text', text: turnSpec.answer }], source: model, id: `a-${seq}` };
-      lines.push(event('assistant/message', { turn, step: 1, message }, { surfaceOp: 'append' }));
-    }
-    lines.push(event('turn/end', { turn, reason: { kind: 'completed' } }));
-    batches.push(lines);
+    log.event('turn/start', { turn });
+    const user = log.user(turnSpec.prompt);
+    if (turnSpec.title !== undefined) log.title(turnSpec.title, [user], { kind: 'fallback' });
+    if (turnSpec.answer !== undefined) log.assistant(turnSpec.answer, { turn, source: MODEL_SOURCE });
+    log.event('turn/end', { turn, reason: { kind: 'completed' } });
+    log.flush();
   });
-  return batches;
+  return log.batches();
 }
 
-/** The transcript bytes of some batches in an encoding (zstd: one frame per batch, made by the `zstd` command). */
+/** The transcript bytes of some batches in an encoding (zstd: one frame per batch, as dsh writes them). */
 export function encodeBatches(batches: readonly (readonly string[])[], encoding: TranscriptEncoding): Uint8Array {
-  return encoding === 'raw' ? rawTranscript(batches.flat()) : concatBytes(batches.map((batch) => zstdFrame(batch)));
+  return encoding === 'raw' ? rawTranscript(batches.flat()) : zstdTranscript(batches);
 }
 
 /** Where dsh keeps a session's transcript under `root`. */

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { InMemorySessionStore } from '../../testing/inMemorySessionStore';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from '../../resolver/prompt';
 import { createSessionReferenceResolver } from '../../resolver/resolver';
-import { SessionLogBuilder } from '../../testing/sessionLogBuilder';
+import { DshLog as SessionLogBuilder } from '../../testing/testLogs';
 import type { SessionStore, StoredSessionSummary } from '../../resolver/sessionStore';
 import type { SessionStoreService } from '../service';
 import { composeAgentStores, storeServesAgent } from './composite';
