@@ -92,6 +92,8 @@ export class DshLog {
   /** The last line written, without its `\n`. */
   lastLine = '';
   private header: string | undefined;
+  /** The current surface's seqs, in surface order (§6.1), as the events written so far fold. */
+  private readonly surfaceNow: number[] = [];
   private readonly done: string[][] = [];
   private pending: string[] = [];
   private readonly epoch: number | undefined;
@@ -126,7 +128,31 @@ export class DshLog {
     const seq = this.seq;
     this.write(JSON.stringify(eventRecord(type, seq, this.time, data, extra)));
     this.seq += 1;
+    const op = extra.surfaceOp;
+    if (op === 'append') this.surfaceNow.push(seq);
+    else if (op !== undefined) {
+      const range = this.shadowedBy(op.start, op.end);
+      // A range not on the surface (a deliberately corrupt log) leaves the surface as it was.
+      if (range !== undefined) this.surfaceNow.splice(range.from, range.count, seq);
+    }
     return seq;
+  }
+
+  /** The current surface's seqs, in surface order. */
+  surface(): readonly number[] {
+    return this.surfaceNow;
+  }
+
+  /** The surface nodes from seq `start` through seq `end`, by their position on the surface. */
+  shadowed(start: number, end: number): number[] {
+    const range = this.shadowedBy(start, end);
+    return range === undefined ? [] : this.surfaceNow.slice(range.from, range.from + range.count);
+  }
+
+  private shadowedBy(start: number, end: number): { from: number; count: number } | undefined {
+    const from = this.surfaceNow.indexOf(start);
+    const to = this.surfaceNow.indexOf(end);
+    return from < 0 || to < from ? undefined : { from, count: to - from + 1 };
   }
 
   /** A packed chunk row (§4) covering `members` seqs from the next one; returns those seqs. */
@@ -156,10 +182,15 @@ export class DshLog {
     return this.event('tool/result', { turn: 1, step: 1, message }, { surfaceOp: 'append' });
   }
 
-  /** A compaction checkpoint replacing the surface nodes from seq `start` through seq `end`. */
-  checkpoint(content: Content, start: number, end: number): number {
+  /**
+   * A compaction checkpoint replacing the surface nodes from seq `start` through seq `end`; its
+   * `sourceEventSeqs` are `sources` (e.g. the bracket's compaction/start and summary) and then
+   * every node it shadows, as dsh writes them.
+   */
+  checkpoint(content: Content, start: number, end: number, sources: readonly number[] = []): number {
     const source = { kind: 'plugin', plugin: 'compact', compactionId: `c-${this.seq}` };
-    return this.event('user/message', { id: `c-${this.seq}`, role: 'user', content: blocks(content), source }, { surfaceOp: { op: 'replace', start, end } });
+    const sourceEventSeqs = [...sources, ...this.shadowed(start, end)];
+    return this.event('user/message', { id: `c-${this.seq}`, role: 'user', content: blocks(content), source }, { sourceEventSeqs, surfaceOp: { op: 'replace', start, end } });
   }
 
   /** A `session/title` event (log-only); the default source is a user rename. */

@@ -43,9 +43,8 @@ const COMPACT_PREAMBLE =
 /** Surface bytes after which an automatic compaction happens (a context window's worth, roughly). */
 const COMPACTION_THRESHOLD = 240_000;
 
-/** dsh's log writer plus what the generator steers by: the surface's seqs and size. */
+/** dsh's log writer plus what the generator steers by: the surface's size. */
 class LogWriter extends DshLog {
-  surface: number[] = [];
   surfaceBytes = 0;
 
   constructor(header: HeaderFields, start: number) {
@@ -54,10 +53,7 @@ class LogWriter extends DshLog {
 
   override event(type: string, data: unknown, extra: EventExtra = {}): number {
     const seq = super.event(type, data, extra);
-    if (extra.surfaceOp === 'append') {
-      this.surface.push(seq);
-      this.surfaceBytes += this.lastLine.length + 1;
-    }
+    if (extra.surfaceOp === 'append') this.surfaceBytes += this.lastLine.length + 1;
     return seq;
   }
 }
@@ -233,7 +229,7 @@ export function generateSessionLog(spec: SessionSpec, random: Random, corpus: Co
       w.flush();
     }
     const manual = turn === 3 && random.chance(0.03);
-    if ((w.surfaceBytes > COMPACTION_THRESHOLD || manual) && w.surface.length >= 3) {
+    if ((w.surfaceBytes > COMPACTION_THRESHOLD || manual) && w.surface().length >= 3) {
       compactions += 1;
       compact(w, random, corpus, `c-${compactions}`, uuid);
     }
@@ -263,8 +259,8 @@ export function generateSessionLog(spec: SessionSpec, random: Random, corpus: Co
 /** A manual-style compaction bracket whose checkpoint replaces the oldest ~70% of the surface. */
 function compact(w: LogWriter, random: Random, corpus: Corpus, compactionId: string, uuid: () => string): void {
   const startSeq = w.event('compaction/start', { compactionId, turn: null });
-  const k = Math.max(1, Math.floor(w.surface.length * 0.7) - 1);
-  const shadowedSeqs = w.surface.slice(0, k + 1);
+  const k = Math.max(1, Math.floor(w.surface().length * 0.7) - 1);
+  const shadowedSeqs = w.surface().slice(0, k + 1);
   const range = { start: shadowedSeqs[0], end: shadowedSeqs[shadowedSeqs.length - 1] };
   const summary = corpus.proseSlice(random, random.int(800, 4000));
   w.tick(random.int(2000, 20_000));
@@ -277,7 +273,7 @@ function compact(w: LogWriter, random: Random, corpus: Corpus, compactionId: str
     provider: PROVIDER,
     model: MODEL,
   });
-  const checkpoint = w.event(
+  w.event(
     'user/message',
     {
       content: [
@@ -293,6 +289,5 @@ function compact(w: LogWriter, random: Random, corpus: Corpus, compactionId: str
   );
   w.event('compaction/end', { compactionId, turn: null });
   w.flush();
-  w.surface = [checkpoint, ...w.surface.slice(k + 1)];
   w.surfaceBytes = Math.round(w.surfaceBytes * 0.3) + summary.length;
 }

@@ -66,8 +66,12 @@ describe('projectSessionSurface', () => {
     log.user('a hook said so', { kind: 'plugin', plugin: 'hooks-claude-code' });
     log.user('## Referenced sessions\n…', { kind: 'session-reference', form: 'recall', version: 1, references: [] });
     log.user('goal text', { kind: 'goal' });
-    log.event('user/message', { role: 'user', content: [{ type: 'text', text: 'no source' }] }, { surfaceOp: 'append' });
-    const { data } = projectSessionSurface(surfaceOf(log), 'l');
+    // No dsh log holds a message without a source (the store refuses it), so that one is added to
+    // the folded surface by hand: the projection must still drop it.
+    const surface = surfaceOf(log);
+    const noSource = { id: 'n', role: 'user', content: [{ type: 'text', text: 'no source' }] };
+    const events = [...surface.events, { type: 'user/message', seq: surface.events.length, data: noSource, surfaceOp: 'append' as const }];
+    const { data } = projectSessionSurface({ ...surface, events }, 'l');
     expect(data.conversation).toEqual([{ role: 'user', text: 'kept' }]);
   });
 

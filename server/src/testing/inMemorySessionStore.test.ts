@@ -34,9 +34,9 @@ describe('foldSurface', () => {
     const b = log.user('b');
     log.checkpoint('c', b, a); // b comes after a: i > j
     expect(() => foldSurface('s', log.events())).toThrow(SessionReadError);
-    expect(() => foldSurface('s', [{ type: 'user/message', seq: 0, data: {}, surfaceOp: { op: 'replace', start: 5, end: 5 } }])).toThrow(
-      /not on the surface/,
-    );
+    const missing = new SessionLogBuilder();
+    missing.checkpoint('c', 5, 5); // seq 5 was never written
+    expect(() => foldSurface('s', missing.events())).toThrow(SessionReadError);
   });
 });
 
@@ -74,17 +74,23 @@ describe('InMemorySessionStore', () => {
     const log = new SessionLogBuilder();
     const u = log.user('hi');
     log.title('t');
+    // A turn the writer never closed: the real fold appends dsh's in-memory closers (§6.5).
+    const open = new SessionLogBuilder();
+    open.event('turn/start', { turn: 1 });
+    open.event('step/start', { turn: 1, step: 1 });
+    open.user('interrupted');
     const store = new InMemorySessionStore([
       { header: { id: 's', createdAt: 1 }, events: log.events() },
       { header: { id: 'empty', createdAt: 1 } },
-      { header: { id: 'repaired', createdAt: 1 }, events: log.events(), capturedThroughSeq: 7 },
+      { header: { id: 'repaired', createdAt: 1 }, events: open.events() },
     ]);
     const surface = await store.readSurface('s');
     expect(surface.header).toEqual({ id: 's', createdAt: 1 });
     expect(surface.capturedThroughSeq).toBe(1);
     expect(surface.events.map((event) => event.seq)).toEqual([u]);
     expect((await store.readSurface('empty')).capturedThroughSeq).toBeNull();
-    expect((await store.readSurface('repaired')).capturedThroughSeq).toBe(7);
+    // seqs 0-2 written, then the closers step/end (3) and turn/end (4).
+    expect((await store.readSurface('repaired')).capturedThroughSeq).toBe(4);
   });
 
   it('rejects an unknown id with a not-found SessionReadError worded as dsh words it', async () => {
@@ -105,7 +111,9 @@ describe('InMemorySessionStore', () => {
     const store = new InMemorySessionStore([{ header: { id: 's', createdAt: 1 } }]);
     const first = await store.listSessions();
     expect(await store.listSessions()).toBe(first);
-    store.append('s', { type: 'session/title', seq: 0, data: { title: 'renamed' } });
+    const rename = new SessionLogBuilder();
+    rename.title('renamed');
+    store.append('s', ...rename.events());
     const second = await store.listSessions();
     expect(second).not.toBe(first);
     expect(second[0]?.title).toBe('renamed');

@@ -7,54 +7,46 @@ import {
   type StoredSessionSummary,
 } from '../resolver/sessionStore';
 import { compareStoreOrder } from '../resolver/storeOrder';
+import { loadSessionLog, SessionLogSummarizer, type LoadedSessionLog } from '../store/log';
+import { headerRecord, rawTranscript } from './testLogs';
 
-/** One session of an in-memory store: its header and its decoded log events (titles and surface events included). */
+/** One session of an in-memory store: its header and its log events (titles and surface events included). */
 export interface InMemorySession {
   header: StoredSessionHeader;
   events?: readonly SessionEventRecord[];
-  /**
-   * Seq of the last observed event when it is not the last given event's (e.g. to model dsh's
-   * in-memory repair closers); default: the last event's seq, null for an empty log.
-   */
-  capturedThroughSeq?: number | null;
-}
-
-const SURFACE_EVENT_TYPES = new Set(['user/message', 'assistant/message', 'tool/result']);
-
-/** The latest title: `data.title` of the last `session/title` event, undefined when there is none. */
-export function foldSessionTitle(events: readonly SessionEventRecord[]): string | undefined {
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index]!;
-    if (event.type !== 'session/title') continue;
-    const title: unknown = (event.data as { title?: unknown } | null)?.title;
-    return typeof title === 'string' ? title : undefined;
-  }
-  return undefined;
 }
 
 /**
- * The current surface: `append` pushes an event, `{op:'replace', start, end}` replaces the nodes from
- * seq `start` through seq `end` by their position in the surface (not numeric order).
- * Throws a `corrupt` SessionReadError for a replace range that is not on the surface.
+ * The `session.jsonl` a dsh store would hold for this header and these events: a dsh header line
+ * (id, createdAt, cwd), then one line per event as given.
  */
+export function sessionTranscript(header: StoredSessionHeader, events: readonly SessionEventRecord[]): Uint8Array {
+  const lines = [JSON.stringify(headerRecord({ id: header.id, createdAt: header.createdAt, cwd: header.cwd }))];
+  for (const event of events) lines.push(JSON.stringify(event));
+  return rawTranscript(lines);
+}
+
+/**
+ * The log as the real store loads it for `readSurface` (store/log's full load: dsh's fold with its
+ * checks, surface, title, crash-repair closers). Throws its SessionReadError.
+ */
+export function foldLog(header: StoredSessionHeader, events: readonly SessionEventRecord[]): LoadedSessionLog {
+  return loadSessionLog(sessionTranscript(header, events), 'raw', { expectedId: header.id, keepEvents: false });
+}
+
+/** The current surface of a log, folded by the real store code (throws its SessionReadError). */
 export function foldSurface(sessionId: string, events: readonly SessionEventRecord[]): SessionEventRecord[] {
-  const nodes: SessionEventRecord[] = [];
-  for (const event of events) {
-    if (!SURFACE_EVENT_TYPES.has(event.type) || event.surfaceOp === undefined) continue;
-    if (event.surfaceOp === 'append') {
-      nodes.push(event);
-      continue;
-    }
-    const { start, end } = event.surfaceOp;
-    const from = nodes.findIndex((node) => node.seq === start);
-    const to = nodes.findIndex((node) => node.seq === end);
-    if (from < 0 || to < 0 || from > to) {
-      const where = `replace range ${start}..${end} is not on the surface`;
-      throw new SessionReadError('corrupt', `corrupt session log ${JSON.stringify(sessionId)}: ${where}`);
-    }
-    nodes.splice(from, to - from + 1, event);
-  }
-  return nodes;
+  return foldLog({ id: sessionId, createdAt: 0 }, events).surface;
+}
+
+/**
+ * The latest title as the store's summarizer (what the listing is built from) reads it: undefined
+ * when there is none, or when the log does not load.
+ */
+export function foldSessionTitle(events: readonly SessionEventRecord[], header: StoredSessionHeader = { id: 's', createdAt: 0 }): string | undefined {
+  const summarizer = new SessionLogSummarizer('raw');
+  summarizer.push(sessionTranscript(header, events));
+  return summarizer.summary().title;
 }
 
 type Deferred = { promise: Promise<void>; release: () => void };
@@ -73,8 +65,9 @@ const rejectOnAbort = (signal: AbortSignal | undefined): Promise<never> =>
   });
 
 /**
- * A `SessionStore` held in memory, for tests: sessions are given as header + raw events, titles and
- * surfaces are folded on demand, and failures, stalls and gates can be injected.
+ * A `SessionStore` held in memory, for tests: sessions are given as header + log events; titles and
+ * surfaces are folded on demand by the real store code (the summarizer for the listing, the full
+ * load for `readSurface`), and failures, stalls and gates can be injected.
  */
 export class InMemorySessionStore implements SessionStore {
   private readonly sessions = new Map<string, InMemorySession>();
@@ -108,7 +101,6 @@ export class InMemorySessionStore implements SessionStore {
     const session = this.sessions.get(sessionId);
     if (session === undefined) throw new Error(`no session ${JSON.stringify(sessionId)} to append to`);
     session.events = [...(session.events ?? []), ...structuredClone(events)];
-    delete session.capturedThroughSeq;
     this.listing = undefined;
     return this;
   }
@@ -178,18 +170,13 @@ export class InMemorySessionStore implements SessionStore {
     }
     const failure = this.readFailures.get(sessionId);
     if (failure !== undefined) throw failure;
-    const events = session.events ?? [];
-    const last = events[events.length - 1];
-    return structuredClone({
-      header: session.header,
-      capturedThroughSeq: session.capturedThroughSeq !== undefined ? session.capturedThroughSeq : (last?.seq ?? null),
-      events: foldSurface(sessionId, events),
-    });
+    const loaded = foldLog(session.header, session.events ?? []);
+    return structuredClone({ header: session.header, capturedThroughSeq: loaded.capturedThroughSeq, events: loaded.surface });
   }
 
   private buildListing(): StoredSessionSummary[] {
     const summaries = [...this.sessions.values()].map(({ header, events }): StoredSessionSummary => {
-      const title = this.titleFailures.has(header.id) ? undefined : foldSessionTitle(events ?? []);
+      const title = this.titleFailures.has(header.id) ? undefined : foldSessionTitle(events ?? [], header);
       return Object.freeze({ ...header, ...(title === undefined ? {} : { title }) });
     });
     return summaries.sort(compareStoreOrder);
