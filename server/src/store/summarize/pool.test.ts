@@ -9,7 +9,8 @@ import { INLINE_INDEX_BYTES } from '../diskStore';
 import { relativeLogPath } from '../layout';
 import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../log/testLogs';
 import { nodeTranscriptFiles } from '../transcriptFiles';
-import { TranscriptIndex, type TranscriptSummary } from '../transcriptIndex';
+import { TranscriptIndex } from '../transcriptIndex';
+import type { TranscriptSummary } from '../transcriptSummary';
 import { SummarizePool } from './pool';
 import { mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
