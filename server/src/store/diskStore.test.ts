@@ -20,6 +20,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
 import { SessionReadError, type StoredSessionSummary } from '../resolver/sessionStore';
+import { nodeDirectoryFiles, type WatchFactory } from './directoryFiles';
 import { DiskSessionStore, type DiskStoreTuning } from './diskStore';
 import { openSessionStore } from './index';
 import { encodeSegment, projectDirName, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
@@ -577,7 +578,7 @@ describe('freshness while the store is open', () => {
     const age = [7, 6, 1, 5, 4, 0, 3, 2];
     files.forEach((file, i) => utimesSync(file, 1_700_000_000 - age[i] * 60, 1_700_000_000 - age[i] * 60));
     const watched = new Set<string>();
-    const recording: DiskStoreTuning['watchFactory'] = (dir) => {
+    const recording: WatchFactory = (dir) => {
       watched.add(dir);
       const watcher = Object.assign(new EventEmitter(), {
         close: () => watched.delete(dir),
@@ -587,7 +588,7 @@ describe('freshness while the store is open', () => {
       return watcher as never;
     };
     // The root, one project directory and three session directories.
-    const { store } = open(root, { watchFactory: recording, maxWatches: 5, rescanMinIntervalMs: 60_000 });
+    const { store } = open(root, { directories: { ...nodeDirectoryFiles, watch: recording }, maxWatches: 5, rescanMinIntervalMs: 60_000 });
     await store.whenIndexed();
     await eventually(() => expect(watched.size).toBe(5));
     const expected = [root, path.dirname(path.dirname(files[0])), ...[5, 2, 7].map((i) => path.dirname(files[i]))];
@@ -597,10 +598,10 @@ describe('freshness while the store is open', () => {
   it('falls back to the periodic rescan when no watch fires', async () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('one', 1, 'One'), 'raw');
-    const silent: DiskStoreTuning['watchFactory'] = () => {
+    const silent: WatchFactory = () => {
       return Object.assign(new EventEmitter(), { close() {}, ref() { return this; }, unref() { return this; } }) as never;
     };
-    const { store } = open(root, { watchFactory: silent, rescanMinIntervalMs: 100 });
+    const { store } = open(root, { directories: { ...nodeDirectoryFiles, watch: silent }, rescanMinIntervalMs: 100 });
     await store.whenIndexed();
     writeLog(root, session('two', 2, 'Two', '/elsewhere'), 'raw');
     await eventually(async () => expect(ids(await store.listSessions())).toEqual(['two', 'one']));
@@ -610,10 +611,10 @@ describe('freshness while the store is open', () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('one', 1, 'One'), 'raw');
     const gone = writeLog(root, session('two', 2, 'Two', '/elsewhere'), 'raw');
-    const silent: DiskStoreTuning['watchFactory'] = () => {
+    const silent: WatchFactory = () => {
       return Object.assign(new EventEmitter(), { close() {}, ref() { return this; }, unref() { return this; } }) as never;
     };
-    const { store } = open(root, { watchFactory: silent, rescanMinIntervalMs: 100 });
+    const { store } = open(root, { directories: { ...nodeDirectoryFiles, watch: silent }, rescanMinIntervalMs: 100 });
     await store.whenIndexed();
     expect(ids(await store.listSessions())).toEqual(['two', 'one']);
     // The whole project directory of `two` goes; a third session arrives in a new one.
@@ -628,10 +629,10 @@ describe('freshness while the store is open', () => {
     const log = session('a', 1, 'A');
     const file = writeLog(root, log, 'raw');
     writeLog(root, session('b', 2, 'B'), 'raw');
-    const refuse: DiskStoreTuning['watchFactory'] = () => {
+    const refuse: WatchFactory = () => {
       throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' });
     };
-    const { store, logs } = open(root, { watchFactory: refuse, rescanMinIntervalMs: 60_000 });
+    const { store, logs } = open(root, { directories: { ...nodeDirectoryFiles, watch: refuse }, rescanMinIntervalMs: 60_000 });
     await store.whenIndexed();
     expect(store.handles().watches).toBe(0);
     appendBatch(file, log.rename('A via sweep'), 'raw');

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore, REPO_ROOT } from '../../../../test/support/conformance';
-import { INLINE_INDEX_BYTES } from '../diskStore';
+import { INLINE_INDEX_BYTES } from '../disk/tuning';
 import { relativeLogPath } from '../layout';
 import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../log/testLogs';
 import { nodeTranscriptFiles } from '../transcriptFiles';
