@@ -20,8 +20,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
 import { SessionReadError, type StoredSessionSummary } from '../resolver/sessionStore';
-import { nodeDirectoryFiles, type WatchFactory } from './directoryFiles';
-import { DiskSessionStore, type DiskStoreTuning } from './diskStore';
+import { nodeDirectoryFiles, type DirectoryFiles, type WatchFactory } from './directoryFiles';
+import { cacheWritesSettled, DiskSessionStore, type Clock, type DiskStoreTuning } from './diskStore';
 import { openSessionStore } from './index';
 import { encodeSegment, projectDirName, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import type { StoreProblem, StoreStatus } from './service';
@@ -124,7 +124,66 @@ function session(id: string, createdAt: number, title?: string, cwd: string | un
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   while (cleanups.length > 0) cleanups.pop()?.();
+  clock = undefined;
 });
+
+/**
+ * Fake time for the store's timers (debounce, sweep, rescan, root poll, notifications, cache
+ * saves): it moves only when a test advances it, so no test waits for a timer in real time.
+ * The file system and its watches stay real.
+ */
+class FakeClock implements Clock {
+  private time = 1_767_225_600_000;
+  private lastId = 0;
+  private readonly timers = new Map<number, { due: number; callback: () => void }>();
+
+  now(): number {
+    return this.time;
+  }
+
+  monotonic(): number {
+    return this.time;
+  }
+
+  cpuMs(): number {
+    return 0;
+  }
+
+  setTimeout(callback: () => void, ms: number): number {
+    const id = ++this.lastId;
+    this.timers.set(id, { due: this.time + Math.max(0, ms), callback });
+    return id;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+
+  /** Moves time `ms` forward, calling every timer that falls due on the way (those they set too) at its time, in order. */
+  advance(ms: number): void {
+    const until = this.time + ms;
+    for (;;) {
+      let next: [number, { due: number; callback: () => void }] | undefined;
+      for (const entry of this.timers) if (entry[1].due <= until && (!next || entry[1].due < next[1].due)) next = entry;
+      if (!next) break;
+      this.timers.delete(next[0]);
+      this.time = next[1].due;
+      next[1].callback();
+    }
+    this.time = until;
+  }
+}
+
+/** The fake clock of the running test (one for every store it opens). */
+let clock: FakeClock | undefined;
+function testClock(): FakeClock {
+  return (clock ??= new FakeClock());
+}
+
+/** Lets promise callbacks and ready I/O callbacks run (no waiting for time). */
+async function yieldTurns(turns = 5): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+}
 
 function tempDir(prefix = 'dsh-store-'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -138,13 +197,20 @@ const FAST: Partial<DiskStoreTuning> = { sweepIntervalMs: 50, sweepPeriodMs: 200
 function open(root: string, tuning: Partial<DiskStoreTuning> = {}, cacheDir?: string) {
   const problems: StoreProblem[] = [];
   const logs: string[] = [];
-  const store = new DiskSessionStore({ root, cacheDir, log: (m) => logs.push(m) }, { ...FAST, ...tuning });
+  const store = new DiskSessionStore({ root, cacheDir, log: (m) => logs.push(m) }, { ...FAST, clock: testClock(), ...tuning });
   store.onProblem((p) => problems.push(p));
   cleanups.push(() => store.dispose());
   return { store, problems, logs };
 }
 
-/** Polls until `check` passes (a generous deadline; never a timed assertion). */
+/** Fake time that passes between two polls of {@link eventually}. */
+const POLL_STEP_MS = 25;
+
+/**
+ * Polls until `check` passes (a generous real-time deadline; never a timed assertion). Between
+ * polls the real file system and its watches get a few ms of real time, and the test's fake
+ * clock moves on, so the store's timers fire as they would.
+ */
 async function eventually<T>(check: () => Promise<T> | T, deadlineMs = 10_000): Promise<T> {
   const until = Date.now() + deadlineMs;
   for (;;) {
@@ -152,7 +218,8 @@ async function eventually<T>(check: () => Promise<T> | T, deadlineMs = 10_000): 
       return await check();
     } catch (error) {
       if (Date.now() > until) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      clock?.advance(POLL_STEP_MS);
     }
   }
 }
@@ -340,7 +407,9 @@ describe('header-level damage is skipped and reported once, the rest still answe
     // Reported once: a later change and rescan do not report the same problems again.
     appendBatch(goodFile, good.rename('Good renamed'), encoding);
     await eventually(async () => expect((await store.listSessions())[0].title).toBe('Good renamed'));
-    await new Promise((resolve) => setTimeout(resolve, 600)); // lets a periodic full rescan run
+    // Two more full rescans (the catch-up after the first index may be one): at least one periodic.
+    const rescans = store.completedRescans();
+    await eventually(() => expect(store.completedRescans()).toBeGreaterThanOrEqual(rescans + 2));
     expect(problems).toHaveLength(11);
   });
 });
@@ -490,19 +559,17 @@ describe('freshness while the store is open', () => {
     const { store } = open(root, { files: recorder.files, maxWatches: 2, sweepIntervalMs: 20, sweepPeriodMs: period, rescanMinIntervalMs: 600_000 });
     await store.whenIndexed();
     // Let the catch-up rescan after the first index (a second lstat of each) finish, then count.
-    await eventually(() => expect(recorder.lstats.length).toBeGreaterThanOrEqual(2 * files.length));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => expect(store.completedRescans()).toBe(1));
+    expect(recorder.lstats.length).toBeGreaterThanOrEqual(2 * files.length);
     recorder.lstats.length = recorder.lstatSyncs.length = recorder.reads.length = 0;
-    const started = Date.now();
-    await eventually(() => expect(recorder.lstatSyncs.length).toBeGreaterThanOrEqual(3 * files.length));
-    const elapsed = Date.now() - started;
-    // Every unwatched transcript checked, none read or refreshed (nothing changed).
-    expect(new Set(recorder.lstatSyncs)).toEqual(new Set(files));
+    // Three periods of idle time: the sweep's ticks are synchronous, so it all runs in this call.
+    testClock().advance(3 * period);
+    await yieldTurns();
+    // Every unwatched transcript checked exactly once per period, none read or refreshed (nothing changed).
+    expect(recorder.lstatSyncs).toHaveLength(3 * files.length);
+    for (const file of files) expect(recorder.lstatSyncs.filter((f) => f === file)).toHaveLength(3);
     expect(recorder.lstats).toEqual([]);
     expect(recorder.reads).toEqual([]);
-    // At most one pass per period (an upper bound: a slower machine only makes fewer passes).
-    const passes = recorder.lstatSyncs.length / files.length;
-    expect(passes).toBeLessThanOrEqual(Math.floor(elapsed / period) + 1);
   });
 
   it('with every directory watched and no failed read, the idle store stats nothing', async () => {
@@ -512,10 +579,12 @@ describe('freshness while the store is open', () => {
     const { store } = open(root, { files: recorder.files, sweepIntervalMs: 10, sweepPeriodMs: 50, rescanMinIntervalMs: 600_000 });
     await store.whenIndexed();
     // The catch-up rescan after the first index stats every transcript once more.
-    await eventually(() => expect(recorder.lstats.length).toBeGreaterThanOrEqual(10));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => expect(store.completedRescans()).toBe(1));
+    expect(recorder.lstats.length).toBeGreaterThanOrEqual(10);
     recorder.lstats.length = recorder.lstatSyncs.length = 0;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Ten sweep periods of idle time.
+    testClock().advance(500);
+    await yieldTurns();
     expect([recorder.lstats, recorder.lstatSyncs]).toEqual([[], []]);
     expect(store.handles().timers).toBe(2); // the sweep's (waiting a period to look again) and the rescan's
   });
@@ -884,13 +953,24 @@ describe('the index', () => {
     const recorder = recordingFiles();
     const release = recorder.hold((f) => f === slowFile);
     // Only the root is watched, so every transcript is the sweep's, and it would run every few ms.
-    const { store } = open(root, { files: recorder.files, maxWatches: 1, sweepIntervalMs: 5, rescanMinIntervalMs: 5 });
+    let watchEvents = 0;
+    const directories: DirectoryFiles = {
+      ...nodeDirectoryFiles,
+      watch: (dir, listener) =>
+        nodeDirectoryFiles.watch(dir, (event, name) => {
+          watchEvents++;
+          listener(event, name);
+        }),
+    };
+    const { store } = open(root, { files: recorder.files, directories, maxWatches: 1, sweepIntervalMs: 5, rescanMinIntervalMs: 5 });
     await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
     const checksWhenRead = recorder.lstats.filter((f) => f === fastFile).length;
     // A change the root watch sees, and many sweep intervals, while the first index waits for the slow file.
     const now = new Date();
     utimesSync(path.dirname(path.dirname(fastFile)), now, now);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(() => expect(watchEvents).toBeGreaterThan(0));
+    testClock().advance(300);
+    await yieldTurns();
     expect(store.status().indexing).toBe(true);
     expect(recorder.lstats.filter((f) => f === fastFile)).toHaveLength(checksWhenRead);
     release();
@@ -965,7 +1045,10 @@ describe('the index', () => {
     // Nothing changed: the restart keeps the file (each write is a new file renamed into place).
     const second = open(root, {}, cacheDir);
     await second.store.whenIndexed();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // After the catch-up rescan, well past the save delay, and any write it started is done.
+    await eventually(() => expect(second.store.completedRescans()).toBe(1));
+    testClock().advance(300);
+    await cacheWritesSettled();
     expect(written()).toBe(firstWrite);
     second.store.dispose();
 
