@@ -11,13 +11,6 @@ import type { TimerSlot } from './clock';
 import type { Attached, StoreState } from './state';
 
 /**
- * A full rescan (every directory listed, every transcript stat'ed) is a safety net behind the
- * watches and the sweep (a lost watch event, a transcript added beside another in an unwatched
- * directory): at most 1/200 of the time goes to it.
- */
-const RESCAN_COST_FACTOR = 200;
-
-/**
  * The `count` items with the highest `score` (more on ties), unordered: only the few thousand
  * that get a watch are sorted, not 100,000 session directories (a sort that long would hold
  * answers back).
@@ -215,11 +208,15 @@ export class Freshness {
     }
   }
 
-  /** The periodic full rescan: catches anything the watches missed, spaced by its own cost. */
+  /**
+   * The periodic full rescan (every directory listed, every transcript stat'ed): catches what the
+   * watches and the sweep missed (a lost watch event, a transcript added beside another in an
+   * unwatched directory), spaced by its own cost.
+   */
   private scheduleRescan(attached: Attached, lastDurationMs: number, lastCpuMs: number): void {
     const { state } = this;
     const { tuning } = state;
-    const delay = Math.max(tuning.rescanMinIntervalMs, RESCAN_COST_FACTOR * lastDurationMs, tuning.rescanCpuFactor * lastCpuMs);
+    const delay = Math.max(tuning.rescanMinIntervalMs, tuning.rescanCostFactor * lastDurationMs, tuning.rescanCpuFactor * lastCpuMs);
     this.rescanTimer.set(() => {
       if (state.isCurrent(attached)) this.markDirty({ kind: 'root' });
     }, delay);

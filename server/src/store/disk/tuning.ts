@@ -35,8 +35,14 @@ export interface DiskStoreTuning {
    * take a descheduled 25 ms, which ×400 stalls the sweep past any test's deadline.
    */
   sweepCostFactor: number;
-  /** Full rescans run at least this far apart, and at least 200× their duration apart. */
+  /** Full rescans run at least this far apart… */
   rescanMinIntervalMs: number;
+  /**
+   * …and at least this many times their duration apart (default 200: a full rescan is a safety
+   * net behind the watches and the sweep, so at most 1/200 of the time goes to it). Tests in fake
+   * time set 0: there a duration is only how far the test moved the clock meanwhile.
+   */
+  rescanCostFactor: number;
   /**
    * …and at least this many times the process CPU time the last one took (default 1000: ≤ 0.1 %
    * of a core on average; at 10,000 sessions a rescan costs ~1.5 s of CPU, which at 200× its
@@ -71,6 +77,7 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   sweepIntervalMs: 1000,
   sweepPeriodMs: 30_000,
   rescanMinIntervalMs: 300_000,
+  rescanCostFactor: 200,
   rescanCpuFactor: 1000,
   sweepCostFactor: 400,
   rootPollMs: 500,
