@@ -21,7 +21,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
 import { SessionReadError, type StoredSessionSummary } from '../resolver/sessionStore';
 import { nodeDirectoryFiles, type DirectoryFiles, type WatchFactory } from './directoryFiles';
-import { cacheWritesSettled, DiskSessionStore, type Clock, type DiskStoreTuning } from './diskStore';
+import { FakeClock, yieldTurns } from '../testing/fakeClock';
+import { cacheWritesSettled, DiskSessionStore, type DiskStoreTuning } from './diskStore';
 import { openSessionStore } from './index';
 import { encodeSegment, projectDirName, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import type { StoreProblem, StoreStatus } from './service';
@@ -128,62 +129,14 @@ afterEach(() => {
 });
 
 /**
- * Fake time for the store's timers (debounce, sweep, rescan, root poll, notifications, cache
- * saves): it moves only when a test advances it, so no test waits for a timer in real time.
- * The file system and its watches stay real.
+ * The fake clock of the running test (one for every store it opens): the store's timers move
+ * only with it, while the file system and its watches stay real.
  */
-class FakeClock implements Clock {
-  private time = 1_767_225_600_000;
-  private lastId = 0;
-  private readonly timers = new Map<number, { due: number; callback: () => void }>();
-
-  now(): number {
-    return this.time;
-  }
-
-  monotonic(): number {
-    return this.time;
-  }
-
-  cpuMs(): number {
-    return 0;
-  }
-
-  setTimeout(callback: () => void, ms: number): number {
-    const id = ++this.lastId;
-    this.timers.set(id, { due: this.time + Math.max(0, ms), callback });
-    return id;
-  }
-
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-
-  /** Moves time `ms` forward, calling every timer that falls due on the way (those they set too) at its time, in order. */
-  advance(ms: number): void {
-    const until = this.time + ms;
-    for (;;) {
-      let next: [number, { due: number; callback: () => void }] | undefined;
-      for (const entry of this.timers) if (entry[1].due <= until && (!next || entry[1].due < next[1].due)) next = entry;
-      if (!next) break;
-      this.timers.delete(next[0]);
-      this.time = next[1].due;
-      next[1].callback();
-    }
-    this.time = until;
-  }
-}
-
-/** The fake clock of the running test (one for every store it opens). */
 let clock: FakeClock | undefined;
 function testClock(): FakeClock {
   return (clock ??= new FakeClock());
 }
 
-/** Lets promise callbacks and ready I/O callbacks run (no waiting for time). */
-async function yieldTurns(turns = 5): Promise<void> {
-  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
-}
 
 function tempDir(prefix = 'dsh-store-'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
