@@ -3,20 +3,14 @@
  * session directories (a directory watch also sees changes to the files inside it). The
  * number of watches is capped; what is not watched is covered by the store's sweep.
  */
-import { watch as fsWatch, type FSWatcher } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
+import type { WatchFactory } from './directoryFiles';
 import { keyPath } from './discovery';
 
 /** Where a change was seen: `dir` is root-relative ('' for the root), `name` the entry inside it if known. */
 export type WatchCallback = (dir: string, name: string | undefined) => void;
 
 const WATCHES_PER_SLICE = 256;
-
-/** Creates a watcher for one directory (fs.watch by default; injectable for tests). */
-export type WatchFactory = (dir: string, listener: (event: string, name: string | null) => void) => FSWatcher;
-
-const defaultFactory: WatchFactory = (dir, listener) =>
-  // Not persistent: watches alone must never keep a CLI process alive.
-  fsWatch(dir, { persistent: false }, (event, name) => listener(event, name === null ? null : String(name)));
 
 /** The set of live directory watches of one root. */
 export class DirectoryWatches {
@@ -30,7 +24,7 @@ export class DirectoryWatches {
     private readonly onChange: WatchCallback,
     private readonly maxWatches: number,
     private readonly log: (message: string) => void,
-    private readonly factory: WatchFactory = defaultFactory,
+    private readonly factory: WatchFactory,
   ) {}
 
   /** How many directories are watched. */

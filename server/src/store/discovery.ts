@@ -2,8 +2,9 @@
  * Discovery: which transcripts a sessions root holds (dsh-session-store.md §1.4), never
  * following a symbolic link below the root. Header-level checks happen later, in the index.
  */
-import { promises as fsp, type Dirent } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import path from 'node:path';
+import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
 import type { StoreProblem } from './service';
 
@@ -97,9 +98,9 @@ function kindOf(dirent: Dirent): Found['kind'] {
 }
 
 /** A directory's entries; none when it cannot be read (gone, not a directory, no permission). */
-async function readEntries(dir: string): Promise<Dirent[]> {
+async function readEntries(files: DirectoryFiles, dir: string): Promise<Dirent[]> {
   try {
-    return await fsp.readdir(dir, { withFileTypes: true });
+    return await files.readdir(dir);
   } catch {
     return [];
   }
@@ -111,7 +112,7 @@ async function readEntries(dir: string): Promise<Dirent[]> {
  * never followed. Streamed, deepest directories first, so a root of 100,000 sessions never holds
  * all its directory entries at once; entries come in no particular order.
  */
-async function* walkEntries(base: string, maxDepth: number, leafNames?: ReadonlySet<string>): AsyncGenerator<Found> {
+async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: ReadonlySet<string>): AsyncGenerator<Found> {
   const toRead: { rel: string; depth: number }[] = [{ rel: '', depth: 0 }];
   const read: { rel: string; depth: number; entries: Dirent[] }[] = [];
   let reading = 0;
@@ -120,7 +121,7 @@ async function* walkEntries(base: string, maxDepth: number, leafNames?: Readonly
     while (reading < DIRECTORY_READS_IN_FLIGHT && toRead.length > 0) {
       const dir = toRead.pop() as { rel: string; depth: number };
       reading++;
-      void readEntries(dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'))).then((entries) => {
+      void readEntries(files, dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'))).then((entries) => {
         reading--;
         read.push({ ...dir, entries });
         wake?.();
@@ -148,9 +149,9 @@ async function* underProject(projectDir: string, entries: AsyncIterable<Found>):
   for await (const entry of entries) yield { rel: `${projectDir}/${entry.rel}`, kind: entry.kind };
 }
 
-async function lstatKind(file: string): Promise<Found['kind'] | 'missing'> {
+async function lstatKind(files: DirectoryFiles, file: string): Promise<Found['kind'] | 'missing'> {
   try {
-    const stats = await fsp.lstat(file);
+    const stats = await files.lstat(file);
     if (stats.isSymbolicLink()) return 'symlink';
     if (stats.isDirectory()) return 'dir';
     if (stats.isFile()) return 'file';
@@ -161,9 +162,9 @@ async function lstatKind(file: string): Promise<Found['kind'] | 'missing'> {
 }
 
 /** Whether a symbolic link would lead to a directory (only then is it a skipped project/session directory). */
-async function pointsToDirectory(file: string): Promise<boolean> {
+async function pointsToDirectory(files: DirectoryFiles, file: string): Promise<boolean> {
   try {
-    return (await fsp.stat(file)).isDirectory();
+    return (await files.stat(file)).isDirectory();
   } catch {
     return false;
   }
@@ -176,7 +177,7 @@ const ENTRIES_PER_SLICE = 4096;
  * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
  * directories (or flat files), 3 = transcripts.
  */
-async function classify(root: string, relToRoot: Iterable<Found> | AsyncIterable<Found>, result: DiscoveryResult): Promise<void> {
+async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable<Found> | AsyncIterable<Found>, result: DiscoveryResult): Promise<void> {
   let classified = 0;
   for await (const entry of relToRoot) {
     // A root holds hundreds of thousands of entries: let answers run between slices.
@@ -186,13 +187,13 @@ async function classify(root: string, relToRoot: Iterable<Found> | AsyncIterable
     if (entry.kind === 'dir' && parts.length <= 2) result.directories.push(entry.rel);
     if (parts.length === 1) {
       // Non-directories in the root are ignored; a link to a directory would be a project directory.
-      if (entry.kind === 'symlink' && (await pointsToDirectory(full()))) {
+      if (entry.kind === 'symlink' && (await pointsToDirectory(files, full()))) {
         result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
       }
     } else if (parts.length === 2) {
       if (isFlatTranscriptName(parts[1]) && (entry.kind === 'file' || entry.kind === 'symlink')) {
         result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.flat });
-      } else if (entry.kind === 'symlink' && (await pointsToDirectory(full()))) {
+      } else if (entry.kind === 'symlink' && (await pointsToDirectory(files, full()))) {
         result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
       }
     } else if (parts.length === 3) {
@@ -215,9 +216,9 @@ const TRANSCRIPT_NAME_SET: ReadonlySet<string> = new Set(TRANSCRIPT_FILE_NAMES);
  * entries directly in it. A root scan then discovers one project directory at a time, so the
  * discovery of a 100,000-session root never exists at once.
  */
-export async function discoverRootLevel(root: string): Promise<DiscoveryResult> {
+export async function discoverRootLevel(root: string, files: DirectoryFiles = nodeDirectoryFiles): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
-  await classify(root, walkEntries(root, 1), result);
+  await classify(files, root, walkEntries(files, root, 1), result);
   return result;
 }
 
@@ -225,35 +226,35 @@ export async function discoverRootLevel(root: string): Promise<DiscoveryResult> 
  * Discovers the transcripts and skipped entries within a scope of a (real, resolved) root.
  * A missing scope yields nothing; I/O errors below the root are tolerated.
  */
-export async function discover(root: string, scope: DiscoveryScope): Promise<DiscoveryResult> {
+export async function discover(root: string, scope: DiscoveryScope, files: DirectoryFiles = nodeDirectoryFiles): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
   if (scope.kind === 'root') {
-    await classify(root, walkEntries(root, 3, TRANSCRIPT_NAME_SET), result);
+    await classify(files, root, walkEntries(files, root, 3, TRANSCRIPT_NAME_SET), result);
     return result;
   }
   const projectPath = keyPath(root, scope.projectDir);
   if (scope.kind === 'project') {
-    const kind = await lstatKind(projectPath);
+    const kind = await lstatKind(files, projectPath);
     if (kind === 'symlink') {
-      await classify(root, [{ rel: scope.projectDir, kind }], result);
+      await classify(files, root, [{ rel: scope.projectDir, kind }], result);
     } else if (kind === 'dir') {
       result.directories.push(scope.projectDir);
-      const found = walkEntries(projectPath, 2, TRANSCRIPT_NAME_SET);
-      await classify(root, underProject(scope.projectDir, found), result);
+      const found = walkEntries(files, projectPath, 2, TRANSCRIPT_NAME_SET);
+      await classify(files, root, underProject(scope.projectDir, found), result);
     }
     return result;
   }
-  if ((await lstatKind(projectPath)) !== 'dir') return result;
+  if ((await lstatKind(files, projectPath)) !== 'dir') return result;
   const sessionRel = `${scope.projectDir}/${scope.sessionDir}`;
-  const sessionKind = await lstatKind(keyPath(root, sessionRel));
+  const sessionKind = await lstatKind(files, keyPath(root, sessionRel));
   if (sessionKind === 'missing') return result;
   const found: Found[] = [{ rel: sessionRel, kind: sessionKind }];
   if (sessionKind === 'dir') {
     for (const name of TRANSCRIPT_FILE_NAMES) {
-      const kind = await lstatKind(keyPath(root, `${sessionRel}/${name}`));
+      const kind = await lstatKind(files, keyPath(root, `${sessionRel}/${name}`));
       if (kind !== 'missing') found.push({ rel: `${sessionRel}/${name}`, kind });
     }
   }
-  await classify(root, found, result);
+  await classify(files, root, found, result);
   return result;
 }

@@ -20,7 +20,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
 import { SessionReadError, type StoredSessionSummary } from '../resolver/sessionStore';
-import { DiskSessionStore, type DiskStoreTuning } from './diskStore';
+import { nodeDirectoryFiles, type DirectoryFiles, type WatchFactory } from './directoryFiles';
+import { FakeClock, yieldTurns } from '../testing/fakeClock';
+import { cacheWritesSettled, DiskSessionStore, type DiskStoreTuning } from './diskStore';
 import { openSessionStore } from './index';
 import { encodeSegment, projectDirName, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import type { StoreProblem, StoreStatus } from './service';
@@ -123,7 +125,18 @@ function session(id: string, createdAt: number, title?: string, cwd: string | un
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   while (cleanups.length > 0) cleanups.pop()?.();
+  clock = undefined;
 });
+
+/**
+ * The fake clock of the running test (one for every store it opens): the store's timers move
+ * only with it, while the file system and its watches stay real.
+ */
+let clock: FakeClock | undefined;
+function testClock(): FakeClock {
+  return (clock ??= new FakeClock());
+}
+
 
 function tempDir(prefix = 'dsh-store-'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -132,18 +145,35 @@ function tempDir(prefix = 'dsh-store-'): string {
 }
 
 /** Test timing: short intervals so fallbacks run during a test; watches still do the real work. */
-const FAST: Partial<DiskStoreTuning> = { sweepIntervalMs: 50, sweepPeriodMs: 200, rescanMinIntervalMs: 400, rescanCpuFactor: 0, sweepCostFactor: 0, rootPollMs: 50, cacheSaveDelayMs: 50 };
+const FAST: Partial<DiskStoreTuning> = {
+  sweepIntervalMs: 50,
+  sweepPeriodMs: 200,
+  rescanMinIntervalMs: 400,
+  // Work takes no fake time of its own: a duration would be how far polls moved the clock meanwhile.
+  rescanCostFactor: 0,
+  rescanCpuFactor: 0,
+  sweepCostFactor: 0,
+  rootPollMs: 50,
+  cacheSaveDelayMs: 50,
+};
 
 function open(root: string, tuning: Partial<DiskStoreTuning> = {}, cacheDir?: string) {
   const problems: StoreProblem[] = [];
   const logs: string[] = [];
-  const store = new DiskSessionStore({ root, cacheDir, log: (m) => logs.push(m) }, { ...FAST, ...tuning });
+  const store = new DiskSessionStore({ root, cacheDir, log: (m) => logs.push(m) }, { ...FAST, clock: testClock(), ...tuning });
   store.onProblem((p) => problems.push(p));
   cleanups.push(() => store.dispose());
   return { store, problems, logs };
 }
 
-/** Polls until `check` passes (a generous deadline; never a timed assertion). */
+/** Fake time that passes between two polls of {@link eventually}. */
+const POLL_STEP_MS = 25;
+
+/**
+ * Polls until `check` passes (a generous real-time deadline; never a timed assertion). Between
+ * polls the real file system and its watches get a few ms of real time, and the test's fake
+ * clock moves on, so the store's timers fire as they would.
+ */
 async function eventually<T>(check: () => Promise<T> | T, deadlineMs = 10_000): Promise<T> {
   const until = Date.now() + deadlineMs;
   for (;;) {
@@ -151,7 +181,8 @@ async function eventually<T>(check: () => Promise<T> | T, deadlineMs = 10_000): 
       return await check();
     } catch (error) {
       if (Date.now() > until) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      clock?.advance(POLL_STEP_MS);
     }
   }
 }
@@ -339,7 +370,9 @@ describe('header-level damage is skipped and reported once, the rest still answe
     // Reported once: a later change and rescan do not report the same problems again.
     appendBatch(goodFile, good.rename('Good renamed'), encoding);
     await eventually(async () => expect((await store.listSessions())[0].title).toBe('Good renamed'));
-    await new Promise((resolve) => setTimeout(resolve, 600)); // lets a periodic full rescan run
+    // Another full rescan (the catch-up after the first index, or a periodic one) reports nothing again.
+    const rescans = store.completedRescans();
+    await eventually(() => expect(store.completedRescans()).toBeGreaterThan(rescans));
     expect(problems).toHaveLength(11);
   });
 });
@@ -489,19 +522,17 @@ describe('freshness while the store is open', () => {
     const { store } = open(root, { files: recorder.files, maxWatches: 2, sweepIntervalMs: 20, sweepPeriodMs: period, rescanMinIntervalMs: 600_000 });
     await store.whenIndexed();
     // Let the catch-up rescan after the first index (a second lstat of each) finish, then count.
-    await eventually(() => expect(recorder.lstats.length).toBeGreaterThanOrEqual(2 * files.length));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => expect(store.completedRescans()).toBe(1));
+    expect(recorder.lstats.length).toBeGreaterThanOrEqual(2 * files.length);
     recorder.lstats.length = recorder.lstatSyncs.length = recorder.reads.length = 0;
-    const started = Date.now();
-    await eventually(() => expect(recorder.lstatSyncs.length).toBeGreaterThanOrEqual(3 * files.length));
-    const elapsed = Date.now() - started;
-    // Every unwatched transcript checked, none read or refreshed (nothing changed).
-    expect(new Set(recorder.lstatSyncs)).toEqual(new Set(files));
+    // Three periods of idle time: the sweep's ticks are synchronous, so it all runs in this call.
+    testClock().advance(3 * period);
+    await yieldTurns();
+    // Every unwatched transcript checked exactly once per period, none read or refreshed (nothing changed).
+    expect(recorder.lstatSyncs).toHaveLength(3 * files.length);
+    for (const file of files) expect(recorder.lstatSyncs.filter((f) => f === file)).toHaveLength(3);
     expect(recorder.lstats).toEqual([]);
     expect(recorder.reads).toEqual([]);
-    // At most one pass per period (an upper bound: a slower machine only makes fewer passes).
-    const passes = recorder.lstatSyncs.length / files.length;
-    expect(passes).toBeLessThanOrEqual(Math.floor(elapsed / period) + 1);
   });
 
   it('with every directory watched and no failed read, the idle store stats nothing', async () => {
@@ -511,10 +542,12 @@ describe('freshness while the store is open', () => {
     const { store } = open(root, { files: recorder.files, sweepIntervalMs: 10, sweepPeriodMs: 50, rescanMinIntervalMs: 600_000 });
     await store.whenIndexed();
     // The catch-up rescan after the first index stats every transcript once more.
-    await eventually(() => expect(recorder.lstats.length).toBeGreaterThanOrEqual(10));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => expect(store.completedRescans()).toBe(1));
+    expect(recorder.lstats.length).toBeGreaterThanOrEqual(10);
     recorder.lstats.length = recorder.lstatSyncs.length = 0;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Ten sweep periods of idle time.
+    testClock().advance(500);
+    await yieldTurns();
     expect([recorder.lstats, recorder.lstatSyncs]).toEqual([[], []]);
     expect(store.handles().timers).toBe(2); // the sweep's (waiting a period to look again) and the rescan's
   });
@@ -577,7 +610,7 @@ describe('freshness while the store is open', () => {
     const age = [7, 6, 1, 5, 4, 0, 3, 2];
     files.forEach((file, i) => utimesSync(file, 1_700_000_000 - age[i] * 60, 1_700_000_000 - age[i] * 60));
     const watched = new Set<string>();
-    const recording: DiskStoreTuning['watchFactory'] = (dir) => {
+    const recording: WatchFactory = (dir) => {
       watched.add(dir);
       const watcher = Object.assign(new EventEmitter(), {
         close: () => watched.delete(dir),
@@ -587,7 +620,7 @@ describe('freshness while the store is open', () => {
       return watcher as never;
     };
     // The root, one project directory and three session directories.
-    const { store } = open(root, { watchFactory: recording, maxWatches: 5, rescanMinIntervalMs: 60_000 });
+    const { store } = open(root, { directories: { ...nodeDirectoryFiles, watch: recording }, maxWatches: 5, rescanMinIntervalMs: 60_000 });
     await store.whenIndexed();
     await eventually(() => expect(watched.size).toBe(5));
     const expected = [root, path.dirname(path.dirname(files[0])), ...[5, 2, 7].map((i) => path.dirname(files[i]))];
@@ -597,10 +630,10 @@ describe('freshness while the store is open', () => {
   it('falls back to the periodic rescan when no watch fires', async () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('one', 1, 'One'), 'raw');
-    const silent: DiskStoreTuning['watchFactory'] = () => {
+    const silent: WatchFactory = () => {
       return Object.assign(new EventEmitter(), { close() {}, ref() { return this; }, unref() { return this; } }) as never;
     };
-    const { store } = open(root, { watchFactory: silent, rescanMinIntervalMs: 100 });
+    const { store } = open(root, { directories: { ...nodeDirectoryFiles, watch: silent }, rescanMinIntervalMs: 100 });
     await store.whenIndexed();
     writeLog(root, session('two', 2, 'Two', '/elsewhere'), 'raw');
     await eventually(async () => expect(ids(await store.listSessions())).toEqual(['two', 'one']));
@@ -610,10 +643,10 @@ describe('freshness while the store is open', () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('one', 1, 'One'), 'raw');
     const gone = writeLog(root, session('two', 2, 'Two', '/elsewhere'), 'raw');
-    const silent: DiskStoreTuning['watchFactory'] = () => {
+    const silent: WatchFactory = () => {
       return Object.assign(new EventEmitter(), { close() {}, ref() { return this; }, unref() { return this; } }) as never;
     };
-    const { store } = open(root, { watchFactory: silent, rescanMinIntervalMs: 100 });
+    const { store } = open(root, { directories: { ...nodeDirectoryFiles, watch: silent }, rescanMinIntervalMs: 100 });
     await store.whenIndexed();
     expect(ids(await store.listSessions())).toEqual(['two', 'one']);
     // The whole project directory of `two` goes; a third session arrives in a new one.
@@ -628,10 +661,10 @@ describe('freshness while the store is open', () => {
     const log = session('a', 1, 'A');
     const file = writeLog(root, log, 'raw');
     writeLog(root, session('b', 2, 'B'), 'raw');
-    const refuse: DiskStoreTuning['watchFactory'] = () => {
+    const refuse: WatchFactory = () => {
       throw Object.assign(new Error('ENOSPC: System limit for number of file watchers reached'), { code: 'ENOSPC' });
     };
-    const { store, logs } = open(root, { watchFactory: refuse, rescanMinIntervalMs: 60_000 });
+    const { store, logs } = open(root, { directories: { ...nodeDirectoryFiles, watch: refuse }, rescanMinIntervalMs: 60_000 });
     await store.whenIndexed();
     expect(store.handles().watches).toBe(0);
     appendBatch(file, log.rename('A via sweep'), 'raw');
@@ -883,13 +916,24 @@ describe('the index', () => {
     const recorder = recordingFiles();
     const release = recorder.hold((f) => f === slowFile);
     // Only the root is watched, so every transcript is the sweep's, and it would run every few ms.
-    const { store } = open(root, { files: recorder.files, maxWatches: 1, sweepIntervalMs: 5, rescanMinIntervalMs: 5 });
+    let watchEvents = 0;
+    const directories: DirectoryFiles = {
+      ...nodeDirectoryFiles,
+      watch: (dir, listener) =>
+        nodeDirectoryFiles.watch(dir, (event, name) => {
+          watchEvents++;
+          listener(event, name);
+        }),
+    };
+    const { store } = open(root, { files: recorder.files, directories, maxWatches: 1, sweepIntervalMs: 5, rescanMinIntervalMs: 5 });
     await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
     const checksWhenRead = recorder.lstats.filter((f) => f === fastFile).length;
     // A change the root watch sees, and many sweep intervals, while the first index waits for the slow file.
     const now = new Date();
     utimesSync(path.dirname(path.dirname(fastFile)), now, now);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(() => expect(watchEvents).toBeGreaterThan(0));
+    testClock().advance(300);
+    await yieldTurns();
     expect(store.status().indexing).toBe(true);
     expect(recorder.lstats.filter((f) => f === fastFile)).toHaveLength(checksWhenRead);
     release();
@@ -964,7 +1008,10 @@ describe('the index', () => {
     // Nothing changed: the restart keeps the file (each write is a new file renamed into place).
     const second = open(root, {}, cacheDir);
     await second.store.whenIndexed();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // After the catch-up rescan, well past the save delay, and any write it started is done.
+    await eventually(() => expect(second.store.completedRescans()).toBe(1));
+    testClock().advance(300);
+    await cacheWritesSettled();
     expect(written()).toBe(firstWrite);
     second.store.dispose();
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildListing, LISTING_REASONS, patchListing } from './listing';
 import type { TranscriptEncoding } from './layout';
-import type { IndexedTranscript, TranscriptSummary } from './transcriptIndex';
+import type { IndexedTranscript } from './transcriptIndex';
+import type { TranscriptSummary } from './transcriptSummary';
 
 function transcript(
   projectDir: string,

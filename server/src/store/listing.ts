@@ -5,7 +5,8 @@
 import type { StoredSessionSummary } from '../resolver/sessionStore';
 import { compareStoreOrder } from '../resolver/storeOrder';
 import type { DiscoveryProblem } from './discovery';
-import type { IndexedTranscript, TranscriptSummary } from './transcriptIndex';
+import type { IndexedTranscript } from './transcriptIndex';
+import type { TranscriptSummary } from './transcriptSummary';
 
 /** Problem wording for damage seen across entries. */
 export const LISTING_REASONS = {

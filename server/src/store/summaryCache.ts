@@ -15,7 +15,7 @@ import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { ResumeState } from './summarize/summarizeFile';
 import type { FileIdentity } from './transcriptFiles';
-import type { TranscriptSummary } from './transcriptIndex';
+import type { TranscriptSummary } from './transcriptSummary';
 
 /**
  * Bump when the file layout, the summary shape or the decoder's title/damage semantics change.

@@ -4,8 +4,7 @@
  * recently written one; an older one from scratch, see RESUMABLE_TRANSCRIPTS); a shrunk or
  * replaced one from scratch.
  */
-import type { SessionReadError } from '../resolver/sessionStore';
-import { pathBindingProblem, type SessionHeaderFields } from './binding';
+import { pathBindingProblem } from './binding';
 import { ConcurrencyLimit } from './concurrency';
 import { keyPath, type DiscoveryScope, type TranscriptLocation } from './discovery';
 import { initZstdSupport } from './log';
@@ -13,24 +12,9 @@ import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
 import { HEADER_REASONS, mayResume, type ResumeState } from './summarize/summarizeFile';
 import { fileIdentity, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
+import type { TranscriptSummary } from './transcriptSummary';
 
 export { HEADER_REASONS, readErrorOf } from './summarize/summarizeFile';
-
-/** What the listing needs to know about one transcript. */
-export interface TranscriptSummary {
-  /** Present when the header line/frame is complete and valid. */
-  header?: SessionHeaderFields;
-  /** Header-level damage (the entry is skipped and reported): incomplete, invalid or unbound header. */
-  headerProblem?: string;
-  /** Latest title; undefined when there is none or the title read failed. */
-  title?: string;
-  /** Body-level damage: still listed (label = id), `readSurface` rejects. */
-  bodyError?: { reason: SessionReadError['reason']; message: string };
-  capturedThroughSeq: number | null;
-  /** The decoder's surface counts, opaque to the store. */
-  surfaceCounts?: unknown;
-  eventCount: number;
-}
 
 /** One indexed transcript. */
 export interface IndexedTranscript {

@@ -5,11 +5,12 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findConformanceDir, findProgram, fixtureStore, REPO_ROOT } from '../../../../test/support/conformance';
-import { INLINE_INDEX_BYTES } from '../diskStore';
+import { INLINE_INDEX_BYTES } from '../disk/tuning';
 import { relativeLogPath } from '../layout';
 import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../../testing/testLogs';
 import { nodeTranscriptFiles } from '../transcriptFiles';
-import { TranscriptIndex, type TranscriptSummary } from '../transcriptIndex';
+import { TranscriptIndex } from '../transcriptIndex';
+import type { TranscriptSummary } from '../transcriptSummary';
 import { SummarizePool } from './pool';
 import { mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 

@@ -7,7 +7,7 @@ import { SessionReadError } from '../../resolver/sessionStore';
 import type { SessionHeaderFields } from '../binding';
 import { initZstdSupport, SessionLogSummarizer, type SessionLogSummarizerJSON, type TranscriptEncoding } from '../log';
 import { fileIdentity, isAppendOf, nodeTranscriptFiles, type FileIdentity, type OpenTranscript, type TranscriptFiles } from '../transcriptFiles';
-import type { TranscriptSummary } from '../transcriptIndex';
+import type { TranscriptSummary } from '../transcriptSummary';
 
 /** Header-problem wording, once. */
 export const HEADER_REASONS = {

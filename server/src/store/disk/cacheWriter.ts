@@ -1,0 +1,107 @@
+/**
+ * Cache writing: the persistent index cache of the attached root is read before the first
+ * index and rewritten, a while after a change and never while indexing, only when the index
+ * differs from it.
+ */
+import path from 'node:path';
+import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
+import type { TranscriptIndex } from '../transcriptIndex';
+import type { TimerSlot } from './clock';
+import type { Attached, StoreState } from './state';
+
+/** Index-cache writes in progress, of every store (see {@link cacheWritesSettled}). */
+const cacheWrites = new Set<Promise<void>>();
+
+/**
+ * Resolves once no index-cache write is in progress: a write of a disposed store stops at its next entry
+ * and removes its temp file, so a process that waits for this before exiting leaves no `.tmp` behind.
+ */
+export async function cacheWritesSettled(): Promise<void> {
+  while (cacheWrites.size > 0) await Promise.allSettled([...cacheWrites]);
+}
+
+/**
+ * The index as cache entries, produced as the writer asks for them (never a 100,000-entry
+ * array). Resume states are those the index keeps: the most recently written transcripts'.
+ */
+function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSummary]> {
+  for (const entry of index.all()) {
+    if (!entry.identity || !entry.summary || entry.readFailed) continue;
+    const cached: CachedSummary = { identity: entry.identity, summary: entry.summary };
+    const resume = index.savedState(entry.location.key);
+    if (resume) cached.resume = resume;
+    yield [entry.location.key, cached];
+  }
+}
+
+export class CacheWriter {
+  private readonly cacheDir?: string;
+  private readonly saveTimer: TimerSlot;
+  /** A cache write in progress (writes never overlap, so an older snapshot cannot win the rename). */
+  private saving = false;
+  private failureLogged = false;
+
+  constructor(
+    private readonly state: StoreState,
+    cacheDir: string | undefined,
+  ) {
+    this.cacheDir = cacheDir === undefined ? undefined : path.resolve(cacheDir);
+    this.saveTimer = state.timer();
+  }
+
+  /** Reads the cache file of the attached root into `attached.cache` (none when there is no usable cache directory). */
+  async load(attached: Attached): Promise<void> {
+    const { cacheDir, state } = this;
+    if (cacheDir === undefined) return;
+    const realCacheDir = await state.tuning.directories.realpath(cacheDir).catch(() => cacheDir);
+    if ([cacheDir, realCacheDir].some((dir) => isWithin(dir, attached.realRoot) || isWithin(dir, state.root))) {
+      state.log(`index cache directory ${cacheDir} is inside the sessions root; not using a persistent cache`);
+      return;
+    }
+    attached.cacheFile = summaryCacheFile(cacheDir, attached.realRoot);
+    // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
+    state.background(removeStaleTempFiles(cacheDir));
+    attached.omitted = new Map();
+    attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot, attached.omitted);
+  }
+
+  /** Rewrites the cache after `delayMs` if it is stale by then (at most one write pending or running). */
+  scheduleSave(attached: Attached, delayMs: number): void {
+    const { state } = this;
+    if (!attached.cacheFile || state.indexing || this.saveTimer.active || state.disposed) return;
+    this.saveTimer.set(() => {
+      const cacheFile = attached.cacheFile;
+      if (!state.isCurrent(attached) || !cacheFile) return;
+      if (this.saving) return this.scheduleSave(attached, Math.max(delayMs, state.tuning.cacheSaveDelayMs));
+      if (!attached.cacheStale) return;
+      attached.cacheStale = false;
+      this.saving = true;
+      const write = saveSummaryCache(cacheFile, attached.realRoot, this.untilDisposed(cachedSummaries(attached.index)))
+        .catch((error) => {
+          attached.cacheStale = true;
+          if (state.disposed) return;
+          if (!this.failureLogged) state.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
+          this.failureLogged = true;
+        })
+        .finally(() => {
+          this.saving = false;
+          cacheWrites.delete(write);
+        });
+      cacheWrites.add(write);
+      state.background(write);
+    }, delayMs);
+  }
+
+  /** The root went: no save of it is pending any more. */
+  cancel(): void {
+    this.saveTimer.clear();
+  }
+
+  /** `entries` until the store is disposed: then a throw, which makes the cache writer remove its temp file. */
+  private *untilDisposed<T>(entries: Iterable<T>): Generator<T> {
+    for (const entry of entries) {
+      if (this.state.disposed) throw new Error('the store was closed');
+      yield entry;
+    }
+  }
+}

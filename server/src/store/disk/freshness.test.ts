@@ -1,0 +1,186 @@
+/**
+ * Freshness scheduling on its own, in fake time and without a file system: the debounce of watch
+ * events, the rescan's spacing by its own cost, the sweep's pacing, and the quiet during the
+ * first index.
+ */
+import type { Stats } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { FakeClock, yieldTurns } from '../../testing/fakeClock';
+import type { DiscoveryScope } from '../discovery';
+import { ScopedKeys } from '../scopedKeys';
+import type { FileIdentity, TranscriptFiles } from '../transcriptFiles';
+import type { IndexedTranscript } from '../transcriptIndex';
+import { Freshness } from './freshness';
+import { StoreState, type Attached } from './state';
+import { DEFAULT_TUNING, type DiskStoreTuning } from './tuning';
+
+const IDENTITY: FileIdentity = { size: 10, mtimeMs: 1, ctimeMs: 1, ino: 1, dev: 1 };
+
+function statsOf(identity: FileIdentity): Stats {
+  return { ...identity, isFile: () => true } as unknown as Stats;
+}
+
+/**
+ * A Freshness over an attached root of `keys` (`<project>/<session>/session.jsonl`), none of
+ * whose directories is watched except `watched`; scans and refreshes are recorded, not run.
+ */
+function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: string[] = []) {
+  const clock = new FakeClock();
+  const lstatSyncs: string[] = [];
+  const onDisk = new Map<string, FileIdentity>(keys.map((key) => [`/root/${key}`, IDENTITY]));
+  const files: TranscriptFiles = {
+    ...DEFAULT_TUNING.files,
+    lstatSync(file) {
+      lstatSyncs.push(file.slice('/root/'.length));
+      return statsOf(onDisk.get(file) ?? IDENTITY);
+    },
+  };
+  const state = new StoreState('/root', { ...DEFAULT_TUNING, clock, files, ...tuning }, () => undefined);
+  const entries = new Map<string, IndexedTranscript>(
+    keys.map((key) => [key, { location: { key, projectDir: key.split('/')[0], sessionDir: key.split('/')[1], encoding: 'raw' }, identity: IDENTITY }]),
+  );
+  const attached = {
+    generation: state.generation,
+    realRoot: '/root',
+    index: {
+      failedKeys: () => [],
+      keys: () => [...entries.keys()],
+      get: (key: string) => entries.get(key),
+      all: () => entries.values(),
+    },
+    watches: { update: () => undefined, isWatched: (dir: string) => watched.includes(dir) },
+    directories: new ScopedKeys(),
+  } as unknown as Attached;
+  state.attached = attached;
+  const flushes: number[] = [];
+  const scans: DiscoveryScope[][] = [];
+  const refreshes: string[] = [];
+  let scanCost = { ms: 0, cpuMs: 0 };
+  const freshness = new Freshness(state, {
+    async scan(_attached, scope) {
+      (scans.at(-1) as DiscoveryScope[]).push(scope);
+      clock.advance(scanCost.ms);
+      clock.cpu += scanCost.cpuMs;
+    },
+    async refresh(_attached, key) {
+      refreshes.push(key);
+      onDisk.set(`/root/${key}`, IDENTITY); // read: the index knows this version now
+    },
+    async rootStillAttached() {
+      flushes.push(clock.now());
+      scans.push([]);
+      return true;
+    },
+    detach: () => undefined,
+    notifyNow: () => undefined,
+  });
+  return {
+    clock,
+    state,
+    attached,
+    freshness,
+    flushes,
+    scans,
+    refreshes,
+    lstatSyncs,
+    onDisk,
+    costs: (ms: number, cpuMs: number) => (scanCost = { ms, cpuMs }),
+  };
+}
+
+/** Advances fake time in steps, letting each step's flush finish. */
+async function advance(clock: FakeClock, ms: number, step = ms): Promise<void> {
+  for (let done = 0; done < ms; done += step) {
+    clock.advance(Math.min(step, ms - done));
+    await yieldTurns();
+  }
+}
+
+describe('freshness scheduling in fake time', () => {
+  it('reads a burst of watch events once after a quiet time, never postponed past the longest debounce', async () => {
+    const { clock, state, freshness, flushes, scans } = setUp({ debounceMs: 30, maxDebounceMs: 200 });
+    state.indexing = false;
+    const start = clock.now();
+    // An event every 20 ms for half a second: never 30 ms of quiet.
+    for (let t = 0; t < 500; t += 20) {
+      freshness.onWatchEvent(state.generation, 'p/s', 'session.jsonl');
+      await advance(clock, 20);
+    }
+    await advance(clock, 100);
+    expect(flushes.map((t) => t - start)).toEqual([200, 400, 510]);
+    for (const scopes of scans) expect(scopes).toEqual([{ kind: 'session', projectDir: 'p', sessionDir: 's' }]);
+    // One event, then quiet: read 30 ms later.
+    freshness.onWatchEvent(state.generation, 'p', undefined);
+    await advance(clock, 100, 1);
+    expect(flushes.map((t) => t - start)).toEqual([200, 400, 510, 630]);
+    expect(scans.at(-1)).toEqual([{ kind: 'project', projectDir: 'p' }]);
+  });
+
+  it('ignores events of an older generation, and reads nothing while the first index is built', async () => {
+    const { clock, state, freshness, flushes } = setUp({ debounceMs: 30 });
+    state.indexing = false;
+    freshness.onWatchEvent(state.generation - 1, 'p', undefined);
+    await advance(clock, 1000, 10);
+    expect(flushes).toEqual([]);
+    state.indexing = true;
+    freshness.markDirty({ kind: 'root' });
+    freshness.onWatchEvent(state.generation, 'p', undefined);
+    await advance(clock, 10_000, 10);
+    expect(flushes).toEqual([]);
+    expect(state.pendingTimers()).toBe(0);
+  });
+
+  it('spaces full rescans by their minimum interval, their duration and their CPU time', async () => {
+    const { clock, state, freshness, flushes, costs } = setUp({ debounceMs: 30, rescanMinIntervalMs: 1000, rescanCostFactor: 200, rescanCpuFactor: 1000 });
+    state.indexing = false;
+    const rescanAfter = async (expectedGapMs: number) => {
+      const before = flushes.length;
+      await advance(clock, expectedGapMs - 1, 1);
+      expect(flushes).toHaveLength(before);
+      await advance(clock, 1);
+      expect(flushes).toHaveLength(before + 1);
+      expect(freshness.completedRescans).toBe(before + 1);
+    };
+    // A cheap rescan: the next one comes after the minimum interval (plus the debounce).
+    freshness.markDirty({ kind: 'root' });
+    await rescanAfter(30);
+    await rescanAfter(1000 + 30);
+    // One that took 20 ms: 200 × 20 ms apart.
+    costs(20, 0);
+    await rescanAfter(1000 + 30);
+    costs(0, 0);
+    await rescanAfter(4000 + 30);
+    // One that took 10 ms of CPU: 1000 × 10 ms apart.
+    costs(0, 10);
+    await rescanAfter(1000 + 30);
+    costs(0, 0);
+    await rescanAfter(10_000 + 30);
+  });
+
+  it('sweeps each unwatched transcript once per period, in batches, and refreshes only a changed one', async () => {
+    const keys = ['p/a/session.jsonl', 'p/b/session.jsonl', 'p/c/session.jsonl', 'p/d/session.jsonl'];
+    const { clock, attached, freshness, lstatSyncs, refreshes, onDisk } = setUp(
+      { sweepIntervalMs: 100, sweepPeriodMs: 1000, sweepCostFactor: 0 },
+      keys,
+      ['p/d'],
+    );
+    freshness.scheduleSweep(attached);
+    // Ticks every 100 ms; 10 ticks a period, so one key a tick; d is watched.
+    await advance(clock, 100);
+    expect(lstatSyncs).toEqual(['p/a/session.jsonl']);
+    await advance(clock, 200, 100);
+    expect(lstatSyncs).toEqual(['p/a/session.jsonl', 'p/b/session.jsonl', 'p/c/session.jsonl']);
+    await advance(clock, 700, 100);
+    expect(lstatSyncs).toHaveLength(3);
+    // The next pass, one period after the first began; b changed meanwhile.
+    onDisk.set('/root/p/b/session.jsonl', { ...IDENTITY, size: 20 });
+    await advance(clock, 300, 100);
+    expect(lstatSyncs).toHaveLength(6);
+    expect(refreshes).toEqual(['p/b/session.jsonl']);
+    // Three more periods: three checks a period, nothing else to refresh.
+    await advance(clock, 3000, 100);
+    expect(lstatSyncs).toHaveLength(15);
+    expect(new Set(lstatSyncs)).toEqual(new Set(keys.slice(0, 3)));
+    expect(refreshes).toEqual(['p/b/session.jsonl']);
+  });
+});

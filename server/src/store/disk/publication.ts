@@ -1,0 +1,195 @@
+/**
+ * Listing publication: the cached, sorted listing (rebuilt or patched only when stale), the
+ * throttled `onDidChange` / `onStatus` notifications and the once-per-problem reports.
+ */
+import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import { toStoreProblem, type DiscoveryProblem } from '../discovery';
+import { Emitter } from '../emitter';
+import { buildListing, patchListing, type Listing } from '../listing';
+import type { StoreProblem, StoreStatus } from '../service';
+import type { IndexedTranscript, TranscriptIndex } from '../transcriptIndex';
+import type { TimerSlot } from './clock';
+import type { Attached, StoreState } from './state';
+
+/** While indexing, `onDidChange` is spaced this many times further apart than usual. */
+const INDEXING_NOTIFY_SPACING = 5;
+
+/**
+ * While indexing, `onDidChange` is also spaced at least this many times the last listing
+ * rebuild's duration apart, so rebuilding a large listing takes little of the indexing time.
+ */
+const INDEXING_REBUILD_COST_FACTOR = 100;
+
+/** Beyond this many re-read transcripts, the listing is rebuilt rather than patched. */
+const MAX_PATCHED_TRANSCRIPTS = 256;
+
+function sameSessions(a: readonly StoredSessionSummary[], b: readonly StoredSessionSummary[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x.id !== y.id || x.createdAt !== y.createdAt || x.cwd !== y.cwd || x.title !== y.title) return false;
+  }
+  return true;
+}
+
+/** The indexed transcripts behind some keys (keys no longer indexed are skipped). */
+function* transcriptsOf(index: TranscriptIndex, keys: Iterable<string>): Generator<IndexedTranscript> {
+  for (const key of keys) {
+    const entry = index.get(key);
+    if (entry) yield entry;
+  }
+}
+
+/** What publication needs from the rest of the store. */
+export interface PublicationDeps {
+  /** The listing went stale: the persistent cache may need rewriting. */
+  listingChanged(attached: Attached): void;
+}
+
+export class Publication {
+  private listing: Listing = { sessions: Object.freeze([]), problems: [] };
+  private listingDirty = false;
+  /**
+   * When only re-read transcripts made the listing stale, their keys (the listing may then be
+   * patched); undefined when it must be rebuilt.
+   */
+  private rereadKeys?: Set<string>;
+  private listingRebuildMs = 0;
+  private listingRebuiltAt = 0;
+  private listingVersion = 0;
+  private notifiedVersion = 0;
+  private readonly reported = new Set<string>();
+  private readonly notifyTimer: TimerSlot;
+  private lastNotifyAt = 0;
+  private readonly statusTimer: TimerSlot;
+  private lastStatusAt = 0;
+
+  readonly changes: Emitter<void>;
+  readonly problems: Emitter<StoreProblem>;
+  readonly statuses: Emitter<StoreStatus>;
+
+  constructor(
+    private readonly state: StoreState,
+    private readonly deps: PublicationDeps,
+  ) {
+    this.notifyTimer = state.timer();
+    this.statusTimer = state.timer();
+    const onListenerError = (error: unknown) => state.log(`session store listener failed: ${String(error)}`);
+    this.changes = new Emitter(onListenerError);
+    this.problems = new Emitter(onListenerError);
+    this.statuses = new Emitter(onListenerError);
+  }
+
+  status(): StoreStatus {
+    const { attached, rootProblem } = this.state;
+    const index = attached?.index;
+    return {
+      indexing: this.state.indexing,
+      indexed: index?.summarized ?? 0,
+      discovered: index?.size ?? 0,
+      rootExists: attached !== undefined,
+      ...(attached === undefined && rootProblem !== undefined ? { rootProblem } : {}),
+    };
+  }
+
+  /**
+   * The listing, rebuilt if stale. While the first index is built it is stale after every
+   * read, so a request rebuilds it only as often as notifications do: otherwise each
+   * completion during a 100k index would pay for a full rebuild.
+   */
+  current(): Listing {
+    if (this.listingDirty && !(this.state.indexing && this.state.clock.now() - this.listingRebuiltAt < this.indexingSpacing())) {
+      this.rebuild();
+    }
+    return this.listing;
+  }
+
+  /** How far apart listing rebuilds and change notifications are spaced while indexing. */
+  private indexingSpacing(): number {
+    return Math.max(INDEXING_NOTIFY_SPACING * this.state.tuning.notifyThrottleMs, INDEXING_REBUILD_COST_FACTOR * this.listingRebuildMs);
+  }
+
+  private rebuild(): void {
+    const { clock, attached } = this.state;
+    this.listingDirty = false;
+    const rereadKeys = this.rereadKeys;
+    this.rereadKeys = undefined;
+    const started = clock.monotonic();
+    const next =
+      (attached && rereadKeys && patchListing(this.listing, transcriptsOf(attached.index, rereadKeys))) ??
+      (attached ? buildListing(attached.index.all()) : { sessions: Object.freeze([]), problems: [] });
+    this.listingRebuildMs = clock.monotonic() - started;
+    this.listingRebuiltAt = clock.now();
+    if (sameSessions(this.listing.sessions, next.sessions)) {
+      this.listing = { sessions: this.listing.sessions, problems: next.problems };
+    } else {
+      this.listing = next;
+      this.listingVersion++;
+    }
+    if (attached) this.reportProblems(attached, [...attached.discoveryProblems.values(), ...next.problems]);
+  }
+
+  private reportProblems(attached: Attached, problems: DiscoveryProblem[]): void {
+    for (const problem of problems) {
+      const reported = toStoreProblem(attached.realRoot, problem);
+      const id = `${reported.path}\u0000${reported.reason}`;
+      if (this.reported.has(id)) continue;
+      this.reported.add(id);
+      this.state.log(`skipping ${reported.path}: ${reported.reason}`);
+      this.problems.fire(reported);
+    }
+  }
+
+  /** The listing is stale: because `rereadKey` was re-read, or (no key) for any other reason. */
+  markDirty(attached: Attached, rereadKey?: string): void {
+    if (rereadKey === undefined) this.rereadKeys = undefined;
+    else if (!this.listingDirty) this.rereadKeys = new Set([rereadKey]);
+    else if (this.rereadKeys && this.rereadKeys.size < MAX_PATCHED_TRANSCRIPTS) this.rereadKeys.add(rereadKey);
+    else this.rereadKeys = undefined;
+    this.listingDirty = true;
+    if (this.state.disposed) return;
+    this.deps.listingChanged(attached);
+    if (this.notifyTimer.active) return;
+    // While indexing, the listing changes constantly; listeners hear about it less often.
+    const spacing = this.state.indexing ? this.indexingSpacing() : this.state.tuning.notifyThrottleMs;
+    const wait = Math.max(0, this.lastNotifyAt + spacing - this.state.clock.now());
+    this.notifyTimer.set(() => this.notifyNow(), wait);
+  }
+
+  /** The root went: the listing must be rebuilt (empty) from scratch. */
+  forgetRoot(): void {
+    this.rereadKeys = undefined;
+    this.listingDirty = true;
+  }
+
+  /** Rebuilds the listing if needed and tells listeners when its answer changed. */
+  notifyNow(): void {
+    if (this.state.disposed) return;
+    this.current();
+    this.lastNotifyAt = this.state.clock.now();
+    if (this.listingVersion === this.notifiedVersion) return;
+    this.notifiedVersion = this.listingVersion;
+    this.changes.fire();
+  }
+
+  /** Tells status listeners (at once when forced, else throttled). */
+  emitStatus(force: boolean): void {
+    if (this.state.disposed) return;
+    const now = this.state.clock.now();
+    const wait = this.lastStatusAt + this.state.tuning.notifyThrottleMs - now;
+    if (force || wait <= 0) {
+      this.statusTimer.clear();
+      this.lastStatusAt = now;
+      this.statuses.fire(this.status());
+    } else if (!this.statusTimer.active) {
+      this.statusTimer.set(() => this.emitStatus(true), wait);
+    }
+  }
+
+  dispose(): void {
+    this.changes.clear();
+    this.problems.clear();
+    this.statuses.clear();
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Scanning: discovers a scope of the attached root, reconciles the index, the known directories
+ * and the discovery problems with what is there, then refreshes the scope's transcripts.
+ */
+import { forEachConcurrently } from '../concurrency';
+import { discover, discoverRootLevel, inScope, sessionScopeOf, type DiscoveryScope } from '../discovery';
+import { sameIdentity } from '../transcriptFiles';
+import type { RefreshOutcome } from '../transcriptIndex';
+import type { Attached, StoreState } from './state';
+
+/** Project directories scanned at once during a root scan (their listings overlap the reads). */
+const PROJECT_SCANS_IN_FLIGHT = 4;
+
+/** Long synchronous loops (a root scope at 100,000 sessions) give the event loop a turn this often. */
+const ITEMS_PER_SLICE = 2048;
+
+/** Lets answers and I/O callbacks run between slices of a long loop. */
+function nextSlice(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** What scanning needs from the rest of the store. */
+export interface ScanningDeps {
+  /** The listing is stale (because `rereadKey` was re-read, or for another reason). */
+  listingChanged(attached: Attached, rereadKey?: string): void;
+  statusChanged(): void;
+  /** The known directories changed: the watches may follow. */
+  directoriesChanged(attached: Attached): void;
+  /** A scope needs another look (a transcript went: discovery says what the path is now). */
+  rescan(scope: DiscoveryScope): void;
+}
+
+export class Scanner {
+  /** Discovery and reconciliation run one at a time so scopes never undo each other. */
+  private reconciling: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly state: StoreState,
+    private readonly deps: ScanningDeps,
+  ) {}
+
+  /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
+  async scan(attached: Attached, scope: DiscoveryScope): Promise<void> {
+    if (scope.kind === 'root') return this.scanRoot(attached);
+    const run = this.reconciling.then(() => this.reconcile(attached, scope));
+    // Not `run.catch(…)`: that would keep the last scope's key list alive until the next scan.
+    this.reconciling = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    const keys = await run;
+    if (!keys) return;
+    // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.
+    await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refresh(attached, key), (error) =>
+      this.state.log(`refreshing a transcript failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
+
+  /**
+   * The whole root, one project directory at a time (a few in flight, so reading never waits
+   * for the next listing): discovering 100,000 sessions at once held ~40 MB of locations, keys
+   * and directory names besides the index, at every full rescan.
+   */
+  private async scanRoot(attached: Attached): Promise<void> {
+    const run = this.reconciling.then(() => this.reconcileRootLevel(attached));
+    this.reconciling = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    const projects = await run;
+    if (!projects) return;
+    await forEachConcurrently(projects, PROJECT_SCANS_IN_FLIGHT, (projectDir) => this.scan(attached, { kind: 'project', projectDir }), (error) =>
+      this.state.log(`scanning a project directory failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
+
+  /**
+   * Reconciles the root's own level: forgets what lay in project directories that are gone (or
+   * are no longer real directories) and records the root's skipped entries; returns the
+   * project directories to scan.
+   */
+  private async reconcileRootLevel(attached: Attached): Promise<string[] | undefined> {
+    const { state } = this;
+    if (!state.isCurrent(attached)) return undefined;
+    const found = await discoverRootLevel(attached.realRoot, state.tuning.directories);
+    await attached.cacheLoading;
+    if (!state.isCurrent(attached)) return undefined;
+    const projects = new Set(found.directories);
+    const outside = (key: string) => {
+      const slash = key.indexOf('/');
+      return !projects.has(slash === -1 ? key : key.slice(0, slash));
+    };
+    // Root-level problems are replaced; deeper ones go with their project directory.
+    const before = new Map<string, string>();
+    for (const [key, problem] of attached.discoveryProblems) if (!key.includes('/') || outside(key)) before.set(key, problem.reason);
+    for (const key of before.keys()) attached.discoveryProblems.delete(key);
+    for (const problem of found.problems) attached.discoveryProblems.set(problem.key, problem);
+    let changed = before.size !== found.problems.length || found.problems.some((p) => before.get(p.key) !== p.reason);
+    let directoriesChanged = false;
+    for (const project of attached.directories.projects()) {
+      if (projects.has(project)) continue;
+      for (const dir of attached.directories.inScope({ kind: 'project', projectDir: project })) attached.directories.delete(dir);
+      directoriesChanged = true;
+    }
+    for (const project of projects) if (attached.directories.add(project)) directoriesChanged = true;
+    for (const project of attached.index.projects()) {
+      if (projects.has(project)) continue;
+      for (const key of attached.index.keysIn({ kind: 'project', projectDir: project })) attached.index.delete(key);
+      attached.cacheStale = changed = true;
+    }
+    if (changed) this.deps.listingChanged(attached);
+    if (directoriesChanged && !state.indexing) this.deps.directoriesChanged(attached);
+    this.deps.statusChanged();
+    return found.directories;
+  }
+
+  private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<string[] | undefined> {
+    const { state } = this;
+    if (!state.isCurrent(attached)) return undefined;
+    const found = await discover(attached.realRoot, scope, state.tuning.directories);
+    await attached.cacheLoading;
+    if (!state.isCurrent(attached)) return undefined;
+    const problemsBefore = new Map([...attached.discoveryProblems].filter(([key]) => inScope(key, scope)));
+    for (const key of problemsBefore.keys()) attached.discoveryProblems.delete(key);
+    for (const problem of found.problems) attached.discoveryProblems.set(problem.key, problem);
+    let changed =
+      problemsBefore.size !== found.problems.length ||
+      found.problems.some((p) => problemsBefore.get(p.key)?.reason !== p.reason);
+    // Only the scope's own keys are visited: a session-directory event costs no full pass.
+    const before = attached.directories.inScope(scope);
+    for (const dir of before) attached.directories.delete(dir);
+    for (const dir of found.directories) attached.directories.add(dir);
+    const directoriesChanged =
+      before.length !== found.directories.length || before.some((dir) => !attached.directories.has(dir));
+    const foundKeys = new Set(found.transcripts.map((t) => t.key));
+    let visited = 0;
+    for (const key of attached.index.keysIn(scope)) {
+      if (!foundKeys.has(key)) {
+        attached.index.delete(key);
+        attached.cacheStale = changed = true;
+      }
+      if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
+    }
+    for (const location of found.transcripts) {
+      if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
+      if (!attached.index.add(location)) continue;
+      changed = true;
+      const cached = attached.cache?.get(location.key);
+      if (cached) {
+        attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
+        attached.adopted++;
+      }
+    }
+    if (!state.isCurrent(attached)) return undefined;
+    if (changed) this.deps.listingChanged(attached);
+    // While the first index is built, watches wait for it (then ordered by recency).
+    if (directoriesChanged && !state.indexing) this.deps.directoriesChanged(attached);
+    this.deps.statusChanged();
+    return found.transcripts.map((t) => t.key);
+  }
+
+  /** Re-reads one transcript if it changed, and tells the rest of the store what that changed. */
+  async refresh(attached: Attached, key: string): Promise<RefreshOutcome> {
+    const outcome = await attached.index.refresh(key);
+    if (!this.state.isCurrent(attached)) return outcome;
+    if (outcome === 'changed') {
+      if (this.cacheOutdatedBy(attached, key)) attached.cacheStale = true;
+      this.deps.listingChanged(attached, key);
+    }
+    if (outcome === 'gone') {
+      // Let discovery decide what the path is now (deleted, replaced by a link, …).
+      this.deps.rescan(sessionScopeOf(key));
+    }
+    this.deps.statusChanged();
+    return outcome;
+  }
+
+  /**
+   * Whether a re-read transcript makes the cache file stale: not when the read failed (a failure
+   * is never cached) nor when the file already holds it as omitted at this identity.
+   */
+  private cacheOutdatedBy(attached: Attached, key: string): boolean {
+    const entry = attached.index.get(key);
+    if (entry?.readFailed) return false;
+    const omitted = attached.omitted?.get(key);
+    if (omitted && entry?.identity && sameIdentity(omitted, entry.identity)) {
+      attached.omitted?.delete(key);
+      return false;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * What the parts of the disk store share: the attached root (if any), the generation that
+ * retires stale work, the indexing flag, the timers (for dispose and leak checks) and the log.
+ */
+import type { SessionsRootProblem } from '@dsh-session-ls/shared';
+import type { DirectoryWatches } from '../directoryWatches';
+import type { DiscoveryProblem } from '../discovery';
+import type { ScopedKeys } from '../scopedKeys';
+import type { CachedSummary } from '../summaryCache';
+import type { FileIdentity } from '../transcriptFiles';
+import type { TranscriptIndex } from '../transcriptIndex';
+import { TimerSlot, type Clock } from './clock';
+import type { DiskStoreTuning } from './tuning';
+
+/** State that belongs to one attached (existing, resolved) root. */
+export interface Attached {
+  generation: number;
+  realRoot: string;
+  rootIdentity: { dev: number; ino: number };
+  index: TranscriptIndex;
+  watches: DirectoryWatches;
+  discoveryProblems: Map<string, DiscoveryProblem>;
+  directories: ScopedKeys;
+  cacheFile?: string;
+  /** The persistent cache being read (set once its file is known), awaited before summaries are adopted. */
+  cacheLoading?: Promise<void>;
+  /** Summaries from the persistent cache, consulted while the first index is built. */
+  cache?: Map<string, CachedSummary>;
+  /**
+   * Identities of the entries the cache file holds without a summary (too long for a line):
+   * re-reading such an unchanged transcript leaves the file as it is.
+   */
+  omitted?: Map<string, FileIdentity>;
+  /** How many cached summaries were adopted. */
+  adopted: number;
+  /**
+   * Whether the index differs from the cache file: a restart that changed nothing writes no
+   * new cache (at 100k that would be 50 MB of strings for nothing).
+   */
+  cacheStale: boolean;
+}
+
+/** The state every part of one disk store reads and the facade disposes. */
+export class StoreState {
+  attached?: Attached;
+  /** Bumped on attach, detach and dispose: work of an older generation is dropped. */
+  generation = 0;
+  disposed = false;
+  /** True until the first complete index of the current root (or the finding that there is none). */
+  indexing = true;
+  /** Why the root is not read, while it is not (see StoreStatus.rootProblem). */
+  rootProblem: SessionsRootProblem | undefined;
+
+  readonly clock: Clock;
+  private readonly timers: TimerSlot[] = [];
+  private readonly indexedWaiters = new Set<() => void>();
+
+  constructor(
+    /** The sessions root as configured (resolved, not real). */
+    readonly root: string,
+    readonly tuning: DiskStoreTuning,
+    readonly log: (message: string) => void,
+  ) {
+    this.clock = tuning.clock;
+  }
+
+  /** Whether `attached` is still the store's root (not detached, replaced or disposed). */
+  isCurrent(attached: Attached): boolean {
+    return !this.disposed && this.attached === attached && attached.generation === this.generation;
+  }
+
+  /** Runs work nobody awaits; a failure is logged, never thrown. */
+  background(work: Promise<unknown>): void {
+    work.catch((error) => this.log(`session store: ${error instanceof Error ? error.stack ?? error.message : String(error)}`));
+  }
+
+  /** A new timer of the store (counted by {@link pendingTimers}, cleared by {@link clearTimers}). */
+  timer(): TimerSlot {
+    const slot = new TimerSlot(this.clock);
+    this.timers.push(slot);
+    return slot;
+  }
+
+  pendingTimers(): number {
+    return this.timers.filter((slot) => slot.active).length;
+  }
+
+  clearTimers(): void {
+    for (const slot of this.timers) slot.clear();
+  }
+
+  whenIndexed(signal?: AbortSignal): Promise<void> {
+    if (!this.indexing || this.disposed) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const done = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.indexedWaiters.delete(done);
+        reject(signal?.reason);
+      };
+      this.indexedWaiters.add(done);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  finishIndexing(): void {
+    this.indexing = false;
+    for (const done of [...this.indexedWaiters]) done();
+    this.indexedWaiters.clear();
+  }
+}

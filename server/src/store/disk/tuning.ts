@@ -1,0 +1,86 @@
+/** The disk store's knobs, with production defaults; tests shorten, observe or replace them. */
+import { nodeDirectoryFiles, type DirectoryFiles } from '../directoryFiles';
+import { defaultIndexWorkers } from '../summarize/pool';
+import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
+import { systemClock, type Clock } from './clock';
+
+/** Knobs with production defaults; tests shorten or observe them. */
+export interface DiskStoreTuning {
+  /** Transcript access (injectable to observe reads). */
+  files: TranscriptFiles;
+  /** Directory access: the root, discovery and the directory watches. */
+  directories: DirectoryFiles;
+  /** Time: every timer of the store and every time it reads (fake in freshness tests). */
+  clock: Clock;
+  /** Transcripts read at once while indexing. */
+  concurrency: number;
+  /** Worker threads that read and fold transcripts (0: the main thread does). */
+  indexWorkers: number;
+  /** Bytes a burst of reads summarizes in the main thread before workers start (see SummarizePool). */
+  inlineIndexBytes: number;
+  /** Directory watches at most (root + project directories + most recent session directories). */
+  maxWatches: number;
+  /** Quiet time after a change before re-reading, and the longest a burst may postpone it. */
+  debounceMs: number;
+  maxDebounceMs: number;
+  /**
+   * The sweep re-stats the transcripts no watch covers (and retries failed reads): one pass
+   * takes at least `sweepPeriodMs` (and `sweepCostFactor` × the time the pass's own batches took),
+   * spread in batches at most every `sweepIntervalMs`.
+   */
+  sweepIntervalMs: number;
+  sweepPeriodMs: number;
+  /**
+   * Default 400 (≤ 0.25 % of a core). Tests set 0: on a loaded machine a batch of two lstats can
+   * take a descheduled 25 ms, which ×400 stalls the sweep past any test's deadline.
+   */
+  sweepCostFactor: number;
+  /** Full rescans run at least this far apart… */
+  rescanMinIntervalMs: number;
+  /**
+   * …and at least this many times their duration apart (default 200: a full rescan is a safety
+   * net behind the watches and the sweep, so at most 1/200 of the time goes to it). Tests in fake
+   * time set 0: there a duration is only how far the test moved the clock meanwhile.
+   */
+  rescanCostFactor: number;
+  /**
+   * …and at least this many times the process CPU time the last one took (default 1000: ≤ 0.1 %
+   * of a core on average; at 10,000 sessions a rescan costs ~1.5 s of CPU, which at 200× its
+   * duration alone was ~0.4 %). Tests set 0: their process CPU is mostly other work.
+   */
+  rescanCpuFactor: number;
+  /** How often a missing root is looked for. */
+  rootPollMs: number;
+  /** Minimum spacing of `onStatus` / `onDidChange` notifications. */
+  notifyThrottleMs: number;
+  /** Delay before the persistent cache is rewritten after a change. */
+  cacheSaveDelayMs: number;
+}
+
+/**
+ * Transcripts of up to this many bytes in all (on disk) are summarized in the main thread: below
+ * it, starting index workers costs more wall time than they save (bench/ANALYSIS.md, "Start").
+ */
+export const INLINE_INDEX_BYTES = 1024 * 1024;
+
+/** Production defaults. */
+export const DEFAULT_TUNING: DiskStoreTuning = {
+  files: nodeTranscriptFiles,
+  directories: nodeDirectoryFiles,
+  clock: systemClock,
+  concurrency: 16,
+  indexWorkers: defaultIndexWorkers(),
+  inlineIndexBytes: INLINE_INDEX_BYTES,
+  maxWatches: 4096,
+  debounceMs: 30,
+  maxDebounceMs: 200,
+  sweepIntervalMs: 1000,
+  sweepPeriodMs: 30_000,
+  rescanMinIntervalMs: 300_000,
+  rescanCostFactor: 200,
+  rescanCpuFactor: 1000,
+  sweepCostFactor: 400,
+  rootPollMs: 500,
+  notifyThrottleMs: 100,
+  cacheSaveDelayMs: 5000,
+};
