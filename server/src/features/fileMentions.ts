@@ -7,7 +7,7 @@ import {
   type CompletionItem,
   type CompletionList,
   type Position,
-} from 'vscode-languageserver/node';
+} from 'vscode-languageserver-types';
 import { throwIfCancelled } from '../resolver';
 import { fileUriToPath } from '../settings/target';
 import { completionSortText, provideSessionCompletion } from './completion';

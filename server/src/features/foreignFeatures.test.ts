@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SessionCommands, encodeAgentSessionUri, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import type { MarkupContent } from 'vscode-languageserver/node';
+import type { MarkupContent } from 'vscode-languageserver-types';
 import { provideDocumentLinks } from './documentLinks';
 import { executeEditorCommand } from './editorCommands';
 import { foreignAgentsEnabled } from './foreignMentions';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import type { MarkupContent } from 'vscode-languageserver/node';
+import type { MarkupContent } from 'vscode-languageserver-types';
 import type { InMemorySession } from '../resolver/inMemorySessionStore';
 import { SessionLogBuilder } from '../resolver/sessionLogBuilder';
 import { provideMentionHover } from './hover';
