@@ -20,7 +20,7 @@ import {
   textDocumentUri,
   type CommandArgument,
 } from './commandArguments';
-import { unknownCommandError } from './errors';
+import { UnknownCommandError } from './errors';
 import { foreignAgentsEnabled } from './foreignMentions';
 import type { SessionServices } from './services';
 
@@ -130,6 +130,6 @@ export async function executeSessionCommand(
     case SessionCommands.formatMention:
       return formatMentionCommand(commandArgument(SessionCommands.formatMention, args));
     default:
-      throw unknownCommandError(command);
+      throw new UnknownCommandError(command);
   }
 }

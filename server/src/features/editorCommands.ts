@@ -1,6 +1,6 @@
 import { SessionCommands } from '@dsh-session-ls/shared';
 import { commandArgument } from './commandArguments';
-import { unknownCommandError } from './errors';
+import { UnknownCommandError } from './errors';
 import { previewCommand } from './modelPreview';
 import type { SessionServices } from './services';
 import { sessionLogFileReader } from './sessionLogFile';
@@ -31,6 +31,6 @@ export async function executeEditorCommand(
     case SessionCommands.preview:
       return previewCommand(commandArgument(SessionCommands.preview, args), services, signal);
     default:
-      throw unknownCommandError(command);
+      throw new UnknownCommandError(command);
   }
 }
