@@ -83,8 +83,7 @@ export function createSessionLanguageService(services: SessionServiceViews): Ses
   const listings = new WorkspaceFiles({ lister: (request, signal) => partial.workspaceFiles.list(request, signal) });
 
   function executeCommand(command: string, args: unknown, options: CommandOptions = {}): Promise<unknown> {
-    const { onWait } = options;
-    const view = onWait === undefined ? waiting : services.view({ onWait });
+    const view = options.onWait === undefined ? waiting : services.view({ onWait: () => options.onWait?.() });
     return executeSessionCommand(command, args, view, options.signal);
   }
 

@@ -38,11 +38,11 @@ export interface SessionLogs {
  */
 export interface WorkspaceFileSystem {
   /** The file-system path of a `file:` URI, else undefined (other schemes have no folder). */
-  pathOf(uri: string): string | undefined;
+  readonly pathOf: (uri: string) => string | undefined;
   /** `folder` joined with a `/`-separated relative path. */
-  join(folder: string, relative: string): string;
+  readonly join: (folder: string, relative: string) => string;
   /** The folder holding `path`. */
-  dirname(path: string): string;
+  readonly dirname: (path: string) => string;
   /** The separator between a folder and its entries. */
   readonly sep: string;
   /** Reads a folder for a listing. */
