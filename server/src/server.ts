@@ -6,38 +6,18 @@ import {
   ShowMessageNotification,
   TextDocumentSyncKind,
   TextDocuments,
-  type CancellationToken,
   type ClientCapabilities,
   type Connection,
   type InitializeResult,
 } from 'vscode-languageserver/node';
-import { EXECUTABLE_COMMANDS, executeSessionCommand } from './features/commands';
-import { EDITOR_COMMANDS, executeEditorCommand } from './features/editorCommands';
-import { provideMentionCompletion } from './features/fileMentions';
-import { previewKindFor, resolveSessionCompletionItem } from './features/sessionPreview';
+import { createSessionLanguageService } from './features';
 import { SessionWorkspace } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService, Subscription } from './store/service';
-import { EDITOR_FEATURE_CAPABILITIES, editorFeatureServices, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
-import {
-  COMPLETION_ITEM,
-  COMPLETION_PARAMS,
-  EXECUTE_COMMAND_PARAMS,
-  WORKSPACE_FOLDERS_CHANGE,
-  checkedDocumentSync,
-  checkedNotification,
-  onCheckedRequest,
-} from './wiring/params';
+import { indexingProgress, type FirstIndex } from './wiring/firstIndex';
+import { WORKSPACE_FOLDERS_CHANGE, checkedDocumentSync, checkedNotification } from './wiring/params';
 import { negotiatePositionEncoding, withPositionEncoding } from './wiring/positionEncoding';
-import {
-  COMPLETION_FIRST_INDEX_WAIT_MS,
-  CompletionFirstIndexWaits,
-  FirstIndexWaitProgress,
-  indexingProgress,
-  progressToken,
-  type FirstIndex,
-} from './wiring/firstIndex';
-import { answerRequest } from './wiring/requestAnswer';
+import { registerSessionRoutes, sessionRouteCapabilities, type SessionRoutes } from './wiring/routes';
 
 /** What the server needs from its process. */
 export interface SessionLanguageServerOptions {
@@ -53,7 +33,7 @@ export interface SessionLanguageServerOptions {
   version: string;
   /** How long to wait for the first `workspace/configuration` answer before opening a store anyway. */
   configurationTimeoutMs?: number;
-  /** How long completion waits for the first index (default {@link COMPLETION_FIRST_INDEX_WAIT_MS}). */
+  /** How long completion waits for the first index (default `COMPLETION_FIRST_INDEX_WAIT_MS`, wiring/firstIndex.ts). */
   completionFirstIndexWaitMs?: number;
 }
 
@@ -61,8 +41,9 @@ export interface SessionLanguageServerOptions {
 export const SERVER_NAME = 'dsh-session-ls';
 
 /**
- * Wire the session features to an LSP connection and start listening. Every handler forwards to a
- * feature; every failure becomes a JSON-RPC error and the server goes on.
+ * Start the server on an LSP connection: its lifecycle (initialize, settings, workspace folders, store
+ * status and indexing progress) is here; every feature request goes through `wiring/routes.ts` to the
+ * language service, and every failure there becomes a JSON-RPC error while the server goes on.
  */
 export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): { dispose(): void } {
   const documents = new TextDocuments(TextDocument);
@@ -90,17 +71,22 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     onStoreOpened: (store) => watchStore(store),
     log: options.log,
   });
-  // Hover, code actions, document links and pushed diagnostics (issue 5's editor features), over what is indexed so far.
-  const editor: EditorFeatures = registerEditorFeatures(wire, documents, editorFeatureServices(workspace), { log: options.log });
-  // Completion once its wait for the first index is over.
-  const partial = workspace.view({ partial: true });
+  const service = createSessionLanguageService(workspace);
   const firstIndex: FirstIndex = {
     indexed: () => workspace.indexed(),
     whenIndexed: (signal) => workspace.whenIndexed(signal),
     storeStatus: () => workspace.storeStatus(),
     onStatus: (listener) => workspace.currentStore()?.onStatus(listener),
   };
-  const completionWaits = new CompletionFirstIndexWaits(firstIndex, options.completionFirstIndexWaitMs ?? COMPLETION_FIRST_INDEX_WAIT_MS);
+  // Every feature request, and the pushed diagnostics (over what is indexed so far).
+  const routes: SessionRoutes = registerSessionRoutes(wire, connection, documents, {
+    service,
+    currentStore: () => workspace.currentStore(),
+    firstIndex,
+    capabilities: () => capabilities,
+    log: options.log,
+    ...(options.completionFirstIndexWaitMs === undefined ? {} : { completionFirstIndexWaitMs: options.completionFirstIndexWaitMs }),
+  });
 
   const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
 
@@ -127,7 +113,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     // The store throttles onStatus; a replaced store must not report over its successor.
     statusSubscription?.dispose();
     statusSubscription = store.onStatus(() => sendStatus(store));
-    editor.refresh();
+    routes.refresh();
     if (initialized) {
       sendStatus(store);
       void showIndexingProgress(store);
@@ -204,7 +190,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     report(problems);
     if (!initialized) return;
     // A new root refreshes the editor features as it opens; other settings (target, limits) change diagnostics too.
-    if (workspace.openStoreForSettings() === undefined) editor.refresh();
+    if (workspace.openStoreForSettings() === undefined) routes.refresh();
   }
 
   async function pullSection(): Promise<void> {
@@ -216,9 +202,6 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       options.log(`could not read the ${SETTINGS_SECTION} settings: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-
-  const answer = <T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> =>
-    answerRequest(token, work, options.log);
 
   connection.onInitialize((params): InitializeResult => {
     capabilities = params.capabilities ?? {};
@@ -234,14 +217,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       capabilities: {
         positionEncoding: wire.positionEncoding,
         textDocumentSync: TextDocumentSyncKind.Incremental,
-        completionProvider: {
-          // `/` continues a file mention inside a folder (clients that do not re-trigger on their own).
-          triggerCharacters: ['@', '/'],
-          resolveProvider: true,
-          completionItem: { labelDetailsSupport: true },
-        },
-        executeCommandProvider: { commands: [...EXECUTABLE_COMMANDS, ...EDITOR_COMMANDS] },
-        ...EDITOR_FEATURE_CAPABILITIES,
+        ...sessionRouteCapabilities(service),
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: SERVER_NAME, version: options.version },
@@ -292,52 +268,11 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     }
   });
 
-  onCheckedRequest(wire, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
-    const started = performance.now();
-    try {
-      return await answer(token, async (signal) => {
-        const document = documents.get(params.textDocument.uri);
-        if (document === undefined) return { isIncomplete: false, items: [] };
-        // During the first index: wait for it up to a short bound, then answer what is indexed, incomplete.
-        if (await completionWaits.wait(document.uri, signal)) return provideMentionCompletion(document, params.position, workspace, signal);
-        const list = await provideMentionCompletion(document, params.position, partial, signal);
-        return { ...list, isIncomplete: true };
-      });
-    } finally {
-      // The server's own time per keystroke; the tracer sends nothing unless the client set trace on. Sent
-      // before the answer, so a client pairs it with the request it has just made.
-      connection.tracer.log(`textDocument/completion took ${(performance.now() - started).toFixed(3)} ms`);
-    }
-  });
-
-  onCheckedRequest(connection, 'completionItem/resolve', COMPLETION_ITEM, (item, token) =>
-    answer(token, (signal) =>
-      resolveSessionCompletionItem(item, workspace, signal, previewKindFor(capabilities.textDocument?.completion?.completionItem?.documentationFormat)),
-    ),
-  );
-
-  onCheckedRequest(connection, 'workspace/executeCommand', EXECUTE_COMMAND_PARAMS, (params, token) =>
-    answer(token, async (signal) => {
-      // A command answering from the listing waits for the first index, with progress on the client's token.
-      const workDoneToken = progressToken(params);
-      const progress =
-        workDoneToken === undefined ? undefined : new FirstIndexWaitProgress(firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
-      const services = workspace.view({ onWait: () => progress?.begin() });
-      try {
-        return await (EDITOR_COMMANDS.includes(params.command)
-          ? executeEditorCommand(params.command, params.arguments, services, signal)
-          : executeSessionCommand(params.command, params.arguments, services, signal));
-      } finally {
-        progress?.done();
-      }
-    }),
-  );
-
   /** Stop indexing, watching and publishing: on `shutdown`, and when the process stops (exit, signal, input closed). */
   const stop = (): void => {
     endIndexingProgress?.();
     statusSubscription?.dispose();
-    editor.dispose();
+    routes.dispose();
     workspace.dispose();
   };
   connection.onShutdown(stop);

@@ -17,10 +17,10 @@ import {
   type PreparedReferencedMessage,
 } from '@dsh-session-ls/shared';
 import { provideSessionCompletion, type SessionCompletionData } from '../../server/src/features/completion';
-import { executeEditorCommand } from '../../server/src/features/editorCommands';
+import { executeSessionCommand } from '../../server/src/features/commands';
 import { provideMentionHover } from '../../server/src/features/hover';
 import { testWorkspace } from '../../server/src/testing/testWorkspace';
-import type { SessionLog } from '../../server/src/features/transcript';
+import type { SessionLogs } from '../../server/src/features/services';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX, SessionReadError } from '../../server/src/resolver';
 import type { InMemorySession } from '../../server/src/testing/inMemorySessionStore';
 import { DshLog as SessionLogBuilder } from '../../server/src/testing/testLogs';
@@ -277,18 +277,20 @@ describe('what the UI shows of a session is display-safe and inert', () => {
 
   it('transcripts and model previews of hostile sessions (feature level)', async () => {
     const { sessions, document, workspace } = hostileWorkspace();
-    const readLog = async (sessionId: string): Promise<SessionLog> => {
-      const session = sessions.find((s) => s.header.id === sessionId);
-      if (session === undefined) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
-      return { header: session.header, events: session.events ?? [], whole: true };
+    const sessionLogs: SessionLogs = {
+      read: async (sessionId) => {
+        const session = sessions.find((s) => s.header.id === sessionId);
+        if (session === undefined) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
+        return { header: session.header, events: session.events ?? [] };
+      },
     };
     for (const spec of HOSTILE_SESSIONS) {
-      const transcript = await executeEditorCommand(SessionCommands.transcript, [{ sessionId: spec.id }], workspace, undefined, readLog);
+      const transcript = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: spec.id }], { ...workspace.view({}), sessionLogs });
       expectInert(transcript);
     }
-    const preview = await executeEditorCommand(SessionCommands.preview, [{ textDocument: { uri: document.uri } }], workspace);
+    const preview = await executeSessionCommand(SessionCommands.preview, [{ textDocument: { uri: document.uri } }], workspace);
     expectInert(preview);
-    const refused = await executeEditorCommand(SessionCommands.preview, [{ text: `${document.getText()}\n@[x](dsh-session:IiJ)` }], workspace);
+    const refused = await executeSessionCommand(SessionCommands.preview, [{ text: `${document.getText()}\n@[x](dsh-session:IiJ)` }], workspace);
     expectInert(refused);
   });
 });

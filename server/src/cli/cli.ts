@@ -9,13 +9,14 @@ import {
   formatSessionReferenceMention,
   isPositiveSafeInteger,
   isSessionReferenceError,
+  SessionCommands,
   type CandidatesCommandArgument,
   type PrepareTextArgument,
   type PreparedReferencedMessage,
   type SessionReferenceMentionCandidate,
   type SessionsRootProblem,
 } from '@dsh-session-ls/shared';
-import { listCandidatesCommand, prepareCommand } from '../features/commands';
+import { createSessionLanguageService } from '../features';
 import { SessionWorkspace } from '../settings/sessionWorkspace';
 import { absoluteSessionsRoot, parseAgents } from '../settings/settings';
 import type { SessionStoreService } from '../store/service';
@@ -143,7 +144,8 @@ async function candidates(invocation: Extract<Invocation, { kind: 'candidates' }
         ...(invocation.cwd === undefined ? {} : { cwd: path.resolve(io.cwd, invocation.cwd) }),
       },
     };
-    const found = await listCandidatesCommand(argument, workspace);
+    // The same command table the server answers `workspace/executeCommand` from.
+    const found = await createSessionLanguageService(workspace).executeCommand(SessionCommands.candidates, [argument]);
     const shown = found.slice(0, requested);
     io.stdout.write(
       invocation.json ? JSON.stringify(shown, null, 2) + '\n' : renderCandidates(shown, found.length > shown.length, store, Date.now()),
@@ -171,7 +173,7 @@ async function prepare(invocation: Extract<Invocation, { kind: 'prepare' }>, io:
       target: invocation.target === undefined ? { sessionId: null } : { sessionId: invocation.target },
       ...(maxReferenceBytes === undefined ? {} : { config: { maxReferenceBytes } }),
     };
-    const prepared = await prepareCommand(argument, workspace);
+    const prepared = await createSessionLanguageService(workspace).executeCommand(SessionCommands.prepare, [argument]);
     io.stdout.write(invocation.json ? JSON.stringify(prepared, null, 2) + '\n' : renderPrepared(prepared));
   } finally {
     workspace.dispose();

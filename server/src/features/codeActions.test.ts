@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention, parseSessionReferenceText } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { CodeActionKind, type CodeAction, type TextEdit } from 'vscode-languageserver/node';
+import { CodeActionKind, type CodeAction, type TextEdit } from 'vscode-languageserver-types';
 import { PREVIEW_ACTION_TITLE, provideCodeActions } from './codeActions';
 import { computeDiagnostics } from './diagnostics';
 import { conversationSession } from '../testing/mentionFixtures';

@@ -8,7 +8,7 @@ import {
   type Diagnostic,
   type Range,
   type TextEdit,
-} from 'vscode-languageserver/node';
+} from 'vscode-languageserver-types';
 import { labelIsStale, mentionDiagnostics, type MentionDiagnosticData } from './diagnostics';
 import { findForeignMentions, foreignAgentsEnabled } from './foreignMentions';
 import { analyzeDocumentMentions, findDocumentMentions, sessionOfMention, type DocumentMention, type SurfaceReader } from './mentionAnalysis';

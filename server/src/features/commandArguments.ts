@@ -8,7 +8,7 @@ import {
   type SessionCommandOptions,
   type SessionReferenceConfig,
 } from '@dsh-session-ls/shared';
-import type { TargetRequest } from '../settings/target';
+import type { TargetRequest } from './services';
 
 /** Every field name of `A`, across the forms of a union. */
 type FieldOf<A> = A extends unknown ? keyof A & string : never;

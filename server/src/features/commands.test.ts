@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { JsonRpcErrorCodes, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import { ResponseError } from 'vscode-languageserver/node';
+import { SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { executeSessionCommand } from './commands';
+import { UnknownCommandError } from './errors';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
 function session(id: string, cwd: string | undefined, createdAt: number, text: string, title?: string): InMemorySession {
@@ -167,9 +167,9 @@ describe('command arguments', () => {
     }
   });
 
-  it('answers an unknown command with MethodNotFound', async () => {
+  it('raises an unknown command as UnknownCommandError (the wiring answers MethodNotFound)', async () => {
     const error = await errorOf(run('dshSession.nope', {}));
-    expect(error).toBeInstanceOf(ResponseError);
-    expect((error as unknown as ResponseError<unknown>).code).toBe(JsonRpcErrorCodes.MethodNotFound);
+    expect(error).toBeInstanceOf(UnknownCommandError);
+    expect((error as unknown as UnknownCommandError).command).toBe('dshSession.nope');
   });
 });

@@ -9,6 +9,8 @@ import {
   type FormatMentionCommandArgument,
   type ParseCommandArgument,
   type PrepareCommandArgument,
+  type SessionCommandArgument,
+  type SessionCommandName,
   type SessionCommandResult,
 } from '@dsh-session-ls/shared';
 import {
@@ -20,17 +22,11 @@ import {
   textDocumentUri,
   type CommandArgument,
 } from './commandArguments';
-import { unknownCommandError } from './errors';
+import { UnknownCommandError } from './errors';
 import { foreignAgentsEnabled } from './foreignMentions';
+import { previewCommand } from './modelPreview';
 import type { SessionServices } from './services';
-
-/** The commands this server answers (lsp-contract.md, Commands); transcript and preview come with the editor features. */
-export const EXECUTABLE_COMMANDS: readonly string[] = [
-  SessionCommands.candidates,
-  SessionCommands.prepare,
-  SessionCommands.parse,
-  SessionCommands.formatMention,
-];
+import { transcriptCommand } from './transcript';
 
 function invalidReference(message: string): SessionReferenceError {
   return new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', message);
@@ -113,23 +109,46 @@ export function formatMentionCommand(
   });
 }
 
-/** Run one `workspace/executeCommand`; an unknown command is MethodNotFound. */
-export async function executeSessionCommand(
-  command: string,
+/** One command's handler: its argument object as received (fields unchecked), typed by the shared command map. */
+type CommandHandler<C extends SessionCommandName> = (
+  argument: CommandArgument<SessionCommandArgument<C>>,
+  services: SessionServices,
+  signal?: AbortSignal,
+) => Promise<SessionCommandResult<C>> | SessionCommandResult<C>;
+
+/**
+ * The one command table (lsp-contract.md, Commands): every command of `SessionCommandMap`, each with its
+ * handler. A command added to the shared map fails to compile here until it has one.
+ */
+const COMMAND_TABLE: { readonly [C in SessionCommandName]: CommandHandler<C> } = {
+  [SessionCommands.candidates]: listCandidatesCommand,
+  [SessionCommands.prepare]: prepareCommand,
+  [SessionCommands.parse]: parseCommand,
+  [SessionCommands.formatMention]: formatMentionCommand,
+  [SessionCommands.transcript]: transcriptCommand,
+  [SessionCommands.preview]: previewCommand,
+};
+
+/** The commands this server answers, in the table's order. */
+export const EXECUTABLE_COMMANDS: readonly SessionCommandName[] = Object.freeze(Object.keys(COMMAND_TABLE) as SessionCommandName[]);
+
+function isCommandName(command: unknown): command is SessionCommandName {
+  return typeof command === 'string' && Object.hasOwn(COMMAND_TABLE, command);
+}
+
+/**
+ * Run one command with its `arguments` (exactly one object, or one string of JSON for one); an unknown
+ * command is an {@link UnknownCommandError}, a bad argument INVALID_REFERENCE.
+ */
+export async function executeSessionCommand<C extends SessionCommandName>(
+  command: C,
   args: unknown,
   services: SessionServices,
   signal?: AbortSignal,
-): Promise<unknown> {
-  switch (command) {
-    case SessionCommands.candidates:
-      return listCandidatesCommand(commandArgument(SessionCommands.candidates, args), services, signal);
-    case SessionCommands.prepare:
-      return prepareCommand(commandArgument(SessionCommands.prepare, args), services, signal);
-    case SessionCommands.parse:
-      return parseCommand(commandArgument(SessionCommands.parse, args));
-    case SessionCommands.formatMention:
-      return formatMentionCommand(commandArgument(SessionCommands.formatMention, args));
-    default:
-      throw unknownCommandError(command);
-  }
+): Promise<SessionCommandResult<C>>;
+export async function executeSessionCommand(command: string, args: unknown, services: SessionServices, signal?: AbortSignal): Promise<unknown>;
+export async function executeSessionCommand(command: string, args: unknown, services: SessionServices, signal?: AbortSignal): Promise<unknown> {
+  if (!isCommandName(command)) throw new UnknownCommandError(command);
+  const handler = COMMAND_TABLE[command] as CommandHandler<SessionCommandName>;
+  return handler(commandArgument(command, args) as CommandArgument<SessionCommandArgument<SessionCommandName>>, services, signal);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeSessionsRootProblem, formatSessionReferenceMention, type SessionReferenceCandidate, type SessionsRootProblem } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
+import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver-types';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { provideSessionCompletion } from './completion';

@@ -14,7 +14,7 @@ import {
   type CompletionItem,
   type CompletionList,
   type Position,
-} from 'vscode-languageserver/node';
+} from 'vscode-languageserver-types';
 import { findSessionCompletionToken } from './completionToken';
 import type { SessionServices } from './services';
 

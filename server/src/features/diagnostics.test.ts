@@ -7,7 +7,7 @@ import {
   formatSessionReferenceMention,
   isSessionReferenceError,
 } from '@dsh-session-ls/shared';
-import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
+import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver-types';
 import { SessionReadError } from '../resolver';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { executeSessionCommand } from './commands';

@@ -1,6 +1,6 @@
 import { DIAGNOSTIC_SOURCE, displaySafeLabel, displaySafeText, type SessionReferenceErrorCode } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
+import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver-types';
 import {
   analyzeDocumentMentions,
   readFailureReason,

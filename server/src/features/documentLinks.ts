@@ -1,6 +1,6 @@
 import { displaySafeLabel, encodeAgentSessionUri } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { DocumentLink } from 'vscode-languageserver/node';
+import type { DocumentLink } from 'vscode-languageserver-types';
 import { findDocumentMentions, type MentionScope } from './mentionAnalysis';
 
 /**

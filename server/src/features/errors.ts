@@ -1,27 +1,19 @@
-import {
-  JsonRpcErrorCodes,
-  SESSION_REFERENCE_JSON_RPC_CODES,
-  isSessionReferenceError,
-  type SessionReferenceErrorData,
-} from '@dsh-session-ls/shared';
-import { ResponseError } from 'vscode-languageserver/node';
-
 /**
- * The JSON-RPC error a request answers with: a `SessionReferenceError` by the shared table, with its
- * message and `data: {code}` (never its cause); a protocol error as is; anything else InternalError.
+ * The errors the language service raises besides `SessionReferenceError`: plain coded values, no
+ * protocol. The wiring turns each into its JSON-RPC error (`wiring/responseError.ts`).
  */
-export function toResponseError(error: unknown): ResponseError<SessionReferenceErrorData | undefined> {
-  if (error instanceof ResponseError) return error as ResponseError<SessionReferenceErrorData | undefined>;
-  if (isSessionReferenceError(error)) {
-    return new ResponseError<SessionReferenceErrorData>(SESSION_REFERENCE_JSON_RPC_CODES[error.code], error.message, {
-      code: error.code,
-    });
+
+/** A command the service has no entry for; a host answers MethodNotFound. */
+export class UnknownCommandError extends Error {
+  override readonly name = 'UnknownCommandError' as const;
+  readonly code = 'UNKNOWN_COMMAND' as const;
+
+  constructor(readonly command: unknown) {
+    super(`unknown command ${JSON.stringify(command) ?? String(command)}`);
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new ResponseError(JsonRpcErrorCodes.InternalError, `internal error: ${message}`, undefined);
 }
 
-/** The answer to an unknown command (MethodNotFound). */
-export function unknownCommandError(command: unknown): ResponseError<undefined> {
-  return new ResponseError(JsonRpcErrorCodes.MethodNotFound, `unknown command ${JSON.stringify(command) ?? String(command)}`, undefined);
+/** True for an {@link UnknownCommandError}. */
+export function isUnknownCommandError(value: unknown): value is UnknownCommandError {
+  return value instanceof UnknownCommandError;
 }

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver/node';
+import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver-types';
 import { TRIGGER_SUGGEST_COMMAND, findFileMentionToken, provideFileMentionCompletion, provideMentionCompletion } from './fileMentions';
 import { denseMentionText, dshScan } from '../../../test/support/dshMentionGrammar';
 import { conversationSession } from '../testing/mentionFixtures';

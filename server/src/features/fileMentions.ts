@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { scanSessionMentions } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import {
@@ -7,13 +6,12 @@ import {
   type CompletionItem,
   type CompletionList,
   type Position,
-} from 'vscode-languageserver/node';
+} from 'vscode-languageserver-types';
 import { throwIfCancelled } from '../resolver';
-import { fileUriToPath } from '../settings/target';
 import { completionSortText, provideSessionCompletion } from './completion';
 import { mentionScanStart } from './completionToken';
-import type { SessionServices } from './services';
-import { SKIPPED_NAMES, workspaceFiles, type WorkspaceFiles } from './workspaceFiles';
+import type { SessionServices, WorkspaceFileSystem } from './services';
+import { SKIPPED_NAMES, WorkspaceFiles } from './workspaceFiles';
 
 /** The `@path` or `@"path` token around the cursor (UTF-16 offsets into the document text). */
 export interface FileMentionToken {
@@ -89,11 +87,12 @@ export function findFileMentionToken(text: string, offset: number): FileMentionT
 
 /** The folder file mentions are relative to: the workspace folder holding the document, else the document's folder. */
 async function mentionBase(document: TextDocument, services: SessionServices, signal?: AbortSignal): Promise<string | undefined> {
-  const documentPath = fileUriToPath(document.uri);
+  const fileSystem = services.workspaceFiles;
+  const documentPath = fileSystem.pathOf(document.uri);
   // With no target session, the target cwd is the workspace folder holding the document (or another folder).
   const { cwd } = await services.resolveTarget({ sessionId: null }, document.uri, signal);
-  if (cwd !== undefined && (documentPath === undefined || documentPath.startsWith(cwd.endsWith(path.sep) ? cwd : cwd + path.sep))) return cwd;
-  return documentPath === undefined ? undefined : path.dirname(documentPath);
+  if (cwd !== undefined && (documentPath === undefined || documentPath.startsWith(cwd.endsWith(fileSystem.sep) ? cwd : cwd + fileSystem.sep))) return cwd;
+  return documentPath === undefined ? undefined : fileSystem.dirname(documentPath);
 }
 
 /** The directory part of a typed path, when it stays inside the base folder; undefined otherwise. */
@@ -115,20 +114,29 @@ function offerable(entry: FoundEntry): boolean {
   return !UNOFFERABLE.test(entry.path) && !entry.path.split('/').some((segment) => SKIPPED_NAMES.has(segment));
 }
 
+/** Where {@link findMentionableFiles} looks. */
+export interface MentionableFilesSearch {
+  /** The listings, from snapshots so the keystrokes of one token walk no directory twice. */
+  files: WorkspaceFiles;
+  /** Joins a folder and a `/`-separated relative path (the host's `WorkspaceFileSystem.join`). */
+  join: WorkspaceFileSystem['join'];
+  signal?: AbortSignal;
+  /** The path of the document being written, never offered. */
+  excludedPath?: string;
+}
+
 /**
  * Workspace entries for a typed path: the children of its directory part whose name starts with the
  * last segment (case-insensitive; hidden ones only when that segment starts with `.`), and, for a path
- * without `/`, entries deeper in the tree whose name starts with it. Bounded and cancellable; the listings
- * come from `files`' snapshots, so the keystrokes of one token walk no directory twice.
+ * without `/`, entries deeper in the tree whose name starts with it. Bounded and cancellable.
  */
 export async function findMentionableFiles(
   base: string,
   query: string,
   limit: number,
-  signal?: AbortSignal,
-  excludedPath?: string,
-  files: WorkspaceFiles = workspaceFiles,
+  search: MentionableFilesSearch,
 ): Promise<{ entries: FoundEntry[]; incomplete: boolean }> {
+  const { files, join, signal, excludedPath } = search;
   const directory = directoryPart(query);
   if (directory === undefined) return { entries: [], incomplete: false };
   const prefix = query.slice(directory.length).toLocaleLowerCase();
@@ -137,13 +145,13 @@ export async function findMentionableFiles(
   const add = (relative: string, isDirectory: boolean): void => {
     const entry = { path: relative, directory: isDirectory };
     // The document being written is never worth mentioning in itself.
-    if (excludedPath !== undefined && path.join(base, relative) === excludedPath) return;
+    if (excludedPath !== undefined && join(base, relative) === excludedPath) return;
     if (offerable(entry) && !found.has(relative)) found.set(relative, entry);
   };
 
   const deep = directory === '' && prefix !== '';
   // The folder without the directory part's `/`: one snapshot per folder however it is reached.
-  const [level, deeper] = await Promise.all([files.children(path.join(base, directory.slice(0, -1)), dot, signal), deep ? files.tree(base, dot, signal) : undefined]);
+  const [level, deeper] = await Promise.all([files.children(join(base, directory.slice(0, -1)), dot, signal), deep ? files.tree(base, dot, signal) : undefined]);
   for (const entry of level.entries) {
     if (entry.lowerName.startsWith(prefix)) add(directory + entry.path, entry.directory);
   }
@@ -185,13 +193,15 @@ function insertion(entry: FoundEntry, quoted: boolean): string {
  * File-mention completion at `position` (lsp-contract.md, File mentions): workspace files and
  * directories for an `@path` or `@"path` token, before sessions (sortText group `a`). The edit never
  * repeats the `@`; a directory keeps the completion going (`editor.action.triggerSuggest`, and `/` is a
- * trigger character for other clients).
+ * trigger character for other clients). Listings come from `files` (the language service's snapshots),
+ * else straight from the services' workspace file system.
  */
 export async function provideFileMentionCompletion(
   document: TextDocument,
   position: Position,
   services: SessionServices,
   signal?: AbortSignal,
+  files?: WorkspaceFiles,
 ): Promise<CompletionList> {
   const text = document.getText();
   const offset = document.offsetAt(position);
@@ -200,7 +210,14 @@ export async function provideFileMentionCompletion(
   const base = await mentionBase(document, services, signal);
   if (base === undefined) return { isIncomplete: false, items: [] };
   const limit = services.resolver().config.candidateLimit;
-  const { entries, incomplete } = await findMentionableFiles(base, token.query, limit, signal, fileUriToPath(document.uri));
+  const fileSystem = services.workspaceFiles;
+  const excludedPath = fileSystem.pathOf(document.uri);
+  const { entries, incomplete } = await findMentionableFiles(base, token.query, limit, {
+    files: files ?? new WorkspaceFiles({ lister: fileSystem.list }),
+    join: fileSystem.join,
+    ...(signal === undefined ? {} : { signal }),
+    ...(excludedPath === undefined ? {} : { excludedPath }),
+  });
   const range = { start: document.positionAt(token.at + 1), end: document.positionAt(token.end) };
   const typed = text.slice(token.at + 1, offset);
   const items = entries.map((entry, rank): CompletionItem => {
@@ -230,8 +247,9 @@ export async function provideMentionCompletion(
   position: Position,
   services: SessionServices,
   signal?: AbortSignal,
+  listings?: WorkspaceFiles,
 ): Promise<CompletionList> {
-  const files = provideFileMentionCompletion(document, position, services, signal).catch((): CompletionList => {
+  const files = provideFileMentionCompletion(document, position, services, signal, listings).catch((): CompletionList => {
     throwIfCancelled(signal);
     return { isIncomplete: false, items: [] };
   });

@@ -2,9 +2,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SessionCommands, encodeAgentSessionUri, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import type { MarkupContent } from 'vscode-languageserver/node';
+import type { MarkupContent } from 'vscode-languageserver-types';
 import { provideDocumentLinks } from './documentLinks';
-import { executeEditorCommand } from './editorCommands';
+import { executeSessionCommand } from './commands';
 import { foreignAgentsEnabled } from './foreignMentions';
 import { provideMentionHover } from './hover';
 import { analyzeMentions, findDocumentMentions, sessionKey } from './mentionAnalysis';
@@ -116,7 +116,7 @@ describe('dshSession.transcript of another agent’s session', () => {
   it('reads the whole Claude Code transcript, with the compaction where it happened', async () => {
     const { services } = workspaceWith('');
     expect(foreignAgentsEnabled(services)).toBe(true);
-    const markdown = await executeEditorCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services);
+    const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services);
     expect(markdown.startsWith('# Parser work\\, renamed\n')).toBe(true);
     expect(markdown).toContain('- agent: claude-code (read-only)');
     expect(markdown).toContain('- 6 messages, as the user saw them');
@@ -129,7 +129,7 @@ describe('dshSession.transcript of another agent’s session', () => {
 
   it('reads the whole Codex rollout', async () => {
     const { services } = workspaceWith('');
-    const markdown = await executeEditorCommand(SessionCommands.transcript, [{ sessionId: CX_RENAMED, agent: 'codex' }], services);
+    const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: CX_RENAMED, agent: 'codex' }], services);
     expect(markdown.startsWith('# Lexer work\\, renamed\n')).toBe(true);
     const order = ['Hello codex, first turn about the lexer', 'Third turn: BIG answer please', 'Compaction checkpoint', 'Fourth turn after the compaction'];
     const at = order.map((text) => markdown.indexOf(text));
@@ -139,15 +139,15 @@ describe('dshSession.transcript of another agent’s session', () => {
 
   it('refuses an unknown agent, and fails to read an agent that is not enabled; a dsh id is still dsh’s', async () => {
     const { services } = workspaceWith('', { ...ALL_AGENTS, agents: ['dsh', 'codex'] });
-    await expect(executeEditorCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'opencode' }], services)).rejects.toMatchObject({
+    await expect(executeSessionCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'opencode' }], services)).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_INVALID_REFERENCE',
     });
-    await expect(executeEditorCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services)).rejects.toMatchObject({
+    await expect(executeSessionCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services)).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_READ_FAILED',
       message: expect.stringContaining('claude-code is not among the enabled agents'),
     });
     const { services: dshOnly } = workspaceWith('', {});
-    await expect(executeEditorCommand(SessionCommands.transcript, [{ sessionId: CX_RENAMED, agent: 'codex' }], dshOnly)).rejects.toMatchObject({
+    await expect(executeSessionCommand(SessionCommands.transcript, [{ sessionId: CX_RENAMED, agent: 'codex' }], dshOnly)).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_READ_FAILED',
     });
   });

@@ -8,7 +8,7 @@ import {
   type SessionMentionToken,
 } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver/node';
+import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver-types';
 import { raceWithSignal, throwIfCancelled } from '../resolver';
 import type { SessionServices } from './services';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import type { MarkupContent } from 'vscode-languageserver/node';
+import type { MarkupContent } from 'vscode-languageserver-types';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { provideMentionHover } from './hover';

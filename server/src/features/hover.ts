@@ -1,6 +1,6 @@
 import { displaySafeLabel } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { MarkupKind, type Hover, type Position } from 'vscode-languageserver/node';
+import { MarkupKind, type Hover, type Position } from 'vscode-languageserver-types';
 import {
   analyzeDocumentMentions,
   findDocumentMentions,

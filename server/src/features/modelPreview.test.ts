@@ -4,7 +4,6 @@ import { REFERENCED_SESSIONS_PROMPT_PREFIX } from '../resolver';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { executeSessionCommand } from './commands';
-import { executeEditorCommand } from './editorCommands';
 import { conversationSession } from '../testing/mentionFixtures';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
@@ -24,7 +23,7 @@ const DOCUMENT = openDocument('file:///w/m.md', `compare ${formatSessionReferenc
 
 function preview(argument: unknown, section?: Record<string, unknown>) {
   const { workspace } = testWorkspace(SESSIONS, { folders: ['/w'], documents: [DOCUMENT], ...(section === undefined ? {} : { section }) });
-  return { result: executeEditorCommand(SessionCommands.preview, [argument], workspace), workspace };
+  return { result: executeSessionCommand(SessionCommands.preview, [argument], workspace), workspace };
 }
 
 describe('dshSession.preview', () => {
@@ -76,7 +75,7 @@ describe('dshSession.preview', () => {
     const { workspace } = testWorkspace(SESSIONS, { documents: [DOCUMENT] });
     const controller = new AbortController();
     controller.abort(new Error('stop'));
-    await expect(executeEditorCommand(SessionCommands.preview, [{ text: encodeSessionReferenceUri('a') }], workspace, controller.signal)).rejects.toMatchObject({
+    await expect(executeSessionCommand(SessionCommands.preview, [{ text: encodeSessionReferenceUri('a') }], workspace, controller.signal)).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_CANCELLED',
     });
   });

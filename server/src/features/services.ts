@@ -1,17 +1,65 @@
-import type { SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import type { AgentName, SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { SessionReferenceResolver, SessionStore } from '../resolver';
-import type { SessionSettings } from '../settings/settings';
-import type { TargetRequest } from '../settings/target';
+import type { AgentSessionLog, SessionReferenceResolver, SessionStore } from '../resolver';
 import type { StoreStatus } from '../store/service';
+import type { WorkspaceLister } from './workspaceFiles';
 
-/** Everything a language feature may use; features never see the connection. */
+/** The settings the server works with, every key resolved. */
+export interface SessionSettings {
+  /** Absolute sessions root. */
+  sessionsRoot: string;
+  /** The default target session; undefined = the message is for a new session. */
+  targetSessionId?: string;
+  /** The resolver limits. */
+  config: SessionReferenceConfig;
+  /** The stores listed and read, in this order of preference (default `["dsh"]`). */
+  agents: readonly AgentName[];
+  /** Claude Code's home (`$CLAUDE_CONFIG_DIR`, else `~/.claude`), absolute. */
+  claudeCodeHome: string;
+  /** Codex's home (`$CODEX_HOME`, else `~/.codex`), absolute. */
+  codexHome: string;
+}
+
+/** A target as a request gives it: each field on its own; `null` or `""` = explicitly none, absent = default. */
+export interface TargetRequest {
+  sessionId?: string | null;
+  cwd?: string | null;
+}
+
+/** Whole dsh session logs, for transcripts (a surface alone cannot tell what the user saw). */
+export interface SessionLogs {
+  /** One session's whole log (in log order, at least every surface-type event); rejects as `sessions.readSurface` does. */
+  read(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
+}
+
+/**
+ * The workspace's files as file mentions see them: the host's paths (the features never assume a
+ * path syntax) and folder listings. `list` does the I/O; the language service keeps snapshots of it.
+ */
+export interface WorkspaceFileSystem {
+  /** The file-system path of a `file:` URI, else undefined (other schemes have no folder). */
+  readonly pathOf: (uri: string) => string | undefined;
+  /** `folder` joined with a `/`-separated relative path. */
+  readonly join: (folder: string, relative: string) => string;
+  /** The folder holding `path`. */
+  readonly dirname: (path: string) => string;
+  /** The separator between a folder and its entries. */
+  readonly sep: string;
+  /** Reads a folder for a listing. */
+  list: WorkspaceLister;
+}
+
+/** Everything a language feature may use; features never see the connection, the disk or the clock directly. */
 export interface SessionServices {
   /**
    * The sessions of the current root: waits while the store is being opened, and its listing waits for
    * the first index unless these services answer from what is indexed so far (`SessionWorkspace.view`).
    */
   readonly sessions: SessionStore;
+  /** Whole dsh logs; without them a transcript shows the current surface. */
+  readonly sessionLogs?: SessionLogs;
+  /** The workspace's files, for file mentions. */
+  readonly workspaceFiles: WorkspaceFileSystem;
   /** Indexing progress of the current store. */
   storeStatus(): StoreStatus;
   /** The effective settings. */
@@ -24,4 +72,24 @@ export interface SessionServices {
   document(uri: string): TextDocument | undefined;
   /** The current time in epoch milliseconds. */
   now(): number;
+}
+
+/** How one request's services answer from the listing (see {@link SessionServiceViews}). */
+export interface ListingView {
+  /**
+   * Answer from what the current store has indexed so far, without waiting for its first index (nothing
+   * while no store is open). Default false: wait for the first index.
+   */
+  partial?: boolean;
+  /** Called when a listing answer must wait for the first index (at most once per call that waits). */
+  onWait?(): void;
+}
+
+/** The services as each request sees them (`SessionWorkspace` is one). */
+export interface SessionServiceViews {
+  /**
+   * The services of one request: by default its listing answers wait for the first index (`onWait` tells
+   * when one must), with `partial` they answer from what is indexed so far.
+   */
+  view(options: ListingView): SessionServices;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
+import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver-types';
 import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { provideSessionCompletion } from './completion';
 import { escapeMarkdownText, previewKindFor, resolveSessionCompletionItem, trimForPreview } from './sessionPreview';

@@ -1,5 +1,5 @@
 import { displaySafeLabel, displaySafeText, formatAge, isSessionReferenceError } from '@dsh-session-ls/shared';
-import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver/node';
+import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver-types';
 import { projectSessionSurface, raceWithSignal, throwIfCancelled, type SessionSurface } from '../resolver';
 import { isSessionCompletionData, type SessionCompletionData } from './completion';
 import type { SessionServices } from './services';

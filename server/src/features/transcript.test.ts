@@ -9,10 +9,11 @@ import { TRANSCRIPT_NAMES } from '../store/layout';
 import { initZstdSupport, loadSessionLog } from '../store/log';
 import { DEMO_2, DshLog as SessionLogBuilder, rawTranscript, zstdTranscript } from '../testing/testLogs';
 import { openSessionStore } from '../store';
-import { executeEditorCommand } from './editorCommands';
-import { readSessionLogFile } from './sessionLogFile';
+import { readSessionLogFile } from '../store/sessionLogFile';
+import { executeSessionCommand } from './commands';
+import type { SessionLogs } from './services';
 import { testWorkspace } from '../testing/testWorkspace';
-import { sessionTranscriptMarkdown, transcriptCommand, type SessionLog, type SessionLogReader } from './transcript';
+import { sessionTranscriptMarkdown, transcriptCommand, type SessionLog } from './transcript';
 
 const conformance = findConformanceDir();
 await initZstdSupport();
@@ -23,12 +24,14 @@ const demo2 = (): SessionLog => {
 };
 
 /** A reader of whole logs over in-memory sessions, as a store with full-log access gives them. */
-function inMemoryLogs(sessions: InMemorySession[]): SessionLogReader {
-  return async (sessionId) => {
-    const session = sessions.find((candidate) => candidate.header.id === sessionId);
-    if (session === undefined) throw new Error(`session ${JSON.stringify(sessionId)} not found`);
-    const title = foldSessionTitle(session.events ?? []);
-    return { header: session.header, events: session.events ?? [], whole: true, ...(title === undefined ? {} : { title }) };
+function inMemoryLogs(sessions: InMemorySession[]): SessionLogs {
+  return {
+    read: async (sessionId) => {
+      const session = sessions.find((candidate) => candidate.header.id === sessionId);
+      if (session === undefined) throw new Error(`session ${JSON.stringify(sessionId)} not found`);
+      const title = foldSessionTitle(session.events ?? []);
+      return { header: session.header, events: session.events ?? [], ...(title === undefined ? {} : { title }) };
+    },
   };
 }
 
@@ -115,14 +118,15 @@ describe('dshSession.transcript', () => {
 
   it('answers the transcript of a whole log', async () => {
     const { workspace } = testWorkspace(sessions);
-    const markdown = await executeEditorCommand(SessionCommands.transcript, [{ sessionId: 'nested' }], workspace, undefined, inMemoryLogs(sessions));
+    const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: 'nested' }], { ...workspace.view({}), sessionLogs: inMemoryLogs(sessions) });
     expect(markdown).toContain('### User');
     expect(markdown).toContain('first prompt');
   });
 
-  it('falls back to the current surface, titled from the listing', async () => {
+  it('falls back to the current surface, titled from the listing, when the services have no whole logs', async () => {
     const { workspace } = testWorkspace(sessions);
-    const markdown = await transcriptCommand({ sessionId: 'nested' }, workspace);
+    const { sessionLogs: _wholeLogs, ...surfaceOnly } = workspace.view({});
+    const markdown = await transcriptCommand({ sessionId: 'nested' }, surfaceOnly);
     expect(markdown).toContain('# Nested \\`work\\`');
     expect(markdown).not.toContain('first prompt');
     expect(markdown).toContain('third prompt');
@@ -130,14 +134,14 @@ describe('dshSession.transcript', () => {
 
   it('is READ_FAILED for a session that cannot be read, INVALID_REFERENCE for a bad argument', async () => {
     const { workspace } = testWorkspace(sessions);
-    await expect(transcriptCommand({ sessionId: 'nope' }, workspace)).rejects.toMatchObject({
+    await expect(transcriptCommand({ sessionId: 'nope' }, { ...workspace.view({}), sessionLogs: inMemoryLogs(sessions) })).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_READ_FAILED',
       message: 'failed to read referenced session: session "nope" not found',
     });
-    await expect(executeEditorCommand(SessionCommands.transcript, [{ sessionId: 3 }], workspace)).rejects.toMatchObject({
+    await expect(executeSessionCommand(SessionCommands.transcript, [{ sessionId: 3 }], workspace)).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_INVALID_REFERENCE',
     });
-    await expect(executeEditorCommand(SessionCommands.transcript, [], workspace)).rejects.toMatchObject({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' });
+    await expect(executeSessionCommand(SessionCommands.transcript, [], workspace)).rejects.toMatchObject({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' });
   });
 });
 
@@ -157,10 +161,11 @@ describe('whole logs from transcript files', () => {
     return root;
   }
 
-  async function readFrom(root: string, sessionId: string) {
+  /** A whole log read from the transcript files under `root`, as a transcript takes it. */
+  async function readFrom(root: string, sessionId: string): Promise<SessionLog> {
     const store = openSessionStore({ root });
     try {
-      return await readSessionLogFile(root, store, sessionId);
+      return { ...(await readSessionLogFile(root, store, sessionId)), whole: true };
     } finally {
       store.dispose();
     }
@@ -169,7 +174,7 @@ describe('whole logs from transcript files', () => {
   it('reads every message and tool result of a raw log, as the decoder gives them, and no other event', async () => {
     const root = storeWith({ '--home-alice-proj--/demo-2/session.jsonl': rawTranscript(DEMO_2) });
     const log = await readFrom(root, 'demo-2');
-    expect(log).toMatchObject({ whole: true, title: 'Alpha file check', header: { id: 'demo-2', cwd: '/home/alice/proj' } });
+    expect(log).toMatchObject({ title: 'Alpha file check', header: { id: 'demo-2', cwd: '/home/alice/proj' } });
     const surfaceTypes = new Set(['user/message', 'assistant/message', 'tool/result']);
     expect(log.events).toEqual(demo2().events.filter((event) => surfaceTypes.has(event.type)));
     expect(log.events.map((event) => event.type)).toContain('tool/result');
@@ -189,7 +194,7 @@ describe('whole logs from transcript files', () => {
               const whole = loadSessionLog(bytes, encoding);
               const header = { id: whole.header.id, createdAt: whole.header.createdAt, ...(whole.header.cwd === undefined ? {} : { cwd: whole.header.cwd }) };
               const expected = sessionTranscriptMarkdown({ header, events: whole.events, whole: true, ...(whole.title === undefined ? {} : { title: whole.title }) });
-              expect(sessionTranscriptMarkdown(await readSessionLogFile(root, store, whole.header.id))).toBe(expected);
+              expect(sessionTranscriptMarkdown({ ...(await readSessionLogFile(root, store, whole.header.id)), whole: true })).toBe(expected);
               sessions++;
             }
           }

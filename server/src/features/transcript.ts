@@ -18,7 +18,7 @@ import {
 import { optionalString, requiredString, type CommandArgument } from './commandArguments';
 import { fencedText } from './markdownBlocks';
 import { escapeMarkdownText } from './sessionPreview';
-import type { SessionServices } from './services';
+import type { SessionLogs, SessionServices } from './services';
 
 /** A session's events for a transcript: the whole log, or (when only that can be read) its current surface. */
 export interface SessionLog {
@@ -30,9 +30,6 @@ export interface SessionLog {
   /** The latest title, when the session has one. */
   title?: string;
 }
-
-/** Reads a session's whole log; rejects as `readSurface` does. */
-export type SessionLogReader = (sessionId: string, signal?: AbortSignal) => Promise<SessionLog>;
 
 const SURFACE_TYPES = new Set(['user/message', 'assistant/message', 'tool/result']);
 
@@ -167,16 +164,22 @@ function agentArgument(argument: CommandArgument<TranscriptCommandArgument>): Fo
   return agent as ForeignAgent | undefined;
 }
 
+/** A dsh session's whole log, through the services' `sessionLogs`. */
+async function wholeLog(sessionLogs: SessionLogs, sessionId: string, signal?: AbortSignal): Promise<SessionLog> {
+  const log = await raceWithSignal(sessionLogs.read(sessionId, signal), signal);
+  return { header: log.header, events: log.events, whole: true, ...(log.title === undefined ? {} : { title: log.title }) };
+}
+
 /**
  * `dshSession.transcript {sessionId, agent?}`: the session as the user saw it, as Markdown. Reads the whole
- * log with `readLog` when given, else the current surface; `agent` names another agent's session, read
- * whole from its store when that agent is enabled. A session that cannot be read is READ_FAILED.
+ * log from the services' `sessionLogs` when they have them, else the current surface; `agent` names another
+ * agent's session, read whole from its store when that agent is enabled. A session that cannot be read is
+ * READ_FAILED.
  */
 export async function transcriptCommand(
   argument: CommandArgument<TranscriptCommandArgument>,
   services: SessionServices,
   signal?: AbortSignal,
-  readLog?: SessionLogReader,
 ): Promise<SessionCommandResult<typeof SessionCommands.transcript>> {
   const sessionId = requiredString(argument, 'sessionId');
   const agent = agentArgument(argument);
@@ -184,7 +187,7 @@ export async function transcriptCommand(
   let log: SessionLog;
   try {
     if (agent !== undefined) log = await agentLog(services, sessionId, agent, signal);
-    else log = readLog === undefined ? await surfaceLog(services, sessionId, signal) : await raceWithSignal(readLog(sessionId, signal), signal);
+    else log = services.sessionLogs === undefined ? await surfaceLog(services, sessionId, signal) : await wholeLog(services.sessionLogs, sessionId, signal);
   } catch (error) {
     throwIfCancelled(signal);
     throw readFailed(error);

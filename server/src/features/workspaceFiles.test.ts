@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelledError } from '../resolver';
 import { findMentionableFiles } from './fileMentions';
-import { WorkspaceFiles, fastGlobLister, type ListingOutcome, type ListingRequest, type WorkspaceLister } from './workspaceFiles';
+import { fastGlobLister } from '../settings/workspaceFileSystem';
+import { WorkspaceFiles, type ListingOutcome, type ListingRequest, type WorkspaceLister } from './workspaceFiles';
 
 /** A settable clock. */
 function clock(start = 1_000_000) {
@@ -217,7 +218,7 @@ describe('file-mention search over snapshots of a real folder', () => {
       },
     });
     const find = async (query: string, signal?: AbortSignal) =>
-      (await findMentionableFiles(base, query, 50, signal, undefined, files)).entries.map((entry) => entry.path);
+      (await findMentionableFiles(base, query, 50, { files, join: path.join, ...(signal === undefined ? {} : { signal }) })).entries.map((entry) => entry.path);
     return { time, walks, find };
   }
 
@@ -259,7 +260,7 @@ describe('file-mention search over snapshots of a real folder', () => {
       },
     });
     const controller = new AbortController();
-    const found = findMentionableFiles(base, 'se', 50, controller.signal, undefined, files);
+    const found = findMentionableFiles(base, 'se', 50, { files, join: path.join, signal: controller.signal });
     await until(() => walkSignals.length === 2);
     controller.abort(new Error('typed on'));
     await expect(found).rejects.toMatchObject({ code: 'SESSION_REFERENCE_CANCELLED' });
@@ -267,10 +268,10 @@ describe('file-mention search over snapshots of a real folder', () => {
   });
 
   it('cuts a walk at maxEntries and says so', async () => {
-    const files = new WorkspaceFiles({ now: clock().now, maxEntries: 2 });
+    const files = new WorkspaceFiles({ lister: fastGlobLister, now: clock().now, maxEntries: 2 });
     const listing = await files.tree(base, false);
     expect(listing.entries).toHaveLength(2);
     expect(listing.cut).toBe(true);
-    expect((await findMentionableFiles(base, 's', 50, undefined, undefined, files)).incomplete).toBe(true);
+    expect((await findMentionableFiles(base, 's', 50, { files, join: path.join })).incomplete).toBe(true);
   });
 });

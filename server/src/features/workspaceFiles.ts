@@ -1,5 +1,4 @@
-import fg from 'fast-glob';
-import { cancelledError, raceWithSignal, throwIfCancelled } from '../resolver';
+import { raceWithSignal, throwIfCancelled } from '../resolver';
 
 /**
  * Workspace listings for file-mention completion, kept as short-lived snapshots so that the keystrokes of
@@ -21,7 +20,10 @@ export interface WorkspaceListing {
   cut: boolean;
 }
 
-/** What a lister walks: the children of `folder` (links followed), or its tree (no links followed, skipped names pruned). */
+/**
+ * What a lister walks: the children of `folder` (links followed), or its tree (no links followed, the
+ * {@link SKIPPED_NAMES} pruned, at most {@link MAX_SEARCH_DEPTH} levels below `folder`).
+ */
 export interface ListingRequest {
   folder: string;
   deep: boolean;
@@ -40,50 +42,13 @@ export type WorkspaceLister = (request: ListingRequest, signal: AbortSignal) => 
 
 /** Never offered, never searched. */
 export const SKIPPED_NAMES: ReadonlySet<string> = new Set(['.git', 'node_modules']);
-const SKIPPED_PATTERNS = ['**/.git', '**/.git/**', '**/node_modules', '**/node_modules/**'];
 /** How deep a tree listing goes below its folder. */
-const MAX_SEARCH_DEPTH = 8;
-
-/** The lister the server uses: fast-glob, streamed and stopped at the limit or on abort. */
-export const fastGlobLister: WorkspaceLister = (request, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(cancelledError(signal));
-    // No file system path holds a NUL; fast-glob would throw on one outside its stream, which then never ends.
-    if (request.folder.includes('\0')) return resolve({ entries: [], cut: false, failed: false });
-    const options: fg.Options = request.deep
-      ? { cwd: request.folder, deep: MAX_SEARCH_DEPTH, dot: request.dot, ignore: SKIPPED_PATTERNS, followSymbolicLinks: false }
-      : // One level: a linked folder is shown as the folder it is; the tree never follows links (no cycles).
-        { cwd: request.folder, deep: 1, dot: request.dot, followSymbolicLinks: true };
-    const stream = fg.stream(request.deep ? '**' : '*', { ...options, objectMode: true, onlyFiles: false, suppressErrors: true }) as NodeJS.ReadableStream & {
-      destroy(): void;
-    };
-    const entries: WorkspaceEntry[] = [];
-    let settled = false;
-    const finish = (cut: boolean, failed: boolean): void => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      stream.destroy();
-      resolve({ entries, cut, failed });
-    };
-    const onAbort = (): void => {
-      if (settled) return;
-      settled = true;
-      stream.destroy();
-      reject(cancelledError(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    stream.on('data', (entry: fg.Entry) => {
-      entries.push({ path: entry.path, lowerName: entry.name.toLocaleLowerCase(), directory: entry.dirent.isDirectory() });
-      if (entries.length >= request.limit) finish(true, false);
-    });
-    stream.on('error', () => finish(false, true));
-    stream.on('end', () => finish(false, false));
-  });
+export const MAX_SEARCH_DEPTH = 8;
 
 /** How snapshots are kept. */
 export interface WorkspaceFilesOptions {
-  lister?: WorkspaceLister;
+  /** Does the walks (the host's I/O: `WorkspaceFileSystem.list`). */
+  lister: WorkspaceLister;
   /** Milliseconds; injectable for tests. */
   now?: () => number;
   /** A snapshot answers until it is this old (counted from the start of its walk); an older one is walked again. */
@@ -124,8 +89,8 @@ export class WorkspaceFiles {
   private readonly snapshots = new Map<string, Snapshot>();
   private readonly walks = new Map<string, Walk>();
 
-  constructor(options: WorkspaceFilesOptions = {}) {
-    this.lister = options.lister ?? fastGlobLister;
+  constructor(options: WorkspaceFilesOptions) {
+    this.lister = options.lister;
     this.now = options.now ?? Date.now;
     this.maxAgeMs = options.maxAgeMs ?? 2000;
     this.maxSnapshots = options.maxSnapshots ?? 16;
@@ -201,7 +166,4 @@ export class WorkspaceFiles {
     while (this.snapshots.size > this.maxSnapshots) this.snapshots.delete(this.snapshots.keys().next().value!);
   }
 }
-
-/** The listings the server's completion uses. */
-export const workspaceFiles = new WorkspaceFiles();
 

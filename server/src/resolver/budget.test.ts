@@ -34,6 +34,25 @@ describe('utf8ByteLength', () => {
     expect(utf8ByteLength('\uDC00x')).toBe(4);
     expect(utf8ByteLength('\uD800')).toBe(new TextEncoder().encode('\uD800').length);
   });
+
+  it("is Node's Buffer.byteLength for any string, lone surrogates and a byte order mark included", () => {
+    const units = fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.constantFrom(0xd800, 0xdbff, 0xdc00, 0xdfff, 0xfeff, 0x7f, 0x80, 0x7ff, 0x800));
+    const text = fc.oneof(fc.string({ unit: 'binary' }), fc.array(units).map((codes) => String.fromCharCode(...codes)));
+    fc.assert(fc.property(text, (value) => utf8ByteLength(value) === Buffer.byteLength(value, 'utf8')), { numRuns: 2000 });
+  });
+});
+
+describe('truncateWithOmissionNotice against Buffer', () => {
+  it("decodes any bytes as Node's Buffer does (a byte order mark kept, invalid sequences as U+FFFD)", () => {
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 64 }),
+      fc.string({ unit: 'binary', maxLength: 40 }).map((text) => Buffer.from(`\ufeff${text}`, 'utf8')),
+    );
+    fc.assert(
+      fc.property(bytes, (input) => truncateWithOmissionNotice(input, input.length).text === Buffer.from(input).toString('utf8')),
+      { numRuns: 3000 },
+    );
+  });
 });
 
 describe('omissionNotice', () => {

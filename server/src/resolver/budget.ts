@@ -31,12 +31,30 @@ export interface RetainedSession {
 export const BUDGET_EXCEEDED_MESSAGE = 'referenced session snapshot cannot fit the configured byte budget';
 
 /**
- * UTF-8 length of a JS string as dsh measures it (`Buffer.byteLength`, same as `TextEncoder`):
+ * UTF-8 length of a JS string as dsh measures it (`Buffer.byteLength`, same as `TextEncoder`),
+ * counted without Node's Buffer so the language service stays free of Node:
  * a lone surrogate counts 3 bytes, the size of the U+FFFD that encoding substitutes for it.
  */
 export function utf8ByteLength(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
+  const firstNonAscii = text.search(NON_ASCII);
+  if (firstNonAscii === -1) return text.length;
+  let bytes = firstNonAscii;
+  for (let i = firstNonAscii; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
+const encoder = new TextEncoder();
+/** Decodes as Node's Buffer does: a byte order mark is text, not a signature to drop. */
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The notice that ends a cut message: `\n[… omitted N UTF-8 bytes …]` (U+2026 ellipses). */
 export function omissionNotice(omittedBytes: number): string {
@@ -73,10 +91,10 @@ export interface TruncatedText {
  * A text that already fits is returned unchanged. Lone surrogates in a cut text come back as U+FFFD,
  * because the cut works on the UTF-8 encoding as dsh's does.
  */
-export function truncateWithOmissionNotice(original: string | Buffer, maxBytes: number): TruncatedText {
-  const bytes = typeof original === 'string' ? Buffer.from(original, 'utf8') : original;
+export function truncateWithOmissionNotice(original: string | Uint8Array, maxBytes: number): TruncatedText {
+  const bytes = typeof original === 'string' ? encoder.encode(original) : original;
   const total = bytes.length;
-  if (total <= maxBytes) return { text: bytes.toString('utf8'), omittedBytes: 0 };
+  if (total <= maxBytes) return { text: decoder.decode(bytes), omittedBytes: 0 };
   let best: TruncatedText = { text: '', omittedBytes: total };
   let low = 0;
   let high = maxBytes;
@@ -88,7 +106,7 @@ export function truncateWithOmissionNotice(original: string | Buffer, maxBytes: 
     const kept = head + (total - tail);
     const notice = omissionNotice(total - kept);
     if (kept + utf8ByteLength(notice) <= maxBytes) {
-      best = { text: bytes.toString('utf8', 0, head) + bytes.toString('utf8', tail) + notice, omittedBytes: total - kept };
+      best = { text: decoder.decode(bytes.subarray(0, head)) + decoder.decode(bytes.subarray(tail)) + notice, omittedBytes: total - kept };
       low = retained + 1;
     } else {
       high = retained - 1;
@@ -135,7 +153,7 @@ function dataObject(data: ReferencedSessionData, conversation: ProjectedMessage[
 interface Slot {
   role: ProjectedMessage['role'];
   original: string;
-  originalBytes: Buffer | undefined;
+  originalBytes: Uint8Array | undefined;
   text: string;
   textBytes: number;
   jsonBytes: number;
@@ -184,7 +202,7 @@ export function retainWithinBudget(projection: ProjectedSession, maxReferenceByt
     }
     if (longest === undefined) throw new SessionReferenceError('SESSION_REFERENCE_BUDGET_EXCEEDED', BUDGET_EXCEEDED_MESSAGE);
     const target = Math.max(0, longest.textBytes - (size() - maxReferenceBytes));
-    longest.originalBytes ??= Buffer.from(longest.original, 'utf8');
+    longest.originalBytes ??= encoder.encode(longest.original);
     const cut = truncateWithOmissionNotice(longest.originalBytes, target);
     // A strictly smaller target always changes the text; this only guards termination.
     if (cut.text === longest.text) throw new SessionReferenceError('SESSION_REFERENCE_BUDGET_EXCEEDED', BUDGET_EXCEEDED_MESSAGE);

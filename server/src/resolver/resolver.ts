@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   SessionReferenceError,
   formatSessionReferenceMention,
@@ -167,7 +166,7 @@ export function createSessionReferenceResolver(
       })),
     };
     const additionalContext: UserMessage = {
-      id: randomUUID(),
+      id: crypto.randomUUID(),
       role: 'user',
       content: [{ type: 'text', text: renderReferencedSessionsPrompt(retained.map(({ data }) => data)) }],
       source,

@@ -1,6 +1,6 @@
 import type { SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { SessionServices } from '../features/services';
+import type { ListingView, SessionLogs, SessionServices, WorkspaceFileSystem } from '../features/services';
 import {
   createSessionReferenceResolver,
   findListedSession,
@@ -12,8 +12,10 @@ import {
 import type { SessionStoreService, StoreStatus } from '../store/service';
 import { composeAgentStores, storeServesAgent } from '../store/agents/composite';
 import { openForeignStore } from '../store/agents/foreignStore';
+import { sessionLogFiles } from '../store/sessionLogFile';
 import { SettingsState, type SessionSettings, type SettingKey, type SettingProblem } from './settings';
 import { fileUriToPath, resolveTarget, type TargetRequest } from './target';
+import { nodeWorkspaceFileSystem } from './workspaceFileSystem';
 
 /** How a workspace reaches the outside world (all injected, so it runs the same in the server, the CLI and tests). */
 export interface SessionWorkspaceOptions {
@@ -31,20 +33,16 @@ export interface SessionWorkspaceOptions {
   /** Diagnostic logging of other agents' stores. */
   log?: (message: string) => void;
   now?(): number;
+  /** The workspace's files for file mentions (default: this machine's, through fast-glob). */
+  workspaceFiles?: WorkspaceFileSystem;
+  /** Whole dsh logs over `sessions` (default: the transcript files under the sessions root). */
+  sessionLogs?(sessions: SessionStore): SessionLogs;
 }
 
 const NOT_OPEN_STATUS: StoreStatus = Object.freeze({ indexing: true, indexed: 0, discovered: 0, rootExists: false });
 
-/** How one request's services answer from the listing (see {@link SessionWorkspace.view}). */
-export interface ListingView {
-  /**
-   * Answer from what the current store has indexed so far, without waiting for its first index (nothing
-   * while no store is open). Default false: wait for the first index.
-   */
-  partial?: boolean;
-  /** Called when a listing answer must wait for the first index (at most once per call that waits). */
-  onWait?(): void;
-}
+/** How one request's services answer from the listing (declared with the services the features use). */
+export type { ListingView } from '../features/services';
 
 /**
  * The server's view of one workspace: settings from every source, workspace folders, and the store
@@ -72,9 +70,18 @@ export class SessionWorkspace implements SessionServices {
    * before a store is open, or while its first index is built, wait for it (lsp-contract.md, First answers).
    */
   readonly sessions: SessionStore = this.listing({});
+  readonly sessionLogs: SessionLogs;
+  readonly workspaceFiles: WorkspaceFileSystem;
 
   constructor(private readonly options: SessionWorkspaceOptions) {
     this.settingsState.update(this.sources());
+    this.sessionLogs = this.sessionLogsOver(this.sessions);
+    this.workspaceFiles = options.workspaceFiles ?? nodeWorkspaceFileSystem;
+  }
+
+  /** Whole logs over one view's sessions, so a read fails exactly as that view's `readSurface` does. */
+  private sessionLogsOver(sessions: SessionStore): SessionLogs {
+    return this.options.sessionLogs?.(sessions) ?? sessionLogFiles(() => this.settings().sessionsRoot, sessions);
   }
 
   /** Set `initializationOptions`; returns the setting problems not reported before. */
@@ -162,6 +169,8 @@ export class SessionWorkspace implements SessionServices {
     const sessions = this.listing(options);
     return {
       sessions,
+      sessionLogs: this.sessionLogsOver(sessions),
+      workspaceFiles: this.workspaceFiles,
       storeStatus: () => this.storeStatus(),
       settings: () => this.settings(),
       resolver: (override) => this.resolverOver(sessions, override),

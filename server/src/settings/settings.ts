@@ -8,9 +8,9 @@ import {
   SETTINGS_SECTION,
   SessionReferenceError,
   resolveSessionReferenceConfig,
-  type SessionReferenceConfig,
 } from '@dsh-session-ls/shared';
 import { expandHome } from '../store/defaultRoot';
+import type { SessionSettings } from '../features/services';
 
 /** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
 export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome'] as const;
@@ -18,21 +18,8 @@ export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFER
 /** One settings key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
-/** The settings the server works with, every key resolved. */
-export interface SessionSettings {
-  /** Absolute sessions root. */
-  sessionsRoot: string;
-  /** The default target session; undefined = the message is for a new session. */
-  targetSessionId?: string;
-  /** The resolver limits. */
-  config: SessionReferenceConfig;
-  /** The stores listed and read, in this order of preference (default `["dsh"]`). */
-  agents: readonly AgentName[];
-  /** Claude Code's home (`$CLAUDE_CONFIG_DIR`, else `~/.claude`), absolute. */
-  claudeCodeHome: string;
-  /** Codex's home (`$CODEX_HOME`, else `~/.codex`), absolute. */
-  codexHome: string;
-}
+/** The settings the server works with, every key resolved (declared with the services the features use). */
+export type { SessionSettings } from '../features/services';
 
 /** The default agents: dsh alone, so nothing changes unless another agent is asked for. */
 export const DEFAULT_AGENTS: readonly AgentName[] = Object.freeze(['dsh']);

@@ -1,12 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SessionReferenceTarget } from '@dsh-session-ls/shared';
+import type { TargetRequest } from '../features/services';
 
-/** A target as a request gives it: each field on its own; `null` or `""` = explicitly none, absent = default. */
-export interface TargetRequest {
-  sessionId?: string | null;
-  cwd?: string | null;
-}
+/** A target as a request gives it (declared with the services the features use). */
+export type { TargetRequest } from '../features/services';
 
 /** What the defaults of a target come from. */
 export interface TargetDefaults {

@@ -1,6 +1,6 @@
 import { JsonRpcErrorCodes } from '@dsh-session-ls/shared';
 import type { CancellationToken } from 'vscode-languageserver/node';
-import { toResponseError } from '../features/errors';
+import { toResponseError } from './responseError';
 import { cancelledError } from '../resolver';
 
 /**

@@ -6,22 +6,36 @@ import { TextDocumentSyncKind, TextDocuments, createConnection, type CodeAction,
 import { LspTestClient, pollUntil } from '../../../test/support/lspClient';
 import { conversationSession } from '../testing/mentionFixtures';
 import { testWorkspace } from '../testing/testWorkspace';
-import { EDITOR_FEATURE_CAPABILITIES, editorFeatureServices, registerEditorFeatures, type EditorFeatures } from './editorFeatures';
+import { createSessionLanguageService } from '../features';
+import { registerSessionRoutes, sessionRouteCapabilities, type SessionRoutes } from './routes';
 
 const URI = 'file:///w/message.md';
 const stops: Array<() => void> = [];
 afterEach(() => stops.splice(0).forEach((stop) => stop()));
 
-/** An in-process server with only the editor features, over an in-memory store, and a client talking to it. */
+/** An in-process server with only the routes (no lifecycle), over an in-memory store, and a client talking to it. */
 async function start(options: { indexing?: boolean } = {}) {
   const { workspace, store } = testWorkspace([conversationSession('a', { cwd: '/w', title: 'Alpha' })], { folders: ['/w'], indexing: options.indexing });
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const connection = createConnection(toServer, fromServer);
   const documents = new TextDocuments(TextDocument);
-  connection.onInitialize(() => ({ capabilities: { textDocumentSync: TextDocumentSyncKind.Incremental, ...EDITOR_FEATURE_CAPABILITIES } }));
+  const service = createSessionLanguageService(workspace);
+  connection.onInitialize(() => ({ capabilities: { textDocumentSync: TextDocumentSyncKind.Incremental, ...sessionRouteCapabilities(service) } }));
   const logged: string[] = [];
-  const features: EditorFeatures = registerEditorFeatures(connection, documents, editorFeatureServices(workspace), { log: (m) => logged.push(m), diagnosticsDebounceMs: 5 });
+  const features: SessionRoutes = registerSessionRoutes(connection, connection, documents, {
+    service,
+    currentStore: () => workspace.currentStore(),
+    firstIndex: {
+      indexed: () => workspace.indexed(),
+      whenIndexed: (signal) => workspace.whenIndexed(signal),
+      storeStatus: () => workspace.storeStatus(),
+      onStatus: (listener) => workspace.currentStore()?.onStatus(listener),
+    },
+    capabilities: () => ({}),
+    log: (m) => logged.push(m),
+    diagnosticsDebounceMs: 5,
+  });
   documents.listen(connection);
   connection.listen();
   const client = LspTestClient.overStreams(fromServer, toServer);
@@ -45,7 +59,7 @@ async function diagnosticsOf(client: LspTestClient, match: (diagnostics: Diagnos
 
 const codes = (diagnostics: Diagnostic[]) => diagnostics.map((d) => d.code);
 
-describe('editor features over a connection', () => {
+describe('the routes over a connection', () => {
   it('pushes diagnostics on open and after edits, with the document version, and clears them on close', async () => {
     const { client } = await start();
     await client.openDocument(URI, `see ${encodeSessionReferenceUri('nope')}`);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { JsonRpcErrorCodes, SESSION_REFERENCE_ERROR_CODES, SESSION_REFERENCE_JSON_RPC_CODES, SessionReferenceError } from '@dsh-session-ls/shared';
 import { ResponseError } from 'vscode-languageserver/node';
-import { toResponseError, unknownCommandError } from './errors';
+import { UnknownCommandError } from '../features/errors';
+import { toResponseError } from './responseError';
 
 describe('toResponseError', () => {
   it('maps every SessionReferenceError code by the shared table, with its message and data.code only', () => {
@@ -18,6 +19,8 @@ describe('toResponseError', () => {
     expect(toResponseError(protocol)).toBe(protocol);
     expect(toResponseError(new TypeError('boom')).code).toBe(JsonRpcErrorCodes.InternalError);
     expect(toResponseError('weird').code).toBe(JsonRpcErrorCodes.InternalError);
-    expect(unknownCommandError('dshSession.nope').code).toBe(JsonRpcErrorCodes.MethodNotFound);
+    const unknown = toResponseError(new UnknownCommandError('dshSession.nope'));
+    expect(unknown.code).toBe(JsonRpcErrorCodes.MethodNotFound);
+    expect(unknown.message).toBe('unknown command "dshSession.nope"');
   });
 });

@@ -1,18 +1,17 @@
 /**
  * The whole log of one session, read from its transcript file, for `dshSession.transcript` (which needs
- * append-origin events; `readSurface` gives the current surface only). Stop-gap until the store
- * exposes such a read itself: it locates the file the way dsh derives it and decodes it with the
- * store's own decoder, read-only and without following links.
+ * append-origin events; `readSurface` gives the current surface only). It locates the file the way dsh
+ * derives it and decodes it with the store's own decoder, read-only and without following links. The
+ * features reach it only through the `SessionLogs` of their services.
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { SessionReadError, raceWithSignal, throwIfCancelled, type SessionStore } from '../resolver';
-import { TRANSCRIPT_NAMES, projectDirName, encodeSegment, type TranscriptEncoding } from '../store/layout';
-import type { LoadedSessionLog } from '../store/log';
-import { loadOpenTranscript } from '../store/lookup';
-import { nodeTranscriptFiles } from '../store/transcriptFiles';
-import { ensureZstdSupport } from '../store/transcriptIndex';
-import type { SessionLog, SessionLogReader } from './transcript';
+import { SessionReadError, raceWithSignal, throwIfCancelled, type AgentSessionLog, type SessionStore } from '../resolver';
+import { TRANSCRIPT_NAMES, projectDirName, encodeSegment, type TranscriptEncoding } from './layout';
+import type { LoadedSessionLog } from './log';
+import { loadOpenTranscript } from './lookup';
+import { nodeTranscriptFiles } from './transcriptFiles';
+import { ensureZstdSupport } from './transcriptIndex';
 
 async function isPlainEntry(file: string, kind: 'directory' | 'file'): Promise<boolean> {
   try {
@@ -27,7 +26,7 @@ async function isPlainEntry(file: string, kind: 'directory' | 'file'): Promise<b
  * Read a session's whole log under `root`. `sessions.readSurface` is asked first, so a missing,
  * ambiguous or damaged session fails exactly as it does for `prepare`; its header then names the file.
  */
-export async function readSessionLogFile(root: string, sessions: SessionStore, sessionId: string, signal?: AbortSignal): Promise<SessionLog> {
+export async function readSessionLogFile(root: string, sessions: SessionStore, sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog> {
   const surface = await raceWithSignal(sessions.readSurface(sessionId, signal), signal);
   const realRoot = await fsp.realpath(root);
   const sessionDir = path.join(realRoot, projectDirName(surface.header.cwd), encodeSegment(sessionId));
@@ -49,17 +48,12 @@ export async function readSessionLogFile(root: string, sessions: SessionStore, s
       await handle.close().catch(() => undefined);
     }
     throwIfCancelled(signal);
-    return {
-      header: surface.header,
-      events: loaded.events,
-      whole: true,
-      ...(loaded.title === undefined ? {} : { title: loaded.title }),
-    };
+    return { header: surface.header, events: loaded.events, ...(loaded.title === undefined ? {} : { title: loaded.title }) };
   }
   throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
 }
 
-/** A `SessionLogReader` over the sessions root the services currently use. */
-export function sessionLogFileReader(root: () => string, sessions: SessionStore): SessionLogReader {
-  return (sessionId, signal) => readSessionLogFile(root(), sessions, sessionId, signal);
+/** Whole logs from the transcript files under the sessions root `root()` gives (it may change). */
+export function sessionLogFiles(root: () => string, sessions: SessionStore): { read(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog> } {
+  return { read: (sessionId, signal) => readSessionLogFile(root(), sessions, sessionId, signal) };
 }

@@ -1,0 +1,209 @@
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import {
+  CodeActionKind,
+  type CancellationToken,
+  type ClientCapabilities,
+  type Connection,
+  type ServerCapabilities,
+  type TextDocuments,
+} from 'vscode-languageserver/node';
+import type { SessionLanguageService } from '../features';
+import type { SessionStoreService, Subscription } from '../store/service';
+import { DiagnosticsPublisher } from './diagnosticsPublisher';
+import { COMPLETION_FIRST_INDEX_WAIT_MS, CompletionFirstIndexWaits, FirstIndexWaitProgress, progressToken, type FirstIndex } from './firstIndex';
+import {
+  CODE_ACTION_PARAMS,
+  COMPLETION_ITEM,
+  COMPLETION_PARAMS,
+  DOCUMENT_LINK_PARAMS,
+  EXECUTE_COMMAND_PARAMS,
+  HOVER_PARAMS,
+  onCheckedRequest,
+} from './params';
+import { answerRequest } from './requestAnswer';
+
+/** The capabilities the routes add to the `initialize` result (besides text document sync and workspace folders). */
+export function sessionRouteCapabilities(service: Pick<SessionLanguageService, 'commands'>): ServerCapabilities {
+  return {
+    completionProvider: {
+      // `/` continues a file mention inside a folder (clients that do not re-trigger on their own).
+      triggerCharacters: ['@', '/'],
+      resolveProvider: true,
+      completionItem: { labelDetailsSupport: true },
+    },
+    executeCommandProvider: { commands: [...service.commands] },
+    hoverProvider: true,
+    codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite] },
+    documentLinkProvider: { resolveProvider: false },
+  };
+}
+
+/** What the routes connect. */
+export interface SessionRoutesOptions {
+  /** The language service every request is forwarded to. */
+  service: SessionLanguageService;
+  /** The store currently open, if any (replaced when the sessions root changes): its changes re-check documents. */
+  currentStore(): SessionStoreService | undefined;
+  /** The first index, which completion waits for (briefly) and commands report progress on. */
+  firstIndex: FirstIndex;
+  /** The client's capabilities (empty before `initialize`). */
+  capabilities(): ClientCapabilities;
+  /** The server log (stderr). */
+  log: (message: string) => void;
+  /** How long completion waits for the first index (default {@link COMPLETION_FIRST_INDEX_WAIT_MS}). */
+  completionFirstIndexWaitMs?: number;
+  /** Delay after an edit before its diagnostics are recomputed. */
+  diagnosticsDebounceMs?: number;
+}
+
+/** The handle the server keeps on the routes. */
+export interface SessionRoutes {
+  /** Re-check every open document; call when the store was replaced or the settings changed. */
+  refresh(): void;
+  /** Stop publishing and drop the service's caches (shutdown). */
+  dispose(): void;
+}
+
+/**
+ * The one place LSP meets the language service: every feature request (completion and resolve, hover,
+ * code actions, document links, commands) and the pushed diagnostics. `wire` carries positions in the
+ * negotiated encoding (`withPositionEncoding`); `connection` is the raw one, for requests without positions
+ * to convert. Diagnostics follow edits (debounced), store changes and the end of indexing; each store change
+ * also clears the service's surface cache. Lifecycle (initialize, settings, status) stays in `server.ts`.
+ */
+export function registerSessionRoutes(
+  wire: Connection,
+  connection: Connection,
+  documents: TextDocuments<TextDocument>,
+  options: SessionRoutesOptions,
+): SessionRoutes {
+  const { service, log } = options;
+  const answer = <T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> => answerRequest(token, work, log);
+  const completionWaits = new CompletionFirstIndexWaits(options.firstIndex, options.completionFirstIndexWaitMs ?? COMPLETION_FIRST_INDEX_WAIT_MS);
+
+  const publisher = new DiagnosticsPublisher({
+    document: (uri) => documents.get(uri),
+    all: () => documents.all(),
+    compute: (document, signal) => {
+      // Also here, so a replaced store is followed even before the server calls refresh().
+      watchCurrentStore();
+      return service.diagnostics(document, signal);
+    },
+    publish: (params) => void wire.sendDiagnostics(params),
+    log,
+    ...(options.diagnosticsDebounceMs === undefined ? {} : { debounceMs: options.diagnosticsDebounceMs }),
+  });
+
+  let watchedStore: SessionStoreService | undefined;
+  let storeSubscriptions: Subscription[] = [];
+  let wasIndexing = false;
+  const storeChanged = (): void => {
+    service.storeChanged();
+    publisher.scheduleAll();
+  };
+  /** Follow the current store's changes, and its end of indexing (unknown sessions are only reported after it). */
+  function watchCurrentStore(): void {
+    const store = options.currentStore();
+    if (store === watchedStore) return;
+    for (const subscription of storeSubscriptions) subscription.dispose();
+    watchedStore = store;
+    storeSubscriptions = [];
+    service.storeChanged();
+    if (store === undefined) return;
+    wasIndexing = store.status().indexing;
+    storeSubscriptions = [
+      store.onDidChange(storeChanged),
+      store.onStatus((status) => {
+        if (wasIndexing && !status.indexing) storeChanged();
+        wasIndexing = status.indexing;
+      }),
+    ];
+  }
+
+  // Opening fires a content change too: a document seen for the first time is checked at once, edits after a pause.
+  const seen = new Set<string>();
+  documents.onDidChangeContent((event) => {
+    const uri = event.document.uri;
+    publisher.schedule(uri, !seen.has(uri));
+    seen.add(uri);
+  });
+  documents.onDidClose((event) => {
+    seen.delete(event.document.uri);
+    publisher.closed(event.document.uri);
+  });
+
+  onCheckedRequest(wire, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
+    const started = performance.now();
+    try {
+      return await answer(token, async (signal) => {
+        const document = documents.get(params.textDocument.uri);
+        if (document === undefined) return { isIncomplete: false, items: [] };
+        // During the first index: wait for it up to a short bound, then answer what is indexed, incomplete.
+        if (await completionWaits.wait(document.uri, signal)) return service.completion(document, params.position, { signal });
+        const list = await service.completion(document, params.position, { partial: true, signal });
+        return { ...list, isIncomplete: true };
+      });
+    } finally {
+      // The server's own time per keystroke; the tracer sends nothing unless the client set trace on. Sent
+      // before the answer, so a client pairs it with the request it has just made.
+      connection.tracer.log(`textDocument/completion took ${(performance.now() - started).toFixed(3)} ms`);
+    }
+  });
+
+  onCheckedRequest(connection, 'completionItem/resolve', COMPLETION_ITEM, (item, token) =>
+    answer(token, (signal) =>
+      service.resolveCompletionItem(item, options.capabilities().textDocument?.completion?.completionItem?.documentationFormat, signal),
+    ),
+  );
+
+  onCheckedRequest(wire, 'textDocument/hover', HOVER_PARAMS, (params, token) =>
+    answer(token, async (signal) => {
+      const document = documents.get(params.textDocument.uri);
+      return document === undefined ? null : service.hover(document, params.position, signal);
+    }),
+  );
+
+  onCheckedRequest(wire, 'textDocument/codeAction', CODE_ACTION_PARAMS, (params, token) =>
+    answer(token, async (signal) => {
+      const document = documents.get(params.textDocument.uri);
+      return document === undefined ? [] : service.codeActions(document, params.range, params.context, signal);
+    }),
+  );
+
+  onCheckedRequest(wire, 'textDocument/documentLink', DOCUMENT_LINK_PARAMS, (params, token) =>
+    answer(token, () => {
+      const document = documents.get(params.textDocument.uri);
+      return document === undefined ? [] : service.documentLinks(document);
+    }),
+  );
+
+  onCheckedRequest(connection, 'workspace/executeCommand', EXECUTE_COMMAND_PARAMS, (params, token) =>
+    answer(token, async (signal) => {
+      // A command answering from the listing waits for the first index, with progress on the client's token.
+      const workDoneToken = progressToken(params);
+      const progress =
+        workDoneToken === undefined
+          ? undefined
+          : new FirstIndexWaitProgress(options.firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
+      try {
+        return await service.executeCommand(params.command, params.arguments, { signal, onWait: () => progress?.begin() });
+      } finally {
+        progress?.done();
+      }
+    }),
+  );
+
+  return {
+    refresh() {
+      watchCurrentStore();
+      service.storeChanged();
+      publisher.scheduleAll();
+    },
+    dispose() {
+      for (const subscription of storeSubscriptions) subscription.dispose();
+      storeSubscriptions = [];
+      publisher.dispose();
+      service.dispose();
+    },
+  };
+}
