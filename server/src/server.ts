@@ -15,7 +15,7 @@ import { EXECUTABLE_COMMANDS, executeSessionCommand } from './features/commands'
 import { EDITOR_COMMANDS, executeEditorCommand } from './features/editorCommands';
 import { provideMentionCompletion } from './features/fileMentions';
 import { previewKindFor, resolveSessionCompletionItem } from './features/sessionPreview';
-import { SessionWorkspace } from './settings/sessionWorkspace';
+import { SessionWorkspace, type SessionWorkspaceOptions } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService, Subscription } from './store/service';
 import { EDITOR_FEATURE_CAPABILITIES, editorFeatureServices, registerEditorFeatures, type EditorFeatures } from './wiring/editorFeatures';
@@ -43,6 +43,8 @@ import { answerRequest } from './wiring/requestAnswer';
 export interface SessionLanguageServerOptions {
   /** Open the store of a sessions root. */
   openStore: (root: string) => SessionStoreService;
+  /** Open another agent's store (default: without a persistent cache). */
+  openForeignStore?: SessionWorkspaceOptions['openForeignStore'];
   /** `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
   defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
   env: NodeJS.ProcessEnv;
@@ -83,6 +85,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
 
   const workspace = new SessionWorkspace({
     openStore: options.openStore,
+    ...(options.openForeignStore === undefined ? {} : { openForeignStore: options.openForeignStore }),
     defaultSessionsRoot: options.defaultSessionsRoot,
     env: options.env,
     commandLine: options.commandLine,
