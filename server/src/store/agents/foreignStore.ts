@@ -22,7 +22,7 @@ export interface ForeignSessionStore extends SessionStore {
   readonly home: string;
   /** The whole session as the user saw it (for a transcript); rejects as `readSurface` does. */
   readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
-  /** Stops watching, sweeping and writing the cache. */
+  /** Stops watching and sweeping; no cache write starts after (one in progress finishes). */
   dispose(): void;
 }
 
@@ -235,7 +235,7 @@ class ForeignStore implements ForeignSessionStore {
         // The first cache is written at once (a CLI process lives only that long), later ones after a quiet time.
         if (this.cacheTimer !== undefined) clearTimeout(this.cacheTimer);
         this.cacheTimer = undefined;
-        this.scheduleCacheSave(0);
+        this.saveCache();
       } finally {
         this.firstListed = true;
         if (!this.disposed) {
@@ -538,39 +538,48 @@ class ForeignStore implements ForeignSessionStore {
     return this.format.isSessionFile(parts[parts.length - 1]!);
   }
 
+  /**
+   * The entries as cache lines. A write in progress finishes even when the store is disposed meanwhile
+   * (a CLI disposes its stores as soon as it answered; a few thousand lines take milliseconds), and
+   * processes wait for it with {@link foreignCacheWritesSettled}; no write starts after.
+   */
   private *cachedEntries(): Generator<[string, CachedSummary]> {
     for (const [key, entry] of this.entries) {
-      if (this.disposed) throw new Error('the store was closed');
       if (entry.readFailed === true) continue;
       yield [key, toCached(entry.identity, entry.summary)];
     }
   }
 
-  private scheduleCacheSave(delayMs = this.tuning.cacheSaveDelayMs): void {
+  private scheduleCacheSave(): void {
     if (this.cacheFile === undefined || !this.cacheStale || this.cacheTimer !== undefined || this.disposed) return;
     this.cacheTimer = this.timer(() => {
       this.cacheTimer = undefined;
-      const cacheFile = this.cacheFile;
-      if (cacheFile === undefined || this.disposed || !this.cacheStale) return;
-      if (this.cacheSaving) return this.scheduleCacheSave();
-      this.cacheStale = false;
-      this.cacheSaving = true;
-      // The entries are iterated lazily while the queue may change them: a change made meanwhile
-      // marks the cache stale again, and the next save writes it.
-      const write = saveSummaryCache(cacheFile, this.cacheRoot, this.cachedEntries())
-        .catch((error: unknown) => {
-          this.cacheStale = true;
-          if (this.disposed || this.cacheFailureLogged) return;
-          this.cacheFailureLogged = true;
-          this.log(`${this.agent} store: cannot write the cache ${cacheFile}: ${(error as Error).message}`);
-        })
-        .finally(() => {
-          this.cacheSaving = false;
-          cacheWrites.delete(write);
-          this.scheduleCacheSave();
-        });
-      cacheWrites.add(write);
-    }, delayMs);
+      this.saveCache();
+    }, this.tuning.cacheSaveDelayMs);
+  }
+
+  /** Starts writing the cache now, when it is stale and no write is in progress (else one is scheduled). */
+  private saveCache(): void {
+    const cacheFile = this.cacheFile;
+    if (cacheFile === undefined || this.disposed || !this.cacheStale) return;
+    if (this.cacheSaving) return this.scheduleCacheSave();
+    this.cacheStale = false;
+    this.cacheSaving = true;
+    // The entries are iterated lazily while the queue may change them: a change made meanwhile
+    // marks the cache stale again, and the next save writes it.
+    const write = saveSummaryCache(cacheFile, this.cacheRoot, this.cachedEntries())
+      .catch((error: unknown) => {
+        this.cacheStale = true;
+        if (this.disposed || this.cacheFailureLogged) return;
+        this.cacheFailureLogged = true;
+        this.log(`${this.agent} store: cannot write the cache ${cacheFile}: ${(error as Error).message}`);
+      })
+      .finally(() => {
+        this.cacheSaving = false;
+        cacheWrites.delete(write);
+        this.scheduleCacheSave();
+      });
+    cacheWrites.add(write);
   }
 }
 
