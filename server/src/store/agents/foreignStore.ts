@@ -31,6 +31,12 @@ export interface ForeignStoreTuning {
   /** Quiet time after a watch event before the folder (or file) it names is looked at again. */
   debounceMs: number;
   /**
+   * …and at least this many times the last such look took, since it ended: a session being written
+   * is read whole again at each look, so a large one written continuously costs at most ~1/(1+factor)
+   * of a core (default 10).
+   */
+  refreshCostFactor: number;
+  /**
    * The sweep: a full walk of the home (every folder listed, every session file stat'ed) behind the
    * watches, for lost events and folders past `maxWatches`; passes at least `sweepPeriodMs` and
    * `sweepCostFactor` × the last walk's duration apart.
@@ -48,6 +54,7 @@ export interface ForeignStoreTuning {
 
 export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
   debounceMs: 30,
+  refreshCostFactor: 10,
   sweepPeriodMs: 30_000,
   sweepCostFactor: 400,
   maxWatches: 1024,
@@ -125,6 +132,9 @@ class ForeignStore implements ForeignSessionStore {
   private disposed = false;
   private lastFullScanAt = -Infinity;
   private lastFullScanMs = 0;
+  /** When the last look at what the watches reported ended, and how long it took. */
+  private lastRefreshEnd = -Infinity;
+  private lastRefreshMs = 0;
 
   private watches: DirectoryWatches | undefined;
   private readonly dirtyDirs = new Set<string>();
@@ -266,10 +276,14 @@ class ForeignStore implements ForeignSessionStore {
     } else {
       this.dirtyDirs.add(dir);
     }
-    this.refreshTimer ??= this.timer(() => {
-      this.refreshTimer = undefined;
-      void this.enqueue(() => this.processDirty());
-    }, this.tuning.debounceMs);
+    const sinceLast = performance.now() - this.lastRefreshEnd;
+    this.refreshTimer ??= this.timer(
+      () => {
+        this.refreshTimer = undefined;
+        void this.enqueue(() => this.processDirty());
+      },
+      Math.max(this.tuning.debounceMs, this.tuning.refreshCostFactor * this.lastRefreshMs - sinceLast),
+    );
   }
 
   /** Settles once what the watches reported so far is in the listing. */
@@ -317,6 +331,7 @@ class ForeignStore implements ForeignSessionStore {
 
   /** What the watches reported: those folders listed again, those files stat'ed again. */
   private async processDirty(): Promise<void> {
+    const started = performance.now();
     const dirs = [...this.dirtyDirs];
     const files = [...this.dirtyFiles].filter((key) => !this.dirtyDirs.has(parentOf(key)));
     this.dirtyDirs.clear();
@@ -324,6 +339,8 @@ class ForeignStore implements ForeignSessionStore {
     for (const dir of dirs) if (dir === '' || this.knownDirs.has(dir)) await this.scanDir(dir, false);
     for (const key of files) if (this.knownDirs.has(parentOf(key))) await this.refreshFile(key);
     this.afterChanges();
+    this.lastRefreshEnd = performance.now();
+    this.lastRefreshMs = this.lastRefreshEnd - started;
   }
 
   /**
