@@ -6,9 +6,10 @@
  * cache; completion is measured once the first complete listing is answered, as `npm run bench`
  * does (20 warm-up, 200 measured requests per query kind). Writes bench/RESULTS-mixed.md.
  * `--before-bin PATH`: also the mixed store served by another build (e.g. one without the foreign
- * listing cache), for a before/after figure.
+ * listing cache), for a before/after figure. Each server is then restarted on the cache its first run
+ * left (the persistent index caches), and the time to its complete listing is measured again.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeMachine } from './machine';
@@ -34,6 +35,17 @@ async function waitForMixedListing(server: RunningServer, total: number, deadlin
     if (rows.length === total && server.activeProgress.size === 0) return elapsed;
     if (elapsed > deadlineMs) throw new Error(`mixed listing has ${rows.length} of ${total} sessions after ${(elapsed / 1000).toFixed(0)} s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (undefined elsewhere). */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in ticks of 1/100 s.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
   }
 }
 
@@ -65,25 +77,51 @@ async function main(): Promise<void> {
     { label: 'dsh + Claude Code + Codex', extraArgs: agentArgs },
     ...(beforeBin === undefined ? [] : [{ label: `dsh + Claude Code + Codex, ${beforeBin}`, extraArgs: agentArgs, serverBin: beforeBin }]),
   ];
-  const results: Array<{ label: string; readyMs: number; figures: LatencyFigure[]; peakRss?: number }> = [];
+  const results: Array<{ label: string; readyMs: number; figures: LatencyFigure[]; peakRss?: number; cpuS?: number; restartMs?: number }> = [];
   for (const { label, extraArgs, serverBin } of runs) {
     const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-cache-'));
-    const server = await startServer({
+    const launch = {
       root: store.root,
       extraArgs,
       env: { XDG_CACHE_HOME: cacheHome },
       logFile: path.join(workDir, 'mixed-server.log'),
       ...(serverBin === undefined ? {} : { serverBin }),
-    });
+    };
+    const ready = (server: RunningServer): Promise<number> =>
+      extraArgs.length === 0 ? waitForCompleteAnswer(server, dshLabels, 600_000).then((answer) => answer.ms) : waitForMixedListing(server, allLabels.size, 600_000);
     try {
-      const readyMs = extraArgs.length === 0 ? (await waitForCompleteAnswer(server, dshLabels, 600_000)).ms : await waitForMixedListing(server, allLabels.size, 600_000);
-      log(`${label}: complete listing after ${(readyMs / 1000).toFixed(1)} s`);
-      const figures = await measureCompletion(server, queries, 20, 200);
-      results.push({ label, readyMs, figures });
+      const server = await startServer(launch);
+      try {
+        const readyMs = await ready(server);
+        log(`${label}: complete listing after ${(readyMs / 1000).toFixed(1)} s`);
+        const cpuBefore = cpuSeconds(server.pid);
+        const figures = await measureCompletion(server, queries, 20, 200);
+        const cpuAfter = cpuSeconds(server.pid);
+        results.push({ label, readyMs, figures, ...(cpuBefore === undefined || cpuAfter === undefined ? {} : { cpuS: cpuAfter - cpuBefore }) });
+        // A restart is measured on complete caches: dsh's index (written a few seconds after a change),
+        // and this build's caches of the other agents' homes (a build without them writes none).
+        const cacheDir = path.join(cacheHome, 'dsh-session-ls');
+        const expected = extraArgs.length === 0 || serverBin !== undefined ? 1 : 3;
+        const cached = (): number => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((name) => /^session-index-[0-9a-f]+\.jsonl$/.test(name)).length : 0);
+        const deadline = performance.now() + 60_000;
+        while (cached() < expected && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+        log(`${label}: ${cached()} cache files before the restart`);
+      } finally {
+        const stopped = await server.stop();
+        const last = results.at(-1);
+        if (last !== undefined && last.label === label && stopped.peakRssBytes !== undefined) last.peakRss = stopped.peakRssBytes;
+      }
+      // The same server started again on the caches its first run wrote (the dsh index, other agents' summaries).
+      const restarted = await startServer(launch);
+      try {
+        const restartMs = await ready(restarted);
+        log(`${label}: restarted on its cache, complete listing after ${(restartMs / 1000).toFixed(1)} s`);
+        const last = results.at(-1);
+        if (last !== undefined && last.label === label) last.restartMs = restartMs;
+      } finally {
+        await restarted.stop();
+      }
     } finally {
-      const stopped = await server.stop();
-      const last = results.at(-1);
-      if (last !== undefined && last.label === label && stopped.peakRssBytes !== undefined) last.peakRss = stopped.peakRssBytes;
       rmSync(cacheHome, { recursive: true, force: true });
     }
   }
@@ -94,11 +132,14 @@ async function main(): Promise<void> {
     '',
     `Command: \`node bench/dist/mixed.js ${argv.join(' ')}\`; machine: ${JSON.stringify(machine)}.`,
     '',
-    `${sessions} dsh sessions; ${homes.perAgent} Claude Code and ${homes.perAgent} Codex sessions made from the real fixture files. Round trips of \`textDocument/completion\` in ms (20 warm-up, 200 measured per kind, sequential).`,
+    `${sessions} dsh sessions; ${homes.perAgent} Claude Code and ${homes.perAgent} Codex sessions made from the real fixture files. Round trips of \`textDocument/completion\` in ms (20 warm-up, 200 measured per kind, sequential). Restarted: the same server started again on the caches its first run wrote. Load average at the end: ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}.`,
     '',
-    '| server | cold: complete listing (s) | peak RSS (MB) |',
-    '|---|---|---|',
-    ...results.map((r) => `| ${r.label} | ${(r.readyMs / 1000).toFixed(1)} | ${r.peakRss === undefined ? '—' : (r.peakRss / 2 ** 20).toFixed(0)} |`),
+    '| server | cold: complete listing (s) | restarted: complete listing (s) | peak RSS (MB) | server CPU during the 880 completions (s) |',
+    '|---|---|---|---|---|',
+    ...results.map(
+      (r) =>
+        `| ${r.label} | ${(r.readyMs / 1000).toFixed(1)} | ${r.restartMs === undefined ? '—' : (r.restartMs / 1000).toFixed(1)} | ${r.peakRss === undefined ? '—' : (r.peakRss / 2 ** 20).toFixed(0)} | ${r.cpuS === undefined ? '—' : r.cpuS.toFixed(2)} |`,
+    ),
     '',
     '| server | query | p50 | p95 | max | items |',
     '|---|---|---|---|---|---|',

@@ -1,8 +1,12 @@
 /** The CLI process (`dsh-session-ls candidates|prepare …`); main.ts requires it only then. */
 import { runCli } from './cli/cli';
 import type { Invocation } from './cli/commandLine';
-import { openStore } from './processStore';
+import { openAgentStore, openStore } from './processStore';
+import { foreignCacheWritesSettled } from './store/agents/foreignStore';
 import { defaultSessionsRoot } from './store/defaultRoot';
+
+/** How long an exiting CLI waits for a cache write in progress. */
+const CACHE_WRITE_GRACE_MS = 3000;
 
 function readStdin(): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -15,10 +19,12 @@ function readStdin(): Promise<string> {
 
 /** Runs a CLI subcommand, then exits with its code once the output is flushed. */
 export function runCliProcess(invocation: Extract<Invocation, { kind: 'candidates' | 'prepare' }>): void {
-  void runCli(invocation, { stdout: process.stdout, stderr: process.stderr, readStdin, env: process.env, cwd: process.cwd() }, { openStore, defaultSessionsRoot }).then(
+  void runCli(invocation, { stdout: process.stdout, stderr: process.stderr, readStdin, env: process.env, cwd: process.cwd() }, { openStore, openForeignStore: openAgentStore, defaultSessionsRoot }).then(
     (code) => {
-      // Exit once the output is flushed, whatever store watchers are still winding down.
-      process.stdout.write('', () => process.exit(code));
+      // Exit once the output is flushed, whatever store watchers are still winding down; another
+      // agent's cache, written once its first listing read files, is finished first (a few seconds at most).
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, CACHE_WRITE_GRACE_MS).unref());
+      process.stdout.write('', () => void Promise.race([foreignCacheWritesSettled(), grace]).finally(() => process.exit(code)));
     },
   );
 }

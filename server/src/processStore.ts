@@ -1,7 +1,9 @@
 /** What the server and the CLI processes share: stderr logging and opening a store with the persistent cache. */
 import os from 'node:os';
 import path from 'node:path';
+import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { openSessionStore, type SessionStoreService } from './store';
+import { openForeignStore, type ForeignSessionStore } from './store/agents/foreignStore';
 import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
 
 // Never stdout: in stdio mode it carries the protocol.
@@ -21,4 +23,9 @@ export function openStore(root: string): SessionStoreService {
   // A test hook only: end-to-end tests hold the first index open while a file exists.
   const holdFile = process.env[HOLD_FIRST_INDEX_ENV];
   return holdFile === undefined || holdFile === '' ? store : holdFirstIndex(store, holdFile, logToStderr);
+}
+
+/** Opens another agent's store under `home`, with its persistent summary cache beside the dsh store's. */
+export function openAgentStore(agent: ForeignAgent, home: string): ForeignSessionStore {
+  return openForeignStore(agent, home, { cacheDir: cacheDirectory(process.env), log: logToStderr });
 }

@@ -11,7 +11,7 @@ import {
   type InitializeResult,
 } from 'vscode-languageserver/node';
 import { createSessionLanguageService } from './features';
-import { SessionWorkspace } from './settings/sessionWorkspace';
+import { SessionWorkspace, type SessionWorkspaceOptions } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService, Subscription } from './store/service';
 import { indexingProgress, type FirstIndex } from './wiring/firstIndex';
@@ -23,6 +23,8 @@ import { registerSessionRoutes, sessionRouteCapabilities, type SessionRoutes } f
 export interface SessionLanguageServerOptions {
   /** Open the store of a sessions root. */
   openStore: (root: string) => SessionStoreService;
+  /** Open another agent's store (default: without a persistent cache). */
+  openForeignStore?: SessionWorkspaceOptions['openForeignStore'];
   /** `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
   defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
   env: NodeJS.ProcessEnv;
@@ -64,6 +66,7 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
 
   const workspace = new SessionWorkspace({
     openStore: options.openStore,
+    ...(options.openForeignStore === undefined ? {} : { openForeignStore: options.openForeignStore }),
     defaultSessionsRoot: options.defaultSessionsRoot,
     env: options.env,
     commandLine: options.commandLine,

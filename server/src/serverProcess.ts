@@ -5,10 +5,11 @@ import { format } from 'node:util';
 import v8 from 'node:v8';
 import { createConnection } from 'vscode-languageserver/node';
 import { agentSettingsOfFlags, type Invocation } from './cli/commandLine';
-import { logToStderr, openStore } from './processStore';
+import { logToStderr, openAgentStore, openStore } from './processStore';
 import { startSessionLanguageServer } from './server';
 import { absoluteSessionsRoot } from './settings/settings';
 import { cacheWritesSettled, defaultSessionsRoot } from './store';
+import { foreignCacheWritesSettled } from './store/agents/foreignStore';
 import { LifecycleGate } from './wiring/lifecycle';
 import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';
@@ -55,7 +56,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
       logToStderr(`stopping: ${error instanceof Error ? error.message : String(error)}`);
     }
     const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
-    void Promise.race([cacheWritesSettled(), grace]).finally(() => process.exit(code));
+    void Promise.race([Promise.all([cacheWritesSettled(), foreignCacheWritesSettled()]), grace]).finally(() => process.exit(code));
   };
   const watchdog = new ParentWatchdog({
     onParentGone: () => stop(gate.state === 'shut down' ? 0 : 1, 'the client process is gone'),
@@ -73,6 +74,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   const connection = createConnection(gate, transport.writer);
   const server = startSessionLanguageServer(connection, {
     openStore,
+    openForeignStore: openAgentStore,
     defaultSessionsRoot,
     env: process.env,
     commandLine: {

@@ -17,7 +17,7 @@ import {
   type SessionsRootProblem,
 } from '@dsh-session-ls/shared';
 import { createSessionLanguageService } from '../features';
-import { SessionWorkspace } from '../settings/sessionWorkspace';
+import { SessionWorkspace, type SessionWorkspaceOptions } from '../settings/sessionWorkspace';
 import { absoluteSessionsRoot, parseAgents } from '../settings/settings';
 import type { SessionStoreService } from '../store/service';
 import { UsageError, agentSettingsOfFlags, type Invocation } from './commandLine';
@@ -35,6 +35,8 @@ export interface CliIo {
 /** What the CLI needs to open a store. */
 export interface CliStoreAccess {
   openStore: (root: string) => SessionStoreService;
+  /** Open another agent's store (default: without a persistent cache). */
+  openForeignStore?: SessionWorkspaceOptions['openForeignStore'];
   defaultSessionsRoot: (env: NodeJS.ProcessEnv) => string;
 }
 
@@ -59,6 +61,7 @@ function openWorkspace(invocation: Subcommand, io: CliIo, access: CliStoreAccess
   if (invocation.agents !== undefined) parseAgents(invocation.agents);
   const workspace = new SessionWorkspace({
     openStore: access.openStore,
+    ...(access.openForeignStore === undefined ? {} : { openForeignStore: access.openForeignStore }),
     defaultSessionsRoot: access.defaultSessionsRoot,
     env: io.env,
     commandLine: {

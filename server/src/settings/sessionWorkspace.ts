@@ -1,4 +1,4 @@
-import type { SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import type { ForeignAgent, SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { ListingView, SessionLogs, SessionServices, WorkspaceFileSystem } from '../features/services';
 import {
@@ -11,7 +11,7 @@ import {
 } from '../resolver';
 import type { SessionStoreService, StoreStatus } from '../store/service';
 import { composeAgentStores, storeServesAgent } from '../store/agents/composite';
-import { openForeignStore } from '../store/agents/foreignStore';
+import { openForeignStore, type ForeignSessionStore } from '../store/agents/foreignStore';
 import { sessionLogFiles } from '../store/sessionLogFile';
 import { SettingsState, type SessionSettings, type SettingKey, type SettingProblem } from './settings';
 import { fileUriToPath, resolveTarget, type TargetRequest } from './target';
@@ -32,6 +32,8 @@ export interface SessionWorkspaceOptions {
   onStoreOpened?(store: SessionStoreService): void;
   /** Diagnostic logging of other agents' stores. */
   log?: (message: string) => void;
+  /** Open another agent's store (default: without a persistent cache, logging to `log`). */
+  openForeignStore?: (agent: ForeignAgent, home: string) => ForeignSessionStore;
   now?(): number;
   /** The workspace's files for file mentions (default: this machine's, through fast-glob). */
   workspaceFiles?: WorkspaceFileSystem;
@@ -121,9 +123,8 @@ export class SessionWorkspace implements SessionServices {
     const previous = this.store;
     // Other agents' stores sit behind the same seam; with the default `["dsh"]` the store is dsh's alone.
     const dsh = this.options.openStore(root);
-    const foreign = foreignAgents.map((agent) =>
-      openForeignStore(agent, agent === 'claude-code' ? settings.claudeCodeHome : settings.codexHome, this.options.log),
-    );
+    const openForeign = this.options.openForeignStore ?? ((agent: ForeignAgent, home: string) => openForeignStore(agent, home, this.options.log));
+    const foreign = foreignAgents.map((agent) => openForeign(agent, agent === 'claude-code' ? settings.claudeCodeHome : settings.codexHome));
     const dshListed = settings.agents.includes('dsh');
     this.store = foreign.length === 0 && dshListed ? dsh : composeAgentStores(dsh, foreign, { dshListed });
     this.storeAgentsKey = agentsKey;

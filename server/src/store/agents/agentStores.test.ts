@@ -11,7 +11,7 @@ import { DshLog as SessionLogBuilder } from '../../testing/testLogs';
 import type { SessionStore, StoredSessionSummary } from '../../resolver/sessionStore';
 import type { SessionStoreService } from '../service';
 import { composeAgentStores, storeServesAgent } from './composite';
-import { FOREIGN_LISTING_FRESH_MS, openForeignStore } from './foreignStore';
+import { openForeignStore } from './foreignStore';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
 const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
@@ -95,23 +95,17 @@ describe('Claude Code store (real transcripts)', () => {
     for (const id of [CC_RENAMED, CC_UNTITLED, CC_INTERRUPTED]) expect(await surfaceTexts(damaged, id)).toEqual(await surfaceTexts(store, id));
   });
 
-  it('sees a rename and a new turn once the listing is stale, and a deleted transcript disappears', async () => {
+  it('sees a rename and a new turn through its folder watches, and a deleted transcript disappears', async () => {
     const home = copyOf(CLAUDE);
-    const clock = { now: 0 };
-    const fresh = openForeignStore('claude-code', home, { now: () => clock.now });
+    const fresh = openForeignStore('claude-code', home);
     const first = await fresh.listSessions();
     const file = path.join(home, 'projects', '-tmp-dsh-agent-fixtures-proj-a', `${CC_RENAMED}.jsonl`);
     appendFileSync(file, JSON.stringify({ type: 'custom-title', customTitle: 'Third name', sessionId: CC_RENAMED }) + '\n');
-    // Fresh: answered from memory, the disk is not looked at.
-    expect(await fresh.listSessions()).toBe(first);
-    clock.now += FOREIGN_LISTING_FRESH_MS;
-    // Stale: still answered at once, while one scan refreshes it.
-    expect(await fresh.listSessions()).toBe(first);
     const second = await listedUntil(fresh, (listing) => listing !== first);
     expect(second.find((s) => s.id === CC_RENAMED)!.title).toBe('Third name');
     rmSync(file);
-    clock.now += FOREIGN_LISTING_FRESH_MS;
     await listedUntil(fresh, (listing) => !listing.some((s) => s.id === CC_RENAMED));
+    fresh.dispose();
   });
 });
 
@@ -150,12 +144,13 @@ describe('Codex store (real rollouts)', () => {
     for (const id of [CX_RENAMED, CX_UNTITLED, CX_INTERRUPTED]) expect(await surfaceTexts(damaged, id)).toEqual(await surfaceTexts(store, id));
   });
 
-  it('sees a rename written to session_index.jsonl once the listing is stale', async () => {
+  it('sees a rename written to session_index.jsonl through the watch on the home', async () => {
     const home = copyOf(CODEX);
-    const fresh = openForeignStore('codex', home, { freshMs: 0 });
+    const fresh = openForeignStore('codex', home);
     await fresh.listSessions();
     appendFileSync(path.join(home, 'session_index.jsonl'), JSON.stringify({ id: CX_UNTITLED, thread_name: 'Named later', updated_at: '2027-01-01T00:00:00Z' }) + '\n');
     await listedUntil(fresh, (listing) => listing.find((s) => s.id === CX_UNTITLED)?.title === 'Named later');
+    fresh.dispose();
   });
 
   it('skips a file with no session in it, and a missing home lists nothing', async () => {
@@ -316,40 +311,5 @@ describe('Codex compressed rollouts (.jsonl.zst, compressed by the zstd CLI as C
     // record yet: not listed, and reading it is not-found, never a crash.
     expect(listing.some((s) => s.id === CX_UNTITLED)).toBe(false);
     await expect(store.readSurface(CX_UNTITLED)).rejects.toMatchObject({ name: 'SessionReadError', reason: 'not-found' });
-  });
-});
-
-describe('foreign listing cache', () => {
-  it('answers a fresh listing from memory, even with new sessions on disk; finds a new id read before the next scan', async () => {
-    const home = copyOf(CODEX);
-    const clock = { now: 0 };
-    const store = openForeignStore('codex', home, { now: () => clock.now, freshMs: 5000 });
-    const first = await store.listSessions();
-    const day = path.join(home, 'sessions', '2026', '12', '03');
-    const source = readdirSync(day).find((name) => name.includes(CX_UNTITLED))!;
-    const newId = '01a23b79-0000-7000-8000-000000000001';
-    writeFileSync(path.join(day, `rollout-2026-12-03T12-00-00-${newId}.jsonl`), readFileSync(path.join(day, source), 'utf8').replaceAll(CX_UNTITLED, newId));
-    clock.now += 4999;
-    expect(await store.listSessions()).toBe(first);
-    // Still fresh: an unknown id is not looked for on disk.
-    await expect(store.readSurface(newId)).rejects.toMatchObject({ reason: 'not-found' });
-    clock.now += 1;
-    // Stale: reading an id not listed yet scans first, and finds it.
-    await expect(store.readSurface(newId)).resolves.toMatchObject({ header: { id: newId, agent: 'codex' } });
-    expect((await store.listSessions()).map((s) => s.id)).toContain(newId);
-  });
-
-  it('shares one scan among concurrent first listings, and a home that vanishes lists nothing', async () => {
-    const home = copyOf(CLAUDE);
-    // Before its first listing the store reads the clock once per scan it starts, and never otherwise.
-    let clockReads = 0;
-    const store = openForeignStore('claude-code', home, { freshMs: 0, now: () => (clockReads++, Date.now()) });
-    const [a, b, c] = await Promise.all([store.listSessions(), store.listSessions(), store.listSessions()]);
-    expect(clockReads).toBe(1);
-    expect(a).toBe(b);
-    expect(b).toBe(c);
-    expect(a).toHaveLength(3);
-    rmSync(home, { recursive: true, force: true });
-    await listedUntil(store, (listing) => listing.length === 0);
   });
 });

@@ -71,7 +71,10 @@ export function composeAgentStores(
     onProblem: (listener) => dsh.onProblem(listener),
     onStatus: (listener) => dsh.onStatus(listener),
     whenIndexed: (signal) => dsh.whenIndexed(signal),
-    dispose: () => dsh.dispose(),
+    dispose: () => {
+      dsh.dispose();
+      for (const store of foreign) store.dispose();
+    },
     listSessions,
     readSurface,
     readAgentLog,

@@ -1,17 +1,21 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
 import { compareStoreOrder } from '../../resolver/storeOrder';
 import { SessionReadError, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
-import type { AgentSessionLog, SessionEventRecord } from '../../resolver/sessionStore';
-import { claudeLogEvents, claudeSessionIdOfFile, claudeSessionInfo, claudeSurfaceEvents } from './claudeCode';
-import { codexLogEvents, codexRolloutName, codexSessionInfo, codexSurfaceEvents, codexThreadNames } from './codex';
-import { PlaintextTooLarge, decodeZstdFile } from './compressed';
+import type { AgentSessionLog } from '../../resolver/sessionStore';
+import { DirectoryWatches } from '../directoryWatches';
+import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
+import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
+import { fileIdentity, sameIdentity, type FileIdentity } from '../transcriptFiles';
+import { codexThreadNames } from './codex';
+import { PlaintextTooLarge } from './compressed';
+import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
+import { MAX_FOREIGN_FILE_BYTES, claudeFormat, codexFormat, readSessionText, type AgentFormat } from './formats';
 import { parseJsonl, type JsonlRecord } from './records';
 
-/** Largest transcript read whole (a bigger one is listed by name only, and not read). */
-export const MAX_FOREIGN_FILE_BYTES = 64 * 1024 * 1024;
+export { MAX_FOREIGN_FILE_BYTES } from './formats';
 
 /** Another agent's store: read-only, listing and surfaces in the resolver's shapes. */
 export interface ForeignSessionStore extends SessionStore {
@@ -19,253 +23,590 @@ export interface ForeignSessionStore extends SessionStore {
   readonly home: string;
   /** The whole session as the user saw it (for a transcript); rejects as `readSurface` does. */
   readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
+  /** Stops watching and sweeping; no cache write starts after (one in progress finishes). */
+  dispose(): void;
 }
 
-interface FileFacts {
-  mtimeMs: number;
-  size: number;
-  summary: StoredSessionSummary | undefined;
+/** How the store keeps its listing fresh and its cache written. */
+export interface ForeignStoreTuning {
+  /** Quiet time after a watch event before the folder (or file) it names is looked at again. */
+  debounceMs: number;
+  /**
+   * …and at least this many times the last such look took, since it ended: a session being written
+   * is read whole again at each look, so a large one written continuously costs at most ~1/(1+factor)
+   * of a core (default 10).
+   */
+  refreshCostFactor: number;
+  /**
+   * The sweep: a full walk of the home (every folder listed, every session file stat'ed) behind the
+   * watches, for lost events and folders past `maxWatches`; passes at least `sweepPeriodMs` and
+   * `sweepCostFactor` × the last walk's duration apart.
+   */
+  sweepPeriodMs: number;
+  sweepCostFactor: number;
+  /** Folder watches at most (the home, the session folders' parents, then the most recent session folders). */
+  maxWatches: number;
+  watchFactory?: WatchFactory;
+  /** Delay before the persistent cache is rewritten after a change. */
+  cacheSaveDelayMs: number;
+  /** A read of an id that is not listed walks the home first, at most this often. */
+  missRescanMs: number;
 }
 
-/** One agent's format: where its session files are, and how one is read. */
-interface AgentFormat {
-  /** The session files under `home` (absolute paths). */
-  files(home: string, signal?: AbortSignal): Promise<string[]>;
-  /** Listing facts of a file (title before the index lookup), or undefined when it is no session. */
-  summarize(file: string, text: string, mtimeMs: number): Omit<StoredSessionSummary, 'agent'> | undefined;
-  surface(records: readonly JsonlRecord[]): SessionSurface['events'];
-  /** The whole session as the user saw it. */
-  log(records: readonly JsonlRecord[]): SessionEventRecord[];
-}
-
-async function listDir(dir: string): Promise<import('node:fs').Dirent[]> {
-  try {
-    return await readdir(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-}
-
-const claudeFormat: AgentFormat = {
-  async files(home, signal) {
-    const projects = path.join(home, 'projects');
-    const files: string[] = [];
-    for (const project of await listDir(projects)) {
-      signal?.throwIfAborted();
-      if (!project.isDirectory()) continue;
-      for (const entry of await listDir(path.join(projects, project.name))) {
-        if (entry.isFile() && entry.name.endsWith('.jsonl')) files.push(path.join(projects, project.name, entry.name));
-      }
-    }
-    return files;
-  },
-  summarize(file, text, mtimeMs) {
-    const records = parseJsonl(text);
-    if (records.length === 0) return undefined;
-    const info = claudeSessionInfo(records, claudeSessionIdOfFile(file));
-    return { id: info.id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(info.title === undefined ? {} : { title: info.title }) };
-  },
-  surface: claudeSurfaceEvents,
-  log: claudeLogEvents,
+export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
+  debounceMs: 30,
+  refreshCostFactor: 10,
+  sweepPeriodMs: 30_000,
+  sweepCostFactor: 400,
+  maxWatches: 1024,
+  cacheSaveDelayMs: 5000,
+  missRescanMs: 1000,
 };
 
-const codexFormat: AgentFormat = {
-  async files(home, signal) {
-    // sessions/YYYY/MM/DD/rollout-*.jsonl, and `.jsonl.zst` (idle rollouts recent versions rewrite).
-    const files: string[] = [];
-    const walk = async (dir: string, depth: number): Promise<void> => {
-      signal?.throwIfAborted();
-      for (const entry of await listDir(dir)) {
-        const full = path.join(dir, entry.name);
-        if (entry.isDirectory() && depth < 3) await walk(full, depth + 1);
-        else if (entry.isFile() && depth === 3 && codexRolloutName(entry.name) !== undefined) files.push(full);
-      }
-    };
-    await walk(path.join(home, 'sessions'), 0);
-    return files;
-  },
-  summarize(file, text, mtimeMs) {
-    const records = parseJsonl(text);
-    if (records.length === 0) return undefined;
-    const info = codexSessionInfo(records, file);
-    if (info === undefined) return undefined;
-    return { id: info.id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(info.firstPrompt === undefined ? {} : { title: info.firstPrompt }) };
-  },
-  surface: codexSurfaceEvents,
-  log: codexLogEvents,
-};
-
-/** A session file's text; a `.zst` one decoded whole (`PlaintextTooLarge` past the read limit). */
-async function readSessionText(file: string, signal?: AbortSignal): Promise<string> {
-  if (!file.endsWith('.zst')) return readFile(file, { encoding: 'utf8', ...(signal === undefined ? {} : { signal }) });
-  return decodeZstdFile(await readFile(file, signal === undefined ? {} : { signal }), MAX_FOREIGN_FILE_BYTES);
-}
-
-/** How fresh a listing is kept. */
 export interface ForeignStoreOptions {
   /** Diagnostic logging (files skipped, refreshes that failed). */
   log?: (message: string) => void;
-  /** A listing younger than this is answered as is, without touching the disk (default {@link FOREIGN_LISTING_FRESH_MS}). */
-  freshMs?: number;
-  /** Epoch milliseconds (tests inject a clock). */
-  now?: () => number;
+  /**
+   * Where the persistent summary cache lives (one file per agent home; the dsh store's cache
+   * directory). Absent, or inside the agent's home: no persistent cache.
+   */
+  cacheDir?: string;
+  /** Reads a session file's text (tests count reads); default: the file, a `.zst` one decoded. */
+  readText?: (file: string, signal?: AbortSignal) => Promise<string>;
+  tuning?: Partial<ForeignStoreTuning>;
 }
 
-/** Default freshness of a foreign listing: one re-scan per second at most, however fast completion asks. */
-export const FOREIGN_LISTING_FRESH_MS = 1000;
+/** One session file as last seen. */
+interface Entry {
+  identity: FileIdentity;
+  /** Undefined: the file holds no session (or is too large to read). */
+  summary: StoredSessionSummary | undefined;
+  /** The last read failed: no fact about the file, so it is never cached and the next look reads it again. */
+  readFailed?: true;
+}
+
+/** Cache writes in progress, of every foreign store (see {@link foreignCacheWritesSettled}). */
+const cacheWrites = new Set<Promise<void>>();
+
+/** Resolves once no foreign store is writing its cache (a disposed store's write stops at its next entry). */
+export async function foreignCacheWritesSettled(): Promise<void> {
+  while (cacheWrites.size > 0) await Promise.allSettled([...cacheWrites]);
+}
 
 /**
- * Open another agent's store under `home`. A scan reads the folders and the file sizes and times,
- * and re-reads only the files that changed; while nothing changed it hands out the same frozen
- * array, which keeps the candidate index. Listings are cached: a listing younger than `freshMs` is
- * answered from memory; an older one is still answered at once while ONE background scan refreshes
- * it (so completion never waits on a walk of the agent's home after the first); only the first
- * listing waits for its scan. Changes (renames, new turns, new or deleted sessions) therefore show up
- * within `freshMs` plus one scan of being asked for. Nothing runs while nobody asks.
+ * Open another agent's store under `home`, strictly read-only. The first listing walks the home
+ * (folders listed, session files stat'ed) and reads only the files the persistent cache does not
+ * describe by the same identity (size, modification and change time, inode); later listings are
+ * answered from memory at once, without touching the disk. Folder watches on the home, the parents
+ * of the session folders and the most recent session folders report new, renamed, deleted and
+ * written sessions: the folder (or the one file) named is looked at again after a short quiet time,
+ * and only a file whose identity changed is read again. A slow sweep walks the whole home behind
+ * the watches. While nothing changes the listing is the same frozen array, which keeps the
+ * candidate index. Damage (torn lines, garbage, a damaged cache) is skipped, never fatal.
  */
 export function openForeignStore(agent: ForeignAgent, home: string, options: ForeignStoreOptions | ((message: string) => void) = {}): ForeignSessionStore {
-  const { log, freshMs = FOREIGN_LISTING_FRESH_MS, now = Date.now } = typeof options === 'function' ? { log: options } : options;
-  const format = agent === 'claude-code' ? claudeFormat : codexFormat;
-  const facts = new Map<string, FileFacts>();
-  const pathById = new Map<string, string>();
-  let listing: readonly StoredSessionSummary[] = Object.freeze([]);
-  let listingKey = '';
-  const reported = new Set<string>();
+  return new ForeignStore(agent, home, typeof options === 'function' ? { log: options } : options);
+}
 
-  async function threadNames(): Promise<Map<string, string>> {
-    if (agent !== 'codex') return new Map();
-    try {
-      return codexThreadNames(await readFile(path.join(home, 'session_index.jsonl'), 'utf8'));
-    } catch {
-      return new Map(); // No index (never renamed, or removed): titles fall back to the first prompt.
-    }
+class ForeignStore implements ForeignSessionStore {
+  private readonly format: AgentFormat;
+  private readonly tuning: ForeignStoreTuning;
+  private readonly log: (message: string) => void;
+  private readonly readText: (file: string, signal?: AbortSignal) => Promise<string>;
+  /** Session files by home-relative key (`projects/<p>/<id>.jsonl`). */
+  private readonly entries = new Map<string, Entry>();
+  /** Session file names by the folder (home-relative) that holds them. */
+  private readonly filesByDir = new Map<string, Set<string>>();
+  /** Every folder known below the home, `base` included. */
+  private readonly knownDirs = new Set<string>();
+  private pathById = new Map<string, string>();
+  private listing: readonly StoredSessionSummary[] = Object.freeze([]);
+  private names = new Map<string, string>();
+  private namesIdentity: FileIdentity | undefined;
+  private listingChanged = true;
+  private dirsChanged = false;
+  private readonly reported = new Set<string>();
+
+  private queue: Promise<void> = Promise.resolve();
+  private started: Promise<void> | undefined;
+  private firstListed = false;
+  private disposed = false;
+  private lastFullScanAt = -Infinity;
+  private lastFullScanMs = 0;
+  /** When the last look at what the watches reported ended, and how long it took. */
+  private lastRefreshEnd = -Infinity;
+  private lastRefreshMs = 0;
+
+  private watches: DirectoryWatches | undefined;
+  private readonly dirtyDirs = new Set<string>();
+  private readonly dirtyFiles = new Set<string>();
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private sweepTimer: ReturnType<typeof setTimeout> | undefined;
+
+  private cacheFile: string | undefined;
+  private cacheRoot = '';
+  private cacheStale = false;
+  private cacheTimer: ReturnType<typeof setTimeout> | undefined;
+  private cacheSaving = false;
+  private cacheFailureLogged = false;
+
+  constructor(
+    readonly agent: ForeignAgent,
+    readonly home: string,
+    private readonly options: ForeignStoreOptions,
+  ) {
+    this.format = agent === 'claude-code' ? claudeFormat : codexFormat;
+    this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
+    this.log = options.log ?? (() => undefined);
+    this.readText = options.readText ?? readSessionText;
   }
 
-  /** When the cached listing was scanned (undefined: never). */
-  let scannedAt: number | undefined;
-  let scanning: Promise<readonly StoredSessionSummary[]> | undefined;
+  // ---- the resolver's seam ----------------------------------------------------------------------
 
-  /** One scan at a time, shared by every caller and not tied to any caller's signal. */
-  function rescan(): Promise<readonly StoredSessionSummary[]> {
-    scanning ??= (async () => {
-      const startedAt = now();
-      try {
-        const result = await scan();
-        scannedAt = startedAt;
-        return result;
-      } finally {
-        scanning = undefined;
-      }
-    })();
-    return scanning;
-  }
-
-  function isFresh(): boolean {
-    return scannedAt !== undefined && now() - scannedAt < freshMs;
-  }
-
-  async function listSessions(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]> {
+  async listSessions(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]> {
     signal?.throwIfAborted();
-    if (scannedAt === undefined) return raceWithSignal(rescan(), signal);
-    if (!isFresh()) {
-      // Stale: answer what we have; one background scan brings the next answer up to date.
-      rescan().catch((error: unknown) => log?.(`${agent} store: refreshing the listing failed: ${String(error)}`));
-    }
-    return listing;
+    if (!this.firstListed) await raceWithSignal(this.start(), signal);
+    return this.listing;
   }
 
-  async function scan(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]> {
-    const files = await format.files(home, signal);
-    const names = await threadNames();
-    const seen = new Set<string>();
-    const keyParts: string[] = [];
-    for (const file of files) {
-      signal?.throwIfAborted();
-      seen.add(file);
-      let info;
-      try {
-        info = await stat(file);
-      } catch {
-        continue;
-      }
-      let known = facts.get(file);
-      if (known === undefined || known.mtimeMs !== info.mtimeMs || known.size !== info.size) {
-        let summary: StoredSessionSummary | undefined;
-        if (info.size <= MAX_FOREIGN_FILE_BYTES) {
-          try {
-            const base = format.summarize(file, await readSessionText(file), info.mtimeMs);
-            summary = base === undefined ? undefined : { ...base, agent };
-          } catch {
-            summary = undefined;
-          }
-        }
-        if (summary === undefined && !reported.has(file)) {
-          reported.add(file);
-          log?.(`${agent} store: skipped ${file}: no session records`);
-        }
-        known = { mtimeMs: info.mtimeMs, size: info.size, summary };
-        facts.set(file, known);
-      }
-      keyParts.push(`${file}\u0000${known.mtimeMs}\u0000${known.size}`);
-    }
-    for (const file of facts.keys()) if (!seen.has(file)) facts.delete(file);
-    const key = keyParts.join('\u0001') + '\u0002' + JSON.stringify([...names]);
-    if (key === listingKey) return listing;
-    pathById.clear();
-    // One file per id: the latest written (a rollout and its compressed copy may both exist for a while).
-    for (const [file, { summary, mtimeMs }] of facts) {
-      if (summary === undefined) continue;
-      const other = pathById.get(summary.id);
-      if (other === undefined || facts.get(other)!.mtimeMs < mtimeMs) pathById.set(summary.id, file);
-    }
-    const summaries: StoredSessionSummary[] = [];
-    for (const file of pathById.values()) {
-      const summary = facts.get(file)!.summary!;
-      const name = names.get(summary.id);
-      summaries.push(Object.freeze(name === undefined ? summary : { ...summary, title: name }));
-    }
-    summaries.sort(compareStoreOrder);
-    listing = Object.freeze(summaries);
-    listingKey = key;
-    return listing;
+  async readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface> {
+    const { records, summary } = await this.readRecords(sessionId, signal);
+    const last = records.length === 0 ? null : records[records.length - 1]!.line;
+    return { header: this.header(sessionId, summary), capturedThroughSeq: last, events: this.format.surface(records) };
+  }
+
+  async readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog> {
+    const { records, summary } = await this.readRecords(sessionId, signal);
+    return { header: this.header(sessionId, summary), events: this.format.log(records), ...(summary?.title === undefined ? {} : { title: summary.title }) };
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.watches?.dispose();
+    this.watches = undefined;
+    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer]) if (timer !== undefined) clearTimeout(timer);
+    this.refreshTimer = this.sweepTimer = this.cacheTimer = undefined;
+  }
+
+  /** Live handles (for leak tests): folder watches and pending timers. */
+  handles(): { watches: number; timers: number } {
+    const timers = [this.refreshTimer, this.sweepTimer, this.cacheTimer].filter((timer) => timer !== undefined).length;
+    return { watches: this.watches?.count ?? 0, timers: timers + (this.watches?.adding === true ? 1 : 0) };
+  }
+
+  private header(sessionId: string, summary: StoredSessionSummary | undefined): SessionSurface['header'] {
+    return { id: sessionId, ...(summary?.cwd === undefined ? {} : { cwd: summary.cwd }), createdAt: summary?.createdAt ?? 0, agent: this.agent };
   }
 
   /** One session's records, and its listing row. */
-  async function readRecords(sessionId: string, signal?: AbortSignal): Promise<{ records: JsonlRecord[]; summary: StoredSessionSummary | undefined }> {
-    // An id not listed yet may be a session that just appeared: scan again unless the listing is fresh.
-    if (!pathById.has(sessionId) && !isFresh()) await raceWithSignal(rescan(), signal);
-    const file = pathById.get(sessionId);
-    if (file === undefined) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
+  private async readRecords(sessionId: string, signal?: AbortSignal): Promise<{ records: JsonlRecord[]; summary: StoredSessionSummary | undefined }> {
+    if (!this.firstListed) await raceWithSignal(this.start(), signal);
+    if (!this.pathById.has(sessionId)) {
+      // Maybe a session that just appeared: what the watches reported first, then (at most every
+      // `missRescanMs`) a walk of the home for what they did not.
+      await raceWithSignal(this.refreshNow(), signal);
+      if (!this.pathById.has(sessionId) && performance.now() - this.lastFullScanAt >= this.tuning.missRescanMs) {
+        await raceWithSignal(this.enqueue(() => this.fullScan()), signal);
+      }
+    }
+    const key = this.pathById.get(sessionId);
+    if (key === undefined) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
     let text: string;
     try {
-      const info = await stat(file);
+      const info = await fsp.stat(this.full(key));
       if (info.size > MAX_FOREIGN_FILE_BYTES) throw new SessionReadError('too-large', `session ${JSON.stringify(sessionId)} is too large to read`);
-      text = await readSessionText(file, signal);
+      text = await this.readText(this.full(key), signal);
     } catch (error) {
       if (error instanceof SessionReadError) throw error;
       if (error instanceof PlaintextTooLarge) throw new SessionReadError('too-large', `session ${JSON.stringify(sessionId)} is too large to read`);
       signal?.throwIfAborted();
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`, { cause: error });
-      throw new SessionReadError('io', `cannot read ${agent} session ${JSON.stringify(sessionId)}: ${code ?? String(error)}`, { cause: error });
+      throw new SessionReadError('io', `cannot read ${this.agent} session ${JSON.stringify(sessionId)}: ${code ?? String(error)}`, { cause: error });
     }
-    return { records: parseJsonl(text), summary: listing.find((entry) => entry.id === sessionId) };
+    return { records: parseJsonl(text), summary: this.listing.find((entry) => entry.id === sessionId) };
   }
 
-  function header(sessionId: string, summary: StoredSessionSummary | undefined): SessionSurface['header'] {
-    return { id: sessionId, ...(summary?.cwd === undefined ? {} : { cwd: summary.cwd }), createdAt: summary?.createdAt ?? 0, agent };
+  // ---- scheduling ---------------------------------------------------------------------------------
+
+  /** Work on the entries, one piece at a time; a failure is logged, never thrown at a later caller. */
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(() => (this.disposed ? undefined : work()));
+    this.queue = run.catch((error: unknown) => this.log(`${this.agent} store: ${error instanceof Error ? error.message : String(error)}`));
+    return this.queue;
   }
 
-  async function readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface> {
-    const { records, summary } = await readRecords(sessionId, signal);
-    const last = records.length === 0 ? null : records[records.length - 1]!.line;
-    return { header: header(sessionId, summary), capturedThroughSeq: last, events: format.surface(records) };
+  /** The first listing: the cache, one walk of the home, then watches and the sweep. Never rejects. */
+  private start(): Promise<void> {
+    this.started ??= this.enqueue(async () => {
+      try {
+        await this.loadCache();
+        await this.fullScan();
+        // The first cache is written at once (a CLI process lives only that long), later ones after a quiet time.
+        if (this.cacheTimer !== undefined) clearTimeout(this.cacheTimer);
+        this.cacheTimer = undefined;
+        this.saveCache();
+      } finally {
+        this.firstListed = true;
+        if (!this.disposed) {
+          this.watches = new DirectoryWatches(this.home, (dir, name) => this.onWatch(dir, name), this.tuning.maxWatches, this.log, this.tuning.watchFactory ?? nodeDirectoryFiles.watch);
+          this.updateWatches();
+          this.scheduleSweep();
+        }
+      }
+    });
+    return this.started;
   }
 
-  async function readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog> {
-    const { records, summary } = await readRecords(sessionId, signal);
-    return { header: header(sessionId, summary), events: format.log(records), ...(summary?.title === undefined ? {} : { title: summary.title }) };
+  private timer(callback: () => void, ms: number): ReturnType<typeof setTimeout> {
+    const timer = setTimeout(callback, ms);
+    timer.unref?.();
+    return timer;
   }
 
-  return { agent, home, listSessions, readSurface, readLog };
+  private onWatch(dir: string, name: string | undefined): void {
+    if (this.disposed) return;
+    if (dir === '') {
+      // The home holds much else (histories, logs, databases written all the time): only the
+      // session folders' parent and Codex's title index matter.
+      if (name !== undefined && name !== this.format.base && !(this.agent === 'codex' && name === 'session_index.jsonl')) return;
+      this.dirtyDirs.add('');
+    } else if (name !== undefined && this.depthOf(dir) === this.format.leafDepth && this.format.isSessionFile(name)) {
+      this.dirtyFiles.add(`${dir}/${name}`);
+    } else {
+      this.dirtyDirs.add(dir);
+    }
+    const sinceLast = performance.now() - this.lastRefreshEnd;
+    this.refreshTimer ??= this.timer(
+      () => {
+        this.refreshTimer = undefined;
+        void this.enqueue(() => this.processDirty());
+      },
+      Math.max(this.tuning.debounceMs, this.tuning.refreshCostFactor * this.lastRefreshMs - sinceLast),
+    );
+  }
+
+  /** Settles once what the watches reported so far is in the listing. */
+  private refreshNow(): Promise<void> {
+    if (this.refreshTimer !== undefined) {
+      clearTimeout(this.refreshTimer);
+      this.refreshTimer = undefined;
+      return this.enqueue(() => this.processDirty());
+    }
+    return this.queue;
+  }
+
+  private scheduleSweep(): void {
+    if (this.disposed) return;
+    const delay = Math.max(this.tuning.sweepPeriodMs, this.tuning.sweepCostFactor * this.lastFullScanMs);
+    this.sweepTimer = this.timer(() => {
+      this.sweepTimer = undefined;
+      void this.enqueue(() => this.fullScan()).finally(() => this.scheduleSweep());
+    }, delay);
+  }
+
+  // ---- walking the home ---------------------------------------------------------------------------
+
+  private full(key: string): string {
+    return key === '' ? this.home : path.join(this.home, ...key.split('/'));
+  }
+
+  /** -1 for the home, 0 for `base`, then one more per folder below it. */
+  private depthOf(dir: string): number {
+    return dir === '' ? -1 : dir.split('/').length - 1;
+  }
+
+  /** Walks the whole home: every folder listed, every session file stat'ed, changed ones read. */
+  private async fullScan(): Promise<void> {
+    const started = performance.now();
+    const seenDirs = new Set<string>();
+    await this.scanDir('', true, seenDirs);
+    // Folders (and their files) the walk did not meet are gone, cached ones included.
+    for (const dir of [...this.knownDirs]) if (!seenDirs.has(dir)) this.dropDir(dir);
+    for (const key of [...this.entries.keys()]) if (!seenDirs.has(parentOf(key))) this.removeFile(key);
+    this.lastFullScanAt = performance.now();
+    this.lastFullScanMs = this.lastFullScanAt - started;
+    this.afterChanges();
+  }
+
+  /** What the watches reported: those folders listed again, those files stat'ed again. */
+  private async processDirty(): Promise<void> {
+    const started = performance.now();
+    const dirs = [...this.dirtyDirs];
+    const files = [...this.dirtyFiles].filter((key) => !this.dirtyDirs.has(parentOf(key)));
+    this.dirtyDirs.clear();
+    this.dirtyFiles.clear();
+    for (const dir of dirs) if (dir === '' || this.knownDirs.has(dir)) await this.scanDir(dir, false);
+    for (const key of files) if (this.knownDirs.has(parentOf(key))) await this.refreshFile(key);
+    this.afterChanges();
+    this.lastRefreshEnd = performance.now();
+    this.lastRefreshMs = this.lastRefreshEnd - started;
+  }
+
+  /**
+   * Looks at one folder: the home (is `base` there; Codex's title index), a folder above the session
+   * folders (its subfolders; new ones walked whole), or a session folder (its files). `deep`: walk
+   * every subfolder, known or not.
+   */
+  private async scanDir(dir: string, deep: boolean, seenDirs?: Set<string>): Promise<void> {
+    const depth = this.depthOf(dir);
+    if (depth === -1) {
+      if (this.agent === 'codex') await this.refreshNames();
+      const base = this.format.base;
+      const isDir = await fsp.stat(this.full(base)).then((stats) => stats.isDirectory(), () => false);
+      if (!isDir) this.dropDir(base);
+      else if (deep || !this.knownDirs.has(base)) await this.scanDir(base, true, seenDirs);
+      return;
+    }
+    let entries: Dirent[];
+    try {
+      entries = await fsp.readdir(this.full(dir), { withFileTypes: true });
+    } catch {
+      this.dropDir(dir);
+      return;
+    }
+    seenDirs?.add(dir);
+    if (!this.knownDirs.has(dir)) {
+      this.knownDirs.add(dir);
+      this.dirsChanged = true;
+    }
+    if (depth < this.format.leafDepth) {
+      const children = new Set(entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name));
+      for (const child of children) {
+        const key = `${dir}/${child}`;
+        if (deep || !this.knownDirs.has(key)) await this.scanDir(key, true, seenDirs);
+      }
+      for (const known of [...this.knownDirs]) if (parentOf(known) === dir && !children.has(path.posix.basename(known))) this.dropDir(known);
+      return;
+    }
+    const names = entries.filter((entry) => entry.isFile() && this.format.isSessionFile(entry.name)).map((entry) => entry.name);
+    const present = new Set(names);
+    for (const name of [...(this.filesByDir.get(dir) ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
+    // A few stats (and reads) at once: one at a time, a walk of thousands of files waits on each round trip.
+    for (let i = 0; i < names.length; i += 16) await Promise.all(names.slice(i, i + 16).map((name) => this.refreshFile(`${dir}/${name}`)));
+  }
+
+  /** Stats one session file and reads it again when its identity changed. */
+  private async refreshFile(key: string): Promise<void> {
+    const file = this.full(key);
+    let stats;
+    try {
+      stats = await fsp.stat(file);
+    } catch {
+      this.removeFile(key);
+      return;
+    }
+    if (!stats.isFile()) return this.removeFile(key);
+    const identity = fileIdentity(stats);
+    const known = this.entries.get(key);
+    if (known !== undefined && known.readFailed !== true && sameIdentity(known.identity, identity)) return;
+    let summary: StoredSessionSummary | undefined;
+    let readFailed = false;
+    let why = 'no session records';
+    if (stats.size > MAX_FOREIGN_FILE_BYTES) {
+      why = 'too large to read';
+    } else {
+      try {
+        const base = this.format.summarize(file, await this.readText(file), stats.mtimeMs);
+        summary = base === undefined ? undefined : Object.freeze({ ...base, agent: this.agent });
+      } catch (error) {
+        if (error instanceof PlaintextTooLarge) {
+          why = 'too large to read';
+        } else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          return this.removeFile(key);
+        } else {
+          // Not a fact about the file (a permission, an I/O error): keep what was known, try again later.
+          readFailed = true;
+          why = `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+          summary = known?.summary;
+        }
+      }
+    }
+    if ((summary === undefined || readFailed) && !this.reported.has(key)) {
+      this.reported.add(key);
+      this.log(`${this.agent} store: skipped ${file}: ${why}`);
+    }
+    this.entries.set(key, readFailed ? { identity, summary, readFailed: true } : { identity, summary });
+    this.addToDir(key);
+    this.listingChanged = true;
+    if (!readFailed) this.cacheStale = true;
+  }
+
+  private addToDir(key: string): void {
+    const dir = parentOf(key);
+    let names = this.filesByDir.get(dir);
+    if (names === undefined) this.filesByDir.set(dir, (names = new Set()));
+    names.add(path.posix.basename(key));
+  }
+
+  private removeFile(key: string): void {
+    if (!this.entries.delete(key)) return;
+    const dir = parentOf(key);
+    const names = this.filesByDir.get(dir);
+    names?.delete(path.posix.basename(key));
+    if (names?.size === 0) this.filesByDir.delete(dir);
+    this.listingChanged = true;
+    this.cacheStale = true;
+  }
+
+  /** Forgets a folder, its subfolders and their files. */
+  private dropDir(dir: string): void {
+    for (const known of [...this.knownDirs]) {
+      if (known !== dir && !known.startsWith(`${dir}/`)) continue;
+      this.knownDirs.delete(known);
+      this.dirsChanged = true;
+      for (const name of [...(this.filesByDir.get(known) ?? [])]) this.removeFile(`${known}/${name}`);
+    }
+  }
+
+  /** Codex's titles: the latest `thread_name` per id in `session_index.jsonl`, read again when it changed. */
+  private async refreshNames(): Promise<void> {
+    const file = path.join(this.home, 'session_index.jsonl');
+    let identity: FileIdentity | undefined;
+    let names = new Map<string, string>();
+    try {
+      identity = fileIdentity(await fsp.stat(file));
+      if (sameIdentity(this.namesIdentity, identity)) return;
+      names = codexThreadNames(await fsp.readFile(file, 'utf8'));
+    } catch {
+      // No index (never renamed, or removed): titles fall back to the first prompt.
+      identity = undefined;
+    }
+    this.namesIdentity = identity;
+    if (names.size === this.names.size && [...names].every(([id, name]) => this.names.get(id) === name)) return;
+    this.names = names;
+    this.listingChanged = true;
+  }
+
+  /** After a walk or a refresh: the listing rebuilt if anything changed, the watches and the cache kept up. */
+  private afterChanges(): void {
+    if (this.listingChanged) this.rebuildListing();
+    if (this.dirsChanged && this.watches !== undefined) this.updateWatches();
+    this.scheduleCacheSave();
+  }
+
+  private rebuildListing(): void {
+    this.listingChanged = false;
+    // One file per id: the latest written (a rollout and its compressed copy may both exist for a while).
+    const pathById = new Map<string, string>();
+    for (const [key, { summary, identity }] of this.entries) {
+      if (summary === undefined) continue;
+      const other = pathById.get(summary.id);
+      if (other === undefined || this.entries.get(other)!.identity.mtimeMs < identity.mtimeMs) pathById.set(summary.id, key);
+    }
+    const summaries: StoredSessionSummary[] = [];
+    for (const key of pathById.values()) {
+      const summary = this.entries.get(key)!.summary!;
+      const name = this.names.get(summary.id);
+      summaries.push(name === undefined ? summary : Object.freeze({ ...summary, title: name }));
+    }
+    summaries.sort(compareStoreOrder);
+    this.pathById = pathById;
+    // A write that changed no row (a new turn of a titled session) keeps the array, and so the candidate index.
+    if (summaries.length === this.listing.length && summaries.every((summary, i) => sameRow(summary, this.listing[i]!))) return;
+    this.listing = Object.freeze(summaries);
+  }
+
+  /** Watches the home, the folders above the session folders, then the most recently written session folders. */
+  private updateWatches(): void {
+    this.dirsChanged = false;
+    const newest = new Map<string, number>();
+    for (const [key, { identity }] of this.entries) {
+      const dir = parentOf(key);
+      newest.set(dir, Math.max(newest.get(dir) ?? -Infinity, identity.mtimeMs));
+    }
+    const branches: string[] = [];
+    const leaves: string[] = [];
+    for (const dir of this.knownDirs) (this.depthOf(dir) < this.format.leafDepth ? branches : leaves).push(dir);
+    leaves.sort((a, b) => (newest.get(b) ?? -Infinity) - (newest.get(a) ?? -Infinity));
+    this.watches?.update([...branches, ...leaves]);
+  }
+
+  // ---- the persistent cache -----------------------------------------------------------------------
+
+  /** The cached summaries as entries: a file still of the same identity is not read again. */
+  private async loadCache(): Promise<void> {
+    const cacheDir = this.options.cacheDir;
+    if (cacheDir === undefined) return;
+    const home = path.resolve(this.home);
+    const realHome = await fsp.realpath(home).catch(() => home);
+    const realCacheDir = await fsp.realpath(cacheDir).catch(() => path.resolve(cacheDir));
+    if ([path.resolve(cacheDir), realCacheDir].some((dir) => isWithin(dir, home) || isWithin(dir, realHome))) {
+      this.log(`${this.agent} store: cache directory ${cacheDir} is inside ${this.home}; not using a persistent cache`);
+      return;
+    }
+    this.cacheRoot = foreignCacheRoot(this.agent, realHome);
+    this.cacheFile = summaryCacheFile(cacheDir, this.cacheRoot);
+    // Killed writes' leftovers go; a write in progress elsewhere stays.
+    void removeStaleTempFiles(cacheDir).catch(() => undefined);
+    const cached = await loadSummaryCache(this.cacheFile, this.cacheRoot);
+    for (const [key, entry] of cached) {
+      if (!this.isSessionKey(key)) continue;
+      this.entries.set(key, { identity: entry.identity, summary: fromCached(this.agent, entry) });
+      this.addToDir(key);
+    }
+  }
+
+  /** Whether a cache key names a session file where this agent keeps them (a cache line is never trusted). */
+  private isSessionKey(key: string): boolean {
+    const parts = key.split('/');
+    if (parts.length !== this.format.leafDepth + 2 || parts[0] !== this.format.base) return false;
+    if (parts.some((part) => part === '' || part === '.' || part === '..' || part.includes('\\'))) return false;
+    return this.format.isSessionFile(parts[parts.length - 1]!);
+  }
+
+  /**
+   * The entries as cache lines. A write in progress finishes even when the store is disposed meanwhile
+   * (a CLI disposes its stores as soon as it answered; a few thousand lines take milliseconds), and
+   * processes wait for it with {@link foreignCacheWritesSettled}; no write starts after.
+   */
+  private *cachedEntries(): Generator<[string, CachedSummary]> {
+    for (const [key, entry] of this.entries) {
+      if (entry.readFailed === true) continue;
+      yield [key, toCached(entry.identity, entry.summary)];
+    }
+  }
+
+  private scheduleCacheSave(): void {
+    if (this.cacheFile === undefined || !this.cacheStale || this.cacheTimer !== undefined || this.disposed) return;
+    this.cacheTimer = this.timer(() => {
+      this.cacheTimer = undefined;
+      this.saveCache();
+    }, this.tuning.cacheSaveDelayMs);
+  }
+
+  /** Starts writing the cache now, when it is stale and no write is in progress (else one is scheduled). */
+  private saveCache(): void {
+    const cacheFile = this.cacheFile;
+    if (cacheFile === undefined || this.disposed || !this.cacheStale) return;
+    if (this.cacheSaving) return this.scheduleCacheSave();
+    this.cacheStale = false;
+    this.cacheSaving = true;
+    // The entries are iterated lazily while the queue may change them: a change made meanwhile
+    // marks the cache stale again, and the next save writes it.
+    const write = saveSummaryCache(cacheFile, this.cacheRoot, this.cachedEntries())
+      .catch((error: unknown) => {
+        this.cacheStale = true;
+        if (this.disposed || this.cacheFailureLogged) return;
+        this.cacheFailureLogged = true;
+        this.log(`${this.agent} store: cannot write the cache ${cacheFile}: ${(error as Error).message}`);
+      })
+      .finally(() => {
+        this.cacheSaving = false;
+        cacheWrites.delete(write);
+        this.scheduleCacheSave();
+      });
+    cacheWrites.add(write);
+  }
+}
+
+function sameRow(a: StoredSessionSummary, b: StoredSessionSummary): boolean {
+  return a === b || (a.id === b.id && a.cwd === b.cwd && a.createdAt === b.createdAt && a.title === b.title && a.agent === b.agent);
+}
+
+/** The folder of a home-relative key ('' for a top-level one). */
+function parentOf(key: string): string {
+  const slash = key.lastIndexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
 }

@@ -1,0 +1,273 @@
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ForeignAgent } from '@dsh-session-ls/shared';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
+import { foreignCacheRoot, toCached } from './foreignCache';
+import { openForeignStore, type ForeignSessionStore, type ForeignStoreOptions } from './foreignStore';
+import { readSessionText } from './formats';
+
+// Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
+const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
+const CC_RENAMED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01';
+const CC_UNTITLED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a02';
+const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';
+const CX_UNTITLED = '01a23b79-474a-78b1-9540-13f1768e6c53';
+const CC_PROJECT = path.join('projects', '-tmp-dsh-agent-fixtures-proj-a');
+const CX_DAY = path.join('sessions', '2026', '12', '03');
+
+const scratch: string[] = [];
+afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'foreign-store-'));
+  scratch.push(dir);
+  return dir;
+}
+/** A writable copy of a fixture home, and a cache folder beside it. */
+function homeAndCache(agent: ForeignAgent): { home: string; cacheDir: string } {
+  const dir = tempDir();
+  const home = path.join(dir, 'home');
+  cpSync(path.join(FIXTURES, agent), home, { recursive: true });
+  return { home, cacheDir: path.join(dir, 'cache') };
+}
+
+/** A store whose session-file reads are counted (home-relative paths, in order). */
+function counted(agent: ForeignAgent, home: string, options: ForeignStoreOptions = {}): { store: ForeignSessionStore; reads: string[]; logged: string[] } {
+  const reads: string[] = [];
+  const logged: string[] = [];
+  const store = openForeignStore(agent, home, {
+    log: (message) => logged.push(message),
+    ...options,
+    readText: (file, signal) => {
+      reads.push(path.relative(home, file));
+      return readSessionText(file, signal);
+    },
+  });
+  scratchStores.push(store);
+  return { store, reads, logged };
+}
+const scratchStores: ForeignSessionStore[] = [];
+afterAll(() => scratchStores.forEach((store) => store.dispose()));
+
+/** Polls `check` until it holds, failing after a generous deadline (never a timed assertion). */
+async function eventually<T>(check: () => T | Promise<T>, what: string): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${(error as Error).message}`, { cause: error });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function listedUntil(store: ForeignSessionStore, done: (listing: readonly StoredSessionSummary[]) => boolean, what: string): Promise<readonly StoredSessionSummary[]> {
+  return eventually(async () => {
+    const listing = await store.listSessions();
+    if (!done(listing)) throw new Error('not yet');
+    return listing;
+  }, what);
+}
+
+function cacheFiles(cacheDir: string): string[] {
+  return existsSync(cacheDir) ? readdirSync(cacheDir).filter((name) => name.endsWith('.jsonl')) : [];
+}
+
+/** Lists once, then waits for the cache file to be written (one per agent home). */
+async function listAndCache(store: ForeignSessionStore, cacheDir: string, count = 1): Promise<readonly StoredSessionSummary[]> {
+  const listing = await store.listSessions();
+  await eventually(() => expect(cacheFiles(cacheDir)).toHaveLength(count), 'the cache file was never written');
+  return listing;
+}
+
+/** Copies a fixture session under a new id (and, for Codex, a new rollout name). */
+function copySession(agent: ForeignAgent, home: string, fromId: string, toId: string, toDir?: string): string {
+  const sourceKey = readdirSync(home, { recursive: true, encoding: 'utf8' }).find((name) => path.basename(name).includes(fromId))!;
+  const fromDir = path.dirname(path.join(home, sourceKey));
+  const source = path.basename(sourceKey);
+  const dir = toDir === undefined ? fromDir : path.join(home, toDir);
+  mkdirSync(dir, { recursive: true });
+  const target = path.join(dir, agent === 'claude-code' ? `${toId}.jsonl` : source.replace(fromId, toId));
+  // Written elsewhere and renamed in, as an atomic writer does (a watch never sees it half-written).
+  const temp = path.join(path.dirname(home), `${toId}.tmp`);
+  writeFileSync(temp, readFileSync(path.join(fromDir, source), 'utf8').replaceAll(fromId, toId));
+  renameSync(temp, target);
+  return target;
+}
+
+describe.each(['claude-code', 'codex'] as const)('%s store: persistent summary cache', (agent) => {
+  const sessions = 3;
+  const changedId = agent === 'claude-code' ? CC_RENAMED : CX_RENAMED;
+
+  it('reads every file once, then a restart reads none: the summaries come from the cache', async () => {
+    const { home, cacheDir } = homeAndCache(agent);
+    const first = counted(agent, home, { cacheDir });
+    const listed = await listAndCache(first.store, cacheDir);
+    expect(listed).toHaveLength(sessions);
+    expect(first.reads).toHaveLength(sessions);
+    first.store.dispose();
+
+    const second = counted(agent, home, { cacheDir });
+    expect(await second.store.listSessions()).toEqual(listed);
+    expect(second.reads).toEqual([]);
+    // The surfaces still come from the files themselves.
+    const id = listed[0]!.id;
+    expect((await second.store.readSurface(id)).header).toMatchObject({ id, agent });
+  });
+
+  it('re-reads only a file whose identity changed while it was down, and one that changes while it runs', async () => {
+    const { home, cacheDir } = homeAndCache(agent);
+    const first = counted(agent, home, { cacheDir });
+    await listAndCache(first.store, cacheDir);
+    first.store.dispose();
+    const file = readdirSync(path.join(home, agent === 'claude-code' ? CC_PROJECT : CX_DAY)).find((name) => name.includes(changedId))!;
+    const key = path.join(agent === 'claude-code' ? CC_PROJECT : CX_DAY, file);
+    // A record of a type the store does not know: the file changed, the listing row did not.
+    appendFileSync(path.join(home, key), JSON.stringify({ type: 'unknown-record-type', note: 'appended while down' }) + '\n');
+
+    const second = counted(agent, home, { cacheDir });
+    const listing = await second.store.listSessions();
+    expect(second.reads).toEqual([key]);
+    expect(listing).toHaveLength(sessions);
+
+    // Running: a watched folder reports the write, and only that file is read again.
+    appendFileSync(path.join(home, key), JSON.stringify({ type: 'unknown-record-type', note: 'appended while running' }) + '\n');
+    await eventually(() => expect(second.reads).toEqual([key, key]), 'the changed file was never read again');
+    expect(await second.store.listSessions()).toBe(listing);
+  });
+});
+
+describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder watches', (agent) => {
+  const sourceId = agent === 'claude-code' ? CC_UNTITLED : CX_UNTITLED;
+  const newId = agent === 'claude-code' ? '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8aff' : '01a23b79-0000-7000-8000-0000000000ff';
+
+  it('lists a new session in a known folder and in a new one, and drops deleted ones, without a restart', async () => {
+    const { home, cacheDir } = homeAndCache(agent);
+    const { store, reads } = counted(agent, home, { cacheDir });
+    const before = await store.listSessions();
+    const readsBefore = reads.length;
+    const added = copySession(agent, home, sourceId, newId);
+    await listedUntil(store, (listing) => listing.some((s) => s.id === newId), 'the new session never appeared');
+    // Only the new file was read.
+    expect(reads.slice(readsBefore)).toEqual([path.relative(home, added)]);
+
+    // A session in a folder that did not exist (a new project; a new day): the folder is walked and watched.
+    const otherId = newId.replace(/ff$/, 'fe');
+    const newFolder = agent === 'claude-code' ? path.join('projects', '-tmp-new-project') : path.join('sessions', '2026', '12', '04');
+    const inNewFolder = copySession(agent, home, sourceId, otherId, newFolder);
+    await listedUntil(store, (listing) => listing.some((s) => s.id === otherId), 'the session in a new folder never appeared');
+    const written = agent === 'claude-code' ? { type: 'custom-title', customTitle: 'Named in the new folder' } : { type: 'unknown' };
+    appendFileSync(inNewFolder, JSON.stringify(written) + '\n');
+    if (agent === 'claude-code') await listedUntil(store, (listing) => listing.find((s) => s.id === otherId)?.title === 'Named in the new folder', 'the new folder is not watched');
+
+    rmSync(added);
+    rmSync(path.join(home, newFolder), { recursive: true });
+    const after = await listedUntil(store, (listing) => !listing.some((s) => s.id === newId || s.id === otherId), 'the deleted sessions never disappeared');
+    expect(after).toEqual(before);
+  });
+
+  it('finds changes by the sweep alone when no folder can be watched (out of watches)', async () => {
+    const { home } = homeAndCache(agent);
+    const noWatches = () => {
+      throw Object.assign(new Error('no space left for watches'), { code: 'ENOSPC' });
+    };
+    const { store, logged } = counted(agent, home, { tuning: { watchFactory: noWatches, sweepPeriodMs: 50, sweepCostFactor: 0 } });
+    await store.listSessions();
+    expect(logged.some((message) => message.includes('cannot watch'))).toBe(true);
+    copySession(agent, home, sourceId, newId);
+    await listedUntil(store, (listing) => listing.some((s) => s.id === newId), 'the sweep never found the new session');
+  });
+
+  it('reads a session written a moment ago even before any watch reported it', async () => {
+    const { home } = homeAndCache(agent);
+    const inert = () => ({ close() {}, on() {} }) as unknown as import('node:fs').FSWatcher;
+    const { store } = counted(agent, home, { tuning: { watchFactory: inert, sweepPeriodMs: 600_000, missRescanMs: 0 } });
+    await store.listSessions();
+    copySession(agent, home, sourceId, newId);
+    await expect(store.readSurface(newId)).resolves.toMatchObject({ header: { id: newId, agent } });
+    expect((await store.listSessions()).map((s) => s.id)).toContain(newId);
+  });
+});
+
+describe('foreign store: damage, sharing, read-only', () => {
+  it('ignores a damaged cache (garbage, a flipped byte, a torn tail) and reads the files instead, then writes a sound one', async () => {
+    const { home, cacheDir } = homeAndCache('claude-code');
+    const first = counted('claude-code', home, { cacheDir });
+    const listed = await listAndCache(first.store, cacheDir);
+    first.store.dispose();
+    const cacheFile = path.join(cacheDir, cacheFiles(cacheDir)[0]!);
+    const sound = readFileSync(cacheFile, 'utf8');
+    const damages = [
+      '{ not json at all',
+      sound.replace('Parser work, renamed', 'Parser work, renamEd'),
+      sound.slice(0, Math.floor(sound.length / 2)),
+      '\u0000'.repeat(64),
+    ];
+    for (const damaged of damages) {
+      writeFileSync(cacheFile, damaged);
+      const next = counted('claude-code', home, { cacheDir });
+      expect(await next.store.listSessions()).toEqual(listed);
+      expect(next.reads).toHaveLength(3);
+      // The damaged file is replaced by a sound one, which the next start uses.
+      await eventually(() => expect(readFileSync(cacheFile, 'utf8')).toBe(sound), 'the cache was never rewritten');
+      next.store.dispose();
+    }
+    const last = counted('claude-code', home, { cacheDir });
+    expect(await last.store.listSessions()).toEqual(listed);
+    expect(last.reads).toEqual([]);
+  });
+
+  it('never trusts a cache entry outside the session folders, nor one for a file that is gone', async () => {
+    const { home, cacheDir } = homeAndCache('claude-code');
+    const root = foreignCacheRoot('claude-code', realpathSync(home));
+    const identity = { size: 1, mtimeMs: 1, ctimeMs: 1, ino: 1, dev: 1 };
+    const planted = (id: string) => toCached(identity, { id, createdAt: 1, title: `planted ${id}`, agent: 'claude-code' });
+    await saveSummaryCache(summaryCacheFile(cacheDir, root), root, [
+      ['../../etc/passwd.jsonl', planted('outside')],
+      ['projects/-gone/gone.jsonl', planted('gone')],
+      [`${CC_PROJECT.split(path.sep).join('/')}/${CC_RENAMED}.jsonl`, planted('stale')],
+    ]);
+    const { store, reads } = counted('claude-code', home, { cacheDir });
+    const listing = await store.listSessions();
+    expect(listing.map((s) => s.title)).not.toContain('planted outside');
+    expect(listing.map((s) => s.id).sort()).toEqual([CC_RENAMED, CC_UNTITLED, '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a03'].sort());
+    // The stale entry's identity is not the file's: it was read.
+    expect(reads).toHaveLength(3);
+  });
+
+  it('shares one walk among concurrent first listings: each file read once', async () => {
+    const { home } = homeAndCache('codex');
+    const { store, reads } = counted('codex', home);
+    const [a, b, c] = await Promise.all([store.listSessions(), store.listSessions(), store.listSessions()]);
+    expect(a).toBe(b);
+    expect(b).toBe(c);
+    expect(a).toHaveLength(3);
+    expect(new Set(reads).size).toBe(3);
+    expect(reads).toHaveLength(3);
+  });
+
+  it('writes nothing into the agent home: a cache folder inside it is refused', async () => {
+    const { home } = homeAndCache('codex');
+    const before = readdirSync(home, { recursive: true }).sort();
+    const { store, logged } = counted('codex', home, { cacheDir: path.join(home, 'cache') });
+    expect(await store.listSessions()).toHaveLength(3);
+    expect(logged.some((message) => message.includes('not using a persistent cache'))).toBe(true);
+    expect(readdirSync(home, { recursive: true }).sort()).toEqual(before);
+  });
+
+  it('lists nothing for a home that vanishes, and holds no watch or timer once disposed', async () => {
+    const { home } = homeAndCache('claude-code');
+    const { store } = counted('claude-code', home);
+    expect(await store.listSessions()).toHaveLength(3);
+    const handles = (store as unknown as { handles(): { watches: number; timers: number } }).handles;
+    expect(handles.call(store).watches).toBeGreaterThan(0);
+    rmSync(home, { recursive: true, force: true });
+    await listedUntil(store, (listing) => listing.length === 0, 'the vanished home was still listed');
+    store.dispose();
+    expect(handles.call(store)).toEqual({ watches: 0, timers: 0 });
+  });
+});
