@@ -48,8 +48,9 @@ describe('start goals and section', () => {
     node: figure(100),
     version: figure(120),
     cli: figure(300),
+    cliCached: figure(150),
     stdio: { ...figure(200), requests: [1] },
-    ratios: { version: 1.2, cli: 3, stdio: 2 },
+    ratios: { version: 1.2, cli: 3, stdio: 2, cliCached: 1.5 },
     loadAverage: { start: 0, end: 0 },
     date: 'now',
     errors: [],
@@ -61,6 +62,11 @@ describe('start goals and section', () => {
       ['3.00× (300 ms vs 100 ms)', 'missed'],
       ['2.00× (200 ms vs 100 ms)', 'met'],
     ]);
+  });
+
+  it('shows the CLI\'s second call, in the cache its first call left, as a figure beside the goals', () => {
+    const section = renderStart(start, 'npm run bench -- --start-only').join('\n');
+    expect(section).toContain('| the same, second call (the cache the first left): 1.50× `node -e 0` | 150 ms | 150 |');
   });
 
   it('replaces the start section of a results file and keeps the rest, or inserts it before the first size', () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention, type PreparedReferencedMessage, type SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
@@ -35,6 +35,20 @@ describe('dsh-session-ls candidates', () => {
       EXAMPLE_SESSIONS.httpNotes,
     ]);
     expect(rows[0]!.mention).toBe(formatSessionReferenceMention({ sessionId: EXAMPLE_SESSIONS.flakyTest, label: 'Fix flaky time zone test' }));
+  });
+
+  it('leaves the persistent index cache behind, which the next call answers from identically', () => {
+    const cache = path.join(scratch, 'own-cache');
+    const first = cli(['candidates', '--root', EXAMPLE_STORE, '--json'], { env: { XDG_CACHE_HOME: cache } });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toBe('');
+    const [cacheFile, ...others] = readdirSync(path.join(cache, 'dsh-session-ls'));
+    expect(others).toEqual([]);
+    // The trailer line counts the entries: one per session of the store.
+    const lines = readFileSync(path.join(cache, 'dsh-session-ls', cacheFile!), 'utf8').trimEnd().split('\n');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ end: true, entries: Object.keys(EXAMPLE_SESSIONS).length });
+    const second = cli(['candidates', '--root', EXAMPLE_STORE, '--json'], { env: { XDG_CACHE_HOME: cache } });
+    expect(second).toEqual(first);
   });
 
   it('prints a readable list, filtered by the query and cut by --limit', () => {

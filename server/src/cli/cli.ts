@@ -93,6 +93,15 @@ async function indexedStore(workspace: SessionWorkspace, io: CliIo): Promise<Ses
   return store;
 }
 
+/**
+ * After the answer is out: the persistent index cache, so the next call on this store adopts the
+ * summaries instead of reading every log again (the server writes it a few seconds after its first
+ * index; a CLI process is gone by then). A failed write is logged by the store and changes no answer.
+ */
+async function saveIndexCache(workspace: SessionWorkspace): Promise<void> {
+  await workspace.currentStore()?.saveCache?.();
+}
+
 function renderCandidates(candidates: readonly SessionReferenceMentionCandidate[], cut: boolean, store: SessionStoreService, now: number): string {
   if (candidates.length === 0) {
     const why = ROOT_PROBLEM_NOTE[store.status().rootProblem ?? 'none'];
@@ -153,6 +162,7 @@ async function candidates(invocation: Extract<Invocation, { kind: 'candidates' }
     io.stdout.write(
       invocation.json ? JSON.stringify(shown, null, 2) + '\n' : renderCandidates(shown, found.length > shown.length, store, Date.now()),
     );
+    await saveIndexCache(workspace);
   } finally {
     workspace.dispose();
   }
@@ -178,6 +188,7 @@ async function prepare(invocation: Extract<Invocation, { kind: 'prepare' }>, io:
     };
     const prepared = await createSessionLanguageService(workspace).executeCommand(SessionCommands.prepare, [argument]);
     io.stdout.write(invocation.json ? JSON.stringify(prepared, null, 2) + '\n' : renderPrepared(prepared));
+    await saveIndexCache(workspace);
   } finally {
     workspace.dispose();
   }

@@ -10,6 +10,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -985,6 +986,33 @@ describe('the index', () => {
     const third = open(root, {}, cacheDir);
     await third.store.whenIndexed();
     expect(ids(await third.store.listSessions())).toEqual(['b', 'a']);
+  });
+
+  it('writes the cache at once on saveCache (a process that exits first, the CLI), and a restart reads no transcript', async () => {
+    const base = tempDir();
+    const root = path.join(base, 'sessions');
+    const cacheDir = path.join(base, 'cache');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    writeLog(root, session('b', 2, 'B'), 'zstd');
+    // No scheduled write can happen in this test: only saveCache writes.
+    const first = open(root, { cacheSaveDelayMs: 3_600_000 }, cacheDir);
+    await first.store.whenIndexed();
+    expect(existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl')) : []).toEqual([]);
+    await first.store.saveCache();
+    expect(readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl'))).toHaveLength(1);
+    const expected = await first.store.listSessions();
+    first.store.dispose();
+
+    const recorder = recordingFiles();
+    const second = open(root, { files: recorder.files, cacheSaveDelayMs: 3_600_000 }, cacheDir);
+    await second.store.whenIndexed();
+    expect(await second.store.listSessions()).toEqual(expected);
+    expect(recorder.reads).toEqual([]);
+    // Nothing differs from the cache: saving again leaves the file as it is.
+    const [cacheName] = readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl'));
+    const before = statSync(path.join(cacheDir, cacheName)).mtimeMs;
+    await second.store.saveCache();
+    expect(statSync(path.join(cacheDir, cacheName)).mtimeMs).toBe(before);
   });
 
   it('rewrites the cache only when the index differs from it', async () => {

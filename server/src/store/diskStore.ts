@@ -133,6 +133,11 @@ export class DiskSessionStore implements SessionStoreService {
     return this.state.whenIndexed(signal);
   }
 
+  async saveCache(): Promise<void> {
+    const attached = this.state.attached;
+    if (attached) await this.cache.saveNow(attached);
+  }
+
   dispose(): void {
     const { state } = this;
     if (state.disposed) return;

@@ -57,6 +57,9 @@ export function holdFirstIndex(store: SessionStoreService, holdFile: string, log
         });
       });
     },
+    saveCache: async () => {
+      await store.saveCache?.();
+    },
     dispose(): void {
       disposed = true;
       held = false;

@@ -38,6 +38,11 @@ export interface SessionStoreService extends SessionStore {
   onStatus(listener: (status: StoreStatus) => void): Subscription;
   /** Resolves when the first full index is built. */
   whenIndexed(signal?: AbortSignal): Promise<void>;
+  /**
+   * Writes the persistent index cache now if it differs from the index, and resolves when written
+   * (or when there is nothing to write). For a process that exits before a scheduled write: the CLI.
+   */
+  saveCache?(): Promise<void>;
   dispose(): void;
 }
 

@@ -71,6 +71,9 @@ export function composeAgentStores(
     onProblem: (listener) => dsh.onProblem(listener),
     onStatus: (listener) => dsh.onStatus(listener),
     whenIndexed: (signal) => dsh.whenIndexed(signal),
+    saveCache: async () => {
+      await dsh.saveCache?.();
+    },
     dispose: () => {
       dsh.dispose();
       for (const store of foreign) store.dispose();

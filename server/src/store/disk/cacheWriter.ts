@@ -37,8 +37,8 @@ function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSumm
 export class CacheWriter {
   private readonly cacheDir?: string;
   private readonly saveTimer: TimerSlot;
-  /** A cache write in progress (writes never overlap, so an older snapshot cannot win the rename). */
-  private saving = false;
+  /** The cache write in progress (writes never overlap, so an older snapshot cannot win the rename). */
+  private saving: Promise<void> | undefined;
   private failureLogged = false;
 
   constructor(
@@ -70,26 +70,41 @@ export class CacheWriter {
     const { state } = this;
     if (!attached.cacheFile || state.indexing || this.saveTimer.active || state.disposed) return;
     this.saveTimer.set(() => {
-      const cacheFile = attached.cacheFile;
-      if (!state.isCurrent(attached) || !cacheFile) return;
-      if (this.saving) return this.scheduleSave(attached, Math.max(delayMs, state.tuning.cacheSaveDelayMs));
-      if (!attached.cacheStale) return;
-      attached.cacheStale = false;
-      this.saving = true;
-      const write = saveSummaryCache(cacheFile, attached.realRoot, this.untilDisposed(cachedSummaries(attached.index)))
-        .catch((error) => {
-          attached.cacheStale = true;
-          if (state.disposed) return;
-          if (!this.failureLogged) state.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
-          this.failureLogged = true;
-        })
-        .finally(() => {
-          this.saving = false;
-          cacheWrites.delete(write);
-        });
-      cacheWrites.add(write);
-      state.background(write);
+      if (this.saving !== undefined) return this.scheduleSave(attached, Math.max(delayMs, state.tuning.cacheSaveDelayMs));
+      void this.write(attached);
     }, delayMs);
+  }
+
+  /** Rewrites the cache now if it is stale (after a write in progress), and resolves when done. */
+  async saveNow(attached: Attached): Promise<void> {
+    const { state } = this;
+    if (!attached.cacheFile || state.indexing || state.disposed) return;
+    this.saveTimer.clear();
+    while (this.saving !== undefined) await this.saving;
+    await this.write(attached);
+  }
+
+  /** Starts a write of the current index when the cache is stale; the write, or undefined when there is none. */
+  private write(attached: Attached): Promise<void> | undefined {
+    const { state } = this;
+    const cacheFile = attached.cacheFile;
+    if (!state.isCurrent(attached) || !cacheFile || !attached.cacheStale) return undefined;
+    attached.cacheStale = false;
+    const write = saveSummaryCache(cacheFile, attached.realRoot, this.untilDisposed(cachedSummaries(attached.index)))
+      .catch((error) => {
+        attached.cacheStale = true;
+        if (state.disposed) return;
+        if (!this.failureLogged) state.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
+        this.failureLogged = true;
+      })
+      .finally(() => {
+        this.saving = undefined;
+        cacheWrites.delete(write);
+      });
+    this.saving = write;
+    cacheWrites.add(write);
+    state.background(write);
+    return write;
   }
 
   /** The root went: no save of it is pending any more. */
