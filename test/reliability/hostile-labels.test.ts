@@ -5,8 +5,7 @@
  * DISPLAY_LABEL_MAX_LENGTH code units holding a visible character (else the id), and `prepare` of the
  * accepted item succeeds; `dshSession.candidates` still returns dsh's labels unchanged.
  */
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CodeAction, CompletionItem, CompletionList, Hover, MarkupContent, TextEdit } from 'vscode-languageserver-protocol';
 import {
   DISPLAY_LABEL_MAX_LENGTH,
@@ -24,7 +23,8 @@ import { fileUri, responseErrorOf } from '../support/lspClient';
 import { UNSAFE_DISPLAY_CHARACTERS } from './support/arbitraries';
 import { recordFigure } from './support/scale';
 import { startMeasuredServer, waitForListing, type MeasuredServer } from './support/serverProcess';
-import { TemporaryDirectories, treeHash, writeSession, type SessionSpec } from './support/stores';
+import { useReadOnlyStore } from './support/readOnlyStore';
+import type { SessionSpec } from './support/stores';
 
 const MB_TITLE = 'Refactor the parser '.repeat(Math.ceil((1 << 20) / 20)).slice(0, 1 << 20);
 const TITLES: Record<string, string> = {
@@ -52,26 +52,10 @@ const SESSIONS: SessionSpec[] = Object.entries(TITLES).map(([id, title], index) 
 
 const LINE_TERMINATORS = /[\n\r\u0085\u2028\u2029]/;
 
-const temporary = new TemporaryDirectories();
-const servers: MeasuredServer[] = [];
-let root: string;
-let rootHash: string;
-
-beforeAll(() => {
-  root = path.join(temporary.make('hostile-labels'), 'sessions');
-  for (const spec of SESSIONS) writeSession(root, spec, 'raw');
-  rootHash = treeHash(root);
-});
-afterEach(() => {
-  for (const server of servers.splice(0)) server.kill();
-});
-afterAll(() => {
-  expect(treeHash(root)).toBe(rootHash);
-  temporary.removeAll();
-});
+const { temporary, servers, root } = useReadOnlyStore('hostile-labels', SESSIONS);
 
 async function server(): Promise<MeasuredServer> {
-  const started = await startMeasuredServer(temporary, root);
+  const started = await startMeasuredServer(temporary, root());
   servers.push(started);
   await waitForListing(started.client, SESSIONS.length);
   return started;

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import type { CompletionList, Diagnostic } from 'vscode-languageserver-protocol';
 import {
@@ -19,12 +19,8 @@ import {
 import { fileUri, pollUntil } from '../support/lspClient';
 import { recordFigure, scaled } from './support/scale';
 import { escapedFaults, startMeasuredServer, waitForListing, type MeasuredServer } from './support/serverProcess';
-import { TemporaryDirectories, treeHash, writeSession, type SessionSpec } from './support/stores';
-
-const temporary = new TemporaryDirectories();
-const servers: MeasuredServer[] = [];
-let root: string;
-let rootHash: string;
+import { useReadOnlyStore } from './support/readOnlyStore';
+import type { SessionSpec } from './support/stores';
 
 const SESSIONS: SessionSpec[] = [
   { id: 'alpha', cwd: '/home/alice/proj', createdAt: 3000, turns: [{ prompt: 'Say hi', answer: 'Hi!', title: 'Alpha title' }] },
@@ -32,24 +28,12 @@ const SESSIONS: SessionSpec[] = [
   { id: 'gamma', createdAt: 1000, turns: [{ prompt: 'q', answer: 'a' }] },
 ];
 
-beforeAll(() => {
-  root = path.join(temporary.make('abuse'), 'sessions');
-  for (const spec of SESSIONS) writeSession(root, spec, 'raw');
-  rootHash = treeHash(root);
-});
-afterEach(() => {
-  for (const server of servers.splice(0)) server.kill();
-});
-afterAll(() => {
-  // Nothing any of this did wrote to the store.
-  expect(treeHash(root)).toBe(rootHash);
-  temporary.removeAll();
-});
+const { temporary, servers, root } = useReadOnlyStore('abuse', SESSIONS);
 
 const DOC = fileUri('/home/alice/proj/PROMPT.md');
 
 async function server(): Promise<MeasuredServer> {
-  const started = await startMeasuredServer(temporary, root);
+  const started = await startMeasuredServer(temporary, root());
   servers.push(started);
   await waitForListing(started.client, SESSIONS.length);
   return started;
@@ -330,7 +314,7 @@ describe('paths no file system can hold', () => {
     const folder = temporary.make('nul-workspace');
     mkdirSync(path.join(folder, 'src'));
     writeFileSync(path.join(folder, 'src', 'a.md'), 'x');
-    const s = await startMeasuredServer(temporary, root, { folder });
+    const s = await startMeasuredServer(temporary, root(), { folder });
     servers.push(s);
     await waitForListing(s.client, SESSIONS.length);
     const doc = fileUri(path.join(folder, 'PROMPT.md'));
