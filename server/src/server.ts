@@ -42,6 +42,9 @@ export interface SessionLanguageServerOptions {
 /** The server name reported in `initialize`. */
 export const SERVER_NAME = 'dsh-session-ls';
 
+/** How long `shutdown` waits for a persistent cache write before it answers. */
+const SHUTDOWN_CACHE_WAIT_MS = 3000;
+
 /**
  * Start the server on an LSP connection: its lifecycle (initialize, settings, workspace folders, store
  * status and indexing progress) is here; every feature request goes through `wiring/routes.ts` to the
@@ -278,7 +281,18 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
     routes.dispose();
     workspace.dispose();
   };
-  connection.onShutdown(stop);
+  connection.onShutdown(async () => {
+    // The cache is written 5 s after a change: an editor closed sooner would leave the next start to
+    // read every log again. Written now (bounded; a write cut short by stop() leaves no file).
+    const save = workspace.currentStore()?.saveCache?.();
+    if (save !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_CACHE_WAIT_MS)));
+      await Promise.race([save.catch(() => undefined), bound]);
+      clearTimeout(timer);
+    }
+    stop();
+  });
 
   documents.listen(checkedDocumentSync(wire, options.log));
   connection.listen();

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SESSION_COMMAND_NAMES, SessionCommands } from '@dsh-session-ls/shared';
@@ -35,6 +35,25 @@ describe('the built server: launch and lifecycle', () => {
     expect(await client.shutdown()).toBe(0);
     expect(client.protocolErrors).toEqual([]);
     expect(client.stderr).toContain('sessions root:');
+  });
+
+  it('writes the persistent index cache on shutdown, so a start right after adopts it', async () => {
+    const cache = path.join(temporaryDirectory('shutdown-cache'), 'cache');
+    cleanups.push(async () => removeTemporary(path.dirname(cache)));
+    const env = { XDG_CACHE_HOME: cache };
+    const { client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } }, { env });
+    cleanups.push(cleanup);
+    const listed = await client.executeCommand(SessionCommands.candidates, { query: '', limit: 100 });
+    // Well before the 5 s after the first index at which a running server writes it.
+    expect(existsSync(path.join(cache, 'dsh-session-ls')) ? readdirSync(path.join(cache, 'dsh-session-ls')) : []).toEqual([]);
+    expect(await client.shutdown()).toBe(0);
+    const [cacheFile, ...others] = readdirSync(path.join(cache, 'dsh-session-ls'));
+    expect(others).toEqual([]);
+    const lines = readFileSync(path.join(cache, 'dsh-session-ls', cacheFile!), 'utf8').trimEnd().split('\n');
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ end: true, entries: (listed as unknown[]).length });
+    const again = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } }, { env });
+    cleanups.push(again.cleanup);
+    expect(await again.client.executeCommand(SessionCommands.candidates, { query: '', limit: 100 })).toEqual(listed);
   });
 
   it.each(['node-ipc', 'pipe', 'socket'] as const)('serves over --%s too', async (transport) => {
