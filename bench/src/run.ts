@@ -10,7 +10,8 @@
  * --profile (V8 CPU profiles of the cold server and of the starts, hot spots in the results),
  * --no-naive, --server-bin PATH (measure another build, e.g. a candidate fix), --out FILE,
  * --start-only (only the start figures: rewrites the "## Start" section of the results file and
- * leaves the rest as it is), --start-rounds N (default 9).
+ * leaves the rest as it is), --start-rounds N (default 9), --zstd-share X (share of zstd
+ * transcripts in the generated stores, default 0.9; 0 measures an all-raw store).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -33,6 +34,7 @@ interface RunOptions {
   out: string;
   startOnly: boolean;
   startRounds: number;
+  zstdShare?: number;
 }
 
 function parseArgs(argv: readonly string[]): RunOptions {
@@ -43,7 +45,9 @@ function parseArgs(argv: readonly string[]): RunOptions {
   };
   const sizes = value('--sizes')?.split(',').map(Number) ?? (quick ? [1_000, 10_000] : [1_000, 10_000, 100_000]);
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10)) throw new Error(`bad --sizes ${value('--sizes')}`);
-  const custom = value('--sizes') !== undefined;
+  const zstdShare = value('--zstd-share') === undefined ? undefined : Number(value('--zstd-share'));
+  if (zstdShare !== undefined && !(zstdShare >= 0 && zstdShare <= 1)) throw new Error(`bad --zstd-share ${value('--zstd-share')}`);
+  const custom = value('--sizes') !== undefined || zstdShare !== undefined;
   const out = value('--out') ?? path.join(REPO_ROOT, 'bench', quick || custom ? 'RESULTS-quick.md' : 'RESULTS.md');
   const startRounds = Number(value('--start-rounds') ?? 9);
   if (!Number.isSafeInteger(startRounds) || startRounds < 1) throw new Error(`bad --start-rounds ${value('--start-rounds')}`);
@@ -57,6 +61,7 @@ function parseArgs(argv: readonly string[]): RunOptions {
     out,
     startOnly: argv.includes('--start-only'),
     startRounds,
+    ...(zstdShare === undefined ? {} : { zstdShare }),
   };
 }
 
@@ -86,6 +91,7 @@ async function main(): Promise<void> {
       await runSize({
         sessions,
         seed: options.seed,
+        ...(options.zstdShare === undefined ? {} : { zstdShare: options.zstdShare }),
         // benchmarks.md: the median of 3 naive queries at 10,000; quick mode and 100k run one (each costs minutes).
         naiveQueries: !options.naive ? 0 : sessions >= 100_000 || (options.quick && sessions >= 10_000) ? 1 : 3,
         floorRuns: sessions <= 1_000 ? 3 : 1,

@@ -72,6 +72,8 @@ export interface SizeResult {
 export interface SizeRunOptions {
   sessions: number;
   seed: number;
+  /** Share of zstd transcripts in a generated store (default the generator's, 0.9; 0: a raw store). */
+  zstdShare?: number;
   naiveQueries: number;
   floorRuns: number;
   warmup: number;
@@ -102,7 +104,7 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
   const { log } = options;
   const errors: string[] = [];
   log(`[${options.sessions}] store`);
-  const store = await ensureStore({ sessions: options.sessions, seed: options.seed, log });
+  const store = await ensureStore({ sessions: options.sessions, seed: options.seed, ...(options.zstdShare === undefined ? {} : { zstdShare: options.zstdShare }), log });
   log(`[${options.sessions}] store ${store.reused ? 'reused' : 'generated'} at ${store.root}`);
   const expected = readExpectedLabels(store);
 

@@ -52,7 +52,7 @@ function plantTitle(file: string, from: string, to: string): void {
 }
 
 describe('other agents across processes', () => {
-  it('a CLI run writes one cache per agent home, and the next run lists from it without reading the unchanged logs', () => {
+  it('a CLI run writes one cache per agent home (and dsh\'s), and the next run lists from it without reading the unchanged logs', () => {
     const { claude, codex } = homes('cli');
     const cache = path.join(scratch, 'cli-cache');
     const flags = ['--agents', 'claude-code,codex', '--claude-code-home', claude, '--codex-home', codex];
@@ -62,7 +62,10 @@ describe('other agents across processes', () => {
       ['claude-code', 'Parser work, renamed'],
     ]);
     const files = readdirSync(path.join(cache, 'dsh-session-ls')).filter((name) => name.endsWith('.jsonl'));
-    expect(files).toHaveLength(2);
+    // One per agent home, and the dsh root's own (the CLI writes its cache too).
+    const heads = files.map((name) => (JSON.parse(readFileSync(path.join(cache, 'dsh-session-ls', name), 'utf8').split('\n')[0]!) as { root: string }).root);
+    expect(heads.filter((root) => root.startsWith('foreign-v1:')).sort()).toEqual([`foreign-v1:claude-code:${claude}`, `foreign-v1:codex:${codex}`]);
+    expect(files).toHaveLength(3);
     // Proof that the second run takes its rows from the cache: a title that only the cache holds.
     const claudeCache = files.map((name) => path.join(cache, 'dsh-session-ls', name)).find((file) => readFileSync(file, 'utf8').includes('claude-code:'))!;
     plantTitle(claudeCache, 'Parser work, renamed', 'Parser work, from the cache');
