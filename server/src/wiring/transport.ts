@@ -14,6 +14,7 @@ import {
   type MessageReader,
   type MessageWriter,
 } from 'vscode-languageserver/node';
+import { slicedJsonEncoder } from './jsonEncoder';
 
 export interface ServerTransport {
   reader: MessageReader;
@@ -39,7 +40,7 @@ export function openServerTransport(args: readonly string[]): ServerTransport | 
     let stdio = false;
     if (arg === '--stdio') {
       reader = new StreamMessageReader(process.stdin);
-      writer = new StreamMessageWriter(process.stdout);
+      writer = new StreamMessageWriter(process.stdout, { contentTypeEncoder: slicedJsonEncoder });
       stdio = true;
     } else if (arg === '--node-ipc') {
       reader = new IPCMessageReader(process);
