@@ -1,4 +1,9 @@
-import type { SessionReferenceCandidate, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import {
+  formatSessionReferenceMention,
+  type SessionReferenceCandidate,
+  type SessionReferenceMentionCandidate,
+  type SessionReferenceTarget,
+} from '@dsh-session-ls/shared';
 import type { StoredSessionSummary } from './sessionStore';
 
 /** A listed session's label: its latest title, else its id (a failed title read leaves no title). */
@@ -16,6 +21,23 @@ export function toCandidate(summary: StoredSessionSummary): SessionReferenceCand
   // Another agent's row says so; a dsh row stays exactly `sessionId, label, cwd?, createdAt`.
   if (summary.agent !== undefined) candidate.agent = summary.agent;
   return candidate;
+}
+
+/**
+ * The row with its mention, as `{ ...toCandidate(summary), mention }` (same keys, same order) but
+ * built at once: an answer of 100,000 rows then makes 100,000 objects, not twice as many.
+ */
+export function toMentionCandidate(summary: StoredSessionSummary): SessionReferenceMentionCandidate {
+  if (summary.agent !== undefined) {
+    const candidate = toCandidate(summary);
+    return { ...candidate, mention: formatSessionReferenceMention({ sessionId: candidate.sessionId, label: candidate.label, agent: summary.agent }) };
+  }
+  const sessionId = summary.id;
+  const label = candidateLabel(summary);
+  const mention = formatSessionReferenceMention({ sessionId, label });
+  return summary.cwd === undefined
+    ? { sessionId, label, createdAt: summary.createdAt, mention }
+    : { sessionId, label, cwd: summary.cwd, createdAt: summary.createdAt, mention };
 }
 
 // Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,
@@ -343,15 +365,30 @@ export function selectCandidates(
   target: SessionReferenceTarget | undefined,
   query: string,
   limit: number,
-): SessionReferenceCandidate[] {
+): SessionReferenceCandidate[];
+/** The same selection, each row made by `row` (e.g. {@link toMentionCandidate}). */
+export function selectCandidates<Row>(
+  sessions: readonly StoredSessionSummary[],
+  target: SessionReferenceTarget | undefined,
+  query: string,
+  limit: number,
+  row: (summary: StoredSessionSummary) => Row,
+): Row[];
+export function selectCandidates(
+  sessions: readonly StoredSessionSummary[],
+  target: SessionReferenceTarget | undefined,
+  query: string,
+  limit: number,
+  row: (summary: StoredSessionSummary) => unknown = toCandidate,
+): unknown[] {
   const index = listingIndex(sessions);
   const needle = query.toLocaleLowerCase();
   const targetId = target?.sessionId;
   const targetCwd = target?.cwd;
   const sameCwdGroup = targetCwd === undefined ? -1 : (index.groupByCwd.get(targetCwd) ?? -1);
-  const candidates: SessionReferenceCandidate[] = [];
+  const candidates: unknown[] = [];
   const add = (bucket: Bucket): void => {
-    for (const position of bucket.positions) candidates.push(toCandidate(sessions[position]!));
+    for (const position of bucket.positions) candidates.push(row(sessions[position]!));
   };
   for (const group of [sameCwdGroup, index.noCwdGroup]) {
     if (group < 0) continue;
