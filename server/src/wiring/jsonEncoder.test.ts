@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeMessage, SLICED_ARRAY_LENGTH } from './jsonEncoder';
+import { PassThrough } from 'node:stream';
+import { encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
 
 const whole = (msg: unknown): Buffer => Buffer.from(JSON.stringify(msg), 'utf-8');
 
@@ -40,5 +41,37 @@ describe('encodeMessage', () => {
     const encoded = encodeMessage(msg as never).toString('utf-8');
     expect(encoded).toBe(JSON.stringify(msg));
     expect(encoded).toContain(`"at ${SLICED_ARRAY_LENGTH}"`);
+  });
+});
+
+describe('SlicedStreamMessageWriter', () => {
+  it('sends each message framed exactly as the library does, in order', async () => {
+    const sink = new PassThrough();
+    const received: Buffer[] = [];
+    sink.on('data', (chunk: Buffer) => received.push(chunk));
+    const writer = new SlicedStreamMessageWriter(sink);
+    const messages = [
+      { jsonrpc: '2.0', id: 1, result: rows(3 * 1024 + 5) },
+      { jsonrpc: '2.0', method: 'window/logMessage', params: { type: 3, message: 'é' } },
+      { jsonrpc: '2.0', id: 2, result: rows(SLICED_ARRAY_LENGTH) },
+    ];
+    await Promise.all(messages.map((msg) => writer.write(msg as never)));
+    const expected = Buffer.concat(
+      messages.flatMap((msg) => {
+        const body = whole(msg);
+        return [Buffer.from(`Content-Length: ${body.byteLength}\r\n\r\n`, 'ascii'), body];
+      }),
+    );
+    expect(Buffer.concat(received).equals(expected)).toBe(true);
+  });
+
+  it('reports a write failure to the caller', async () => {
+    const sink = new PassThrough();
+    sink.destroy();
+    const writer = new SlicedStreamMessageWriter(sink);
+    const errors: unknown[] = [];
+    writer.onError((error) => errors.push(error));
+    await expect(writer.write({ jsonrpc: '2.0', id: 1, result: null } as never)).rejects.toThrow();
+    expect(errors.length).toBeGreaterThan(0);
   });
 });
