@@ -104,7 +104,7 @@ function listingIndex(sessions: readonly StoredSessionSummary[]): ListingIndex {
 function buildIndex(sessions: readonly StoredSessionSummary[]): { index: ListingIndex; immutable: boolean } {
   const n = sessions.length;
   let immutable = Object.isFrozen(sessions);
-  const segments = new Array<string>(n);
+  const parts: string[] = [];
   const starts = new Int32Array(n);
   const idLengths = new Int32Array(n);
   const groupOf = new Int32Array(n);
@@ -119,12 +119,16 @@ function buildIndex(sessions: readonly StoredSessionSummary[]): { index: Listing
     // Each field lower-cased on its own, exactly as dsh does (lower-casing can change lengths and look at
     // neighbouring characters, so the joined string would not do).
     const lowerId = summary.id.toLocaleLowerCase();
-    const segment =
-      typeof summary.title === 'string' ? lowerId + SEPARATOR + summary.title.toLocaleLowerCase() + SEPARATOR : lowerId + SEPARATOR;
     idLengths[i] = lowerId.length;
-    segments[i] = segment;
     starts[i] = offset;
-    offset += segment.length;
+    // The fields themselves, joined once at the end: no concatenated segment per session.
+    parts.push(lowerId, SEPARATOR);
+    offset += lowerId.length + 1;
+    if (typeof summary.title === 'string') {
+      const lowerTitle = summary.title.toLocaleLowerCase();
+      parts.push(lowerTitle, SEPARATOR);
+      offset += lowerTitle.length + 1;
+    }
     let group: number;
     if (summary.cwd === undefined) {
       if (noCwdGroup < 0) {
@@ -157,7 +161,7 @@ function buildIndex(sessions: readonly StoredSessionSummary[]): { index: Listing
     cwdOffset += groups[group]!.lowerCwd!.length + 1;
   });
   const cwdText = Array.from(cwdGroups, (group) => groups[group]!.lowerCwd! + SEPARATOR).join('');
-  const index = { text: segments.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup, cwdText, cwdStarts, cwdGroups };
+  const index = { text: parts.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup, cwdText, cwdStarts, cwdGroups };
   return { index, immutable };
 }
 
