@@ -62,7 +62,9 @@ export function formatSessionReferenceMention(reference: SessionReferenceInput):
   const label = reference.label ?? reference.sessionId;
   // A foreign session gets its own scheme; a dsh one (no agent) exactly dsh's mention.
   const agent = reference.agent !== undefined && reference.agent in FOREIGN_SESSION_URI_PREFIXES ? reference.agent : undefined;
-  return `@[${escapeMentionLabel(label)}](${encodeAgentSessionUri(agent, reference.sessionId)})`;
+  // Joined rather than concatenated: one flat string, not a tree of five (an answer listing 100,000
+  // sessions holds as many mentions).
+  return ['@[', escapeMentionLabel(label), '](', encodeAgentSessionUri(agent, reference.sessionId), ')'].join('');
 }
 
 /** True for the characters JavaScript's `.` never matches: the line terminators. */

@@ -1,7 +1,7 @@
-import type { SessionReferenceCandidate, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import { formatSessionReferenceMention, type SessionReferenceCandidate, type SessionReferenceTarget } from '@dsh-session-ls/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { candidateLabel, findListedSession, selectCandidates, toCandidate } from './candidates';
+import { candidateLabel, findListedSession, selectCandidates, toCandidate, toMentionCandidate } from './candidates';
 import type { StoredSessionSummary } from './sessionStore';
 
 /** session-reference.md §6 steps 2–6 as written: the slow rule the indexed selection must equal. */
@@ -144,5 +144,35 @@ describe('findListedSession', () => {
     expect(findListedSession(halfFrozen, 'b')?.cwd).toBe('/x');
     (halfFrozen[0] as { id: string }).id = 'c';
     expect(findListedSession(halfFrozen, 'c')?.cwd).toBe('/x');
+  });
+});
+
+describe('toMentionCandidate', () => {
+  it('is the candidate with its mention, same keys in the same order', () => {
+    const summary = fc.record(
+      {
+        id: fc.string({ minLength: 1 }),
+        createdAt: fc.integer(),
+        cwd: fc.string(),
+        title: fc.string(),
+        agent: fc.constantFrom('claude-code' as const, 'codex' as const),
+      },
+      { requiredKeys: ['id', 'createdAt'] },
+    );
+    fc.assert(
+      fc.property(summary, (s: StoredSessionSummary) => {
+        const candidate = toCandidate(s);
+        const expected = {
+          ...candidate,
+          mention: formatSessionReferenceMention(
+            candidate.agent === undefined
+              ? { sessionId: candidate.sessionId, label: candidate.label }
+              : { sessionId: candidate.sessionId, label: candidate.label, agent: candidate.agent },
+          ),
+        };
+        expect(JSON.stringify(toMentionCandidate(s))).toBe(JSON.stringify(expected));
+        expect(toMentionCandidate(s)).toStrictEqual(expected);
+      }),
+    );
   });
 });

@@ -1,4 +1,9 @@
-import type { SessionReferenceCandidate, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import {
+  formatSessionReferenceMention,
+  type SessionReferenceCandidate,
+  type SessionReferenceMentionCandidate,
+  type SessionReferenceTarget,
+} from '@dsh-session-ls/shared';
 import type { StoredSessionSummary } from './sessionStore';
 
 /** A listed session's label: its latest title, else its id (a failed title read leaves no title). */
@@ -16,6 +21,23 @@ export function toCandidate(summary: StoredSessionSummary): SessionReferenceCand
   // Another agent's row says so; a dsh row stays exactly `sessionId, label, cwd?, createdAt`.
   if (summary.agent !== undefined) candidate.agent = summary.agent;
   return candidate;
+}
+
+/**
+ * The row with its mention, as `{ ...toCandidate(summary), mention }` (same keys, same order) but
+ * built at once: an answer of 100,000 rows then makes 100,000 objects, not twice as many.
+ */
+export function toMentionCandidate(summary: StoredSessionSummary): SessionReferenceMentionCandidate {
+  if (summary.agent !== undefined) {
+    const candidate = toCandidate(summary);
+    return { ...candidate, mention: formatSessionReferenceMention({ sessionId: candidate.sessionId, label: candidate.label, agent: summary.agent }) };
+  }
+  const sessionId = summary.id;
+  const label = candidateLabel(summary);
+  const mention = formatSessionReferenceMention({ sessionId, label });
+  return summary.cwd === undefined
+    ? { sessionId, label, createdAt: summary.createdAt, mention }
+    : { sessionId, label, cwd: summary.cwd, createdAt: summary.createdAt, mention };
 }
 
 // Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,
@@ -49,8 +71,13 @@ interface CwdGroup {
   haystack?: Haystack;
 }
 
-/** Everything a query needs about one listing array; its haystack holds every session, in store order. */
-interface ListingIndex extends Haystack {
+/**
+ * Everything a query needs about one listing array. Its haystack holds every session, in store order; it
+ * is made when a query first needs it: an empty query (a client listing every session) never does.
+ */
+interface ListingIndex {
+  sessions: readonly StoredSessionSummary[];
+  haystack?: Haystack;
   /** The group of each session. */
   groupOf: Int32Array;
   groups: CwdGroup[];
@@ -82,27 +109,14 @@ function listingIndex(sessions: readonly StoredSessionSummary[]): ListingIndex {
 function buildIndex(sessions: readonly StoredSessionSummary[]): { index: ListingIndex; immutable: boolean } {
   const n = sessions.length;
   let immutable = Object.isFrozen(sessions);
-  const segments = new Array<string>(n);
-  const starts = new Int32Array(n);
-  const idLengths = new Int32Array(n);
   const groupOf = new Int32Array(n);
   const groupByCwd = new Map<string, number>();
   const groupMembers: number[][] = [];
   const groupCwds: Array<string | undefined> = [];
   let noCwdGroup = -1;
-  let offset = 0;
   for (let i = 0; i < n; i++) {
     const summary = sessions[i]!;
     if (immutable && !Object.isFrozen(summary)) immutable = false;
-    // Each field lower-cased on its own, exactly as dsh does (lower-casing can change lengths and look at
-    // neighbouring characters, so the joined string would not do).
-    const lowerId = summary.id.toLocaleLowerCase();
-    const segment =
-      typeof summary.title === 'string' ? lowerId + SEPARATOR + summary.title.toLocaleLowerCase() + SEPARATOR : lowerId + SEPARATOR;
-    idLengths[i] = lowerId.length;
-    segments[i] = segment;
-    starts[i] = offset;
-    offset += segment.length;
     let group: number;
     if (summary.cwd === undefined) {
       if (noCwdGroup < 0) {
@@ -135,8 +149,37 @@ function buildIndex(sessions: readonly StoredSessionSummary[]): { index: Listing
     cwdOffset += groups[group]!.lowerCwd!.length + 1;
   });
   const cwdText = Array.from(cwdGroups, (group) => groups[group]!.lowerCwd! + SEPARATOR).join('');
-  const index = { text: segments.join(''), starts, idLengths, groupOf, groups, groupByCwd, noCwdGroup, cwdText, cwdStarts, cwdGroups };
+  const index: ListingIndex = { sessions, groupOf, groups, groupByCwd, noCwdGroup, cwdText, cwdStarts, cwdGroups };
   return { index, immutable };
+}
+
+/** The haystack of every session of the listing, made on first use. */
+function fullHaystack(index: ListingIndex): Haystack {
+  if (index.haystack !== undefined) return index.haystack;
+  const { sessions } = index;
+  const n = sessions.length;
+  const parts: string[] = [];
+  const starts = new Int32Array(n);
+  const idLengths = new Int32Array(n);
+  let offset = 0;
+  for (let i = 0; i < n; i++) {
+    const summary = sessions[i]!;
+    // Each field lower-cased on its own, exactly as dsh does (lower-casing can change lengths and look at
+    // neighbouring characters, so the joined string would not do).
+    const lowerId = summary.id.toLocaleLowerCase();
+    idLengths[i] = lowerId.length;
+    starts[i] = offset;
+    // The fields themselves, joined once at the end: no concatenated segment per session.
+    parts.push(lowerId, SEPARATOR);
+    offset += lowerId.length + 1;
+    if (typeof summary.title === 'string') {
+      const lowerTitle = summary.title.toLocaleLowerCase();
+      parts.push(lowerTitle, SEPARATOR);
+      offset += lowerTitle.length + 1;
+    }
+  }
+  index.haystack = { text: parts.join(''), starts, idLengths };
+  return index.haystack;
 }
 
 /** The segment holding offset `at`: the last start ≤ `at`. */
@@ -213,7 +256,8 @@ function collectGroup(index: ListingIndex, group: CwdGroup, needle: string, buck
 }
 
 /** The segments of these sessions, taken from the listing's haystack. */
-function groupHaystack(index: ListingIndex, members: Int32Array): Haystack {
+function groupHaystack(listing: ListingIndex, members: Int32Array): Haystack {
+  const index = fullHaystack(listing);
   const segments = new Array<string>(members.length);
   const starts = new Int32Array(members.length);
   const idLengths = new Int32Array(members.length);
@@ -255,7 +299,7 @@ function groupsWithCwdMatch(index: ListingIndex, needle: string, excludedA: numb
 function collectOthers(index: ListingIndex, needle: string, excludedA: number, excludedB: number, bucket: Bucket): void {
   if (bucket.full) return;
   const { groups, groupOf } = index;
-  const n = index.starts.length;
+  const n = groupOf.length;
   const excluded = (position: number): boolean => groupOf[position] === excludedA || groupOf[position] === excludedB;
   if (needle === '') {
     for (let i = 0; i < n; i++) if (!excluded(i) && bucket.take(i)) return;
@@ -263,9 +307,10 @@ function collectOthers(index: ListingIndex, needle: string, excludedA: number, e
   }
   // Sessions match by id or label (hits in the haystack), or as members of a group whose cwd matches.
   const wholeGroups = groupsWithCwdMatch(index, needle, excludedA, excludedB);
-  let hit = nextMatch(index, needle, 0);
+  const haystack = fullHaystack(index);
+  let hit = nextMatch(haystack, needle, 0);
   if (wholeGroups.length === 0) {
-    for (; hit < n; hit = nextMatch(index, needle, hit + 1)) {
+    for (; hit < n; hit = nextMatch(haystack, needle, hit + 1)) {
       if (!excluded(hit) && bucket.take(hit)) return;
     }
     return;
@@ -280,7 +325,7 @@ function collectOthers(index: ListingIndex, needle: string, excludedA: number, e
       let matches = whole[groupOf[i]!] === 1;
       if (i === hit) {
         matches ||= !excluded(i);
-        hit = nextMatch(index, needle, i + 1);
+        hit = nextMatch(haystack, needle, i + 1);
       }
       if (matches && bucket.take(i)) return;
     }
@@ -300,7 +345,7 @@ function collectOthers(index: ListingIndex, needle: string, excludedA: number, e
     const position = Math.min(member, hit);
     if (position >= n) return;
     if (position === member) next++;
-    if (position === hit) hit = nextMatch(index, needle, hit + 1);
+    if (position === hit) hit = nextMatch(haystack, needle, hit + 1);
     if ((position === member || !excluded(position)) && bucket.take(position)) return;
   }
 }
@@ -343,15 +388,30 @@ export function selectCandidates(
   target: SessionReferenceTarget | undefined,
   query: string,
   limit: number,
-): SessionReferenceCandidate[] {
+): SessionReferenceCandidate[];
+/** The same selection, each row made by `row` (e.g. {@link toMentionCandidate}). */
+export function selectCandidates<Row>(
+  sessions: readonly StoredSessionSummary[],
+  target: SessionReferenceTarget | undefined,
+  query: string,
+  limit: number,
+  row: (summary: StoredSessionSummary) => Row,
+): Row[];
+export function selectCandidates(
+  sessions: readonly StoredSessionSummary[],
+  target: SessionReferenceTarget | undefined,
+  query: string,
+  limit: number,
+  row: (summary: StoredSessionSummary) => unknown = toCandidate,
+): unknown[] {
   const index = listingIndex(sessions);
   const needle = query.toLocaleLowerCase();
   const targetId = target?.sessionId;
   const targetCwd = target?.cwd;
   const sameCwdGroup = targetCwd === undefined ? -1 : (index.groupByCwd.get(targetCwd) ?? -1);
-  const candidates: SessionReferenceCandidate[] = [];
+  const candidates: unknown[] = [];
   const add = (bucket: Bucket): void => {
-    for (const position of bucket.positions) candidates.push(toCandidate(sessions[position]!));
+    for (const position of bucket.positions) candidates.push(row(sessions[position]!));
   };
   for (const group of [sameCwdGroup, index.noCwdGroup]) {
     if (group < 0) continue;

@@ -38,9 +38,8 @@ function bySessionDir(transcripts: Iterable<IndexedTranscript>): Map<string, Ind
 }
 
 /** The listed form of a transcript whose header derives its path. */
-function listedSession(summary: TranscriptSummary & { header: NonNullable<TranscriptSummary['header']> }): StoredSessionSummary {
-  const { id, createdAt, cwd } = summary.header;
-  const { title } = summary;
+function listedSession(header: NonNullable<TranscriptSummary['header']>, title: string | undefined): StoredSessionSummary {
+  const { id, createdAt, cwd } = header;
   // One literal per shape: properties added after creation would go to a separate property
   // array (40 more bytes for each of 100,000 sessions, in every listing).
   let session: StoredSessionSummary;
@@ -87,7 +86,7 @@ export function buildListing(transcripts: Iterable<IndexedTranscript>): Listing 
       problems.push({ key: location.key, reason: summary.headerProblem ?? 'no header' });
       continue;
     }
-    sessions.push(listedSession({ ...summary, header: summary.header }));
+    sessions.push(listedSession(summary.header, summary.title));
   }
   sessions.sort(compareStoreOrder);
   return { sessions: Object.freeze(sessions), problems: [...bothEncodings, ...problems] };
@@ -122,7 +121,7 @@ export function patchListing(listing: Listing, changed: Iterable<IndexedTranscri
     if (before.createdAt !== summary.header.createdAt || before.cwd !== summary.header.cwd) return undefined;
     if (before.title === summary.title) continue;
     sessions ??= [...listing.sessions];
-    sessions[at] = listedSession({ ...summary, header: summary.header });
+    sessions[at] = listedSession(summary.header, summary.title);
   }
   if (!sessions) return listing;
   return { sessions: Object.freeze(sessions), problems: listing.problems };

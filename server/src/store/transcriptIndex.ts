@@ -74,6 +74,8 @@ export class TranscriptIndex {
    * be pruned again, so its state is not even asked for.
    */
   private resumeThreshold = -Infinity;
+  /** One copy of each project directory name seen (bounded by the project directories). */
+  private readonly projectDirs = new Map<string, string>();
   /** One copy of each cwd seen (bounded by the distinct cwds, a few per project directory). */
   private readonly cwds = new Map<string, string>();
   /** The same keys as `entries`, listable by discovery scope. */
@@ -106,12 +108,17 @@ export class TranscriptIndex {
 
   private setSummary(entry: IndexEntry, summary: TranscriptSummary): void {
     if (entry.summary === undefined) this.summarizedCount++;
-    // Many sessions share a cwd; each arrives as its own copy (from a worker or the cache).
-    const cwd = summary.header?.cwd;
-    if (cwd !== undefined && summary.header) {
-      const shared = this.cwds.get(cwd);
-      if (shared === undefined) this.cwds.set(cwd, cwd);
-      else summary.header.cwd = shared;
+    const { header } = summary;
+    if (header) {
+      // Many sessions share a cwd; each arrives as its own copy (from a worker or the cache).
+      const cwd = header.cwd;
+      if (cwd !== undefined) {
+        const shared = this.cwds.get(cwd);
+        if (shared === undefined) this.cwds.set(cwd, cwd);
+        else header.cwd = shared;
+      }
+      // The id is the session directory's name (when the header derives its path): one string for both.
+      if (header.id === entry.location.sessionDir) header.id = entry.location.sessionDir;
     }
     entry.summary = summary;
   }
@@ -124,7 +131,12 @@ export class TranscriptIndex {
   /** Makes a discovered transcript known (not yet summarized); returns false if it already was. */
   add(location: TranscriptLocation): boolean {
     if (this.entries.has(location.key)) return false;
-    this.entries.set(location.key, { location });
+    // Discovery splits each key into fresh strings: the project directory's name is kept once.
+    const projectDir = this.projectDirs.get(location.projectDir);
+    if (projectDir === undefined) this.projectDirs.set(location.projectDir, location.projectDir);
+    else location.projectDir = projectDir;
+    // Every field from the start: fields added later would go to a separate property array.
+    this.entries.set(location.key, { location, identity: undefined, summary: undefined, readFailed: undefined, saved: undefined, running: undefined, queued: undefined });
     this.scoped.add(location.key);
     return true;
   }

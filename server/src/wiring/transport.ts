@@ -8,12 +8,12 @@ import {
   IPCMessageReader,
   IPCMessageWriter,
   StreamMessageReader,
-  StreamMessageWriter,
   createServerPipeTransport,
   createServerSocketTransport,
   type MessageReader,
   type MessageWriter,
 } from 'vscode-languageserver/node';
+import { SlicedStreamMessageWriter } from './jsonEncoder';
 
 export interface ServerTransport {
   reader: MessageReader;
@@ -39,7 +39,8 @@ export function openServerTransport(args: readonly string[]): ServerTransport | 
     let stdio = false;
     if (arg === '--stdio') {
       reader = new StreamMessageReader(process.stdin);
-      writer = new StreamMessageWriter(process.stdout);
+      // Long answers (every session) go out a slice at a time, never as one string or Buffer.
+      writer = new SlicedStreamMessageWriter(process.stdout);
       stdio = true;
     } else if (arg === '--node-ipc') {
       reader = new IPCMessageReader(process);

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
+
+const whole = (msg: unknown): Buffer => Buffer.from(JSON.stringify(msg), 'utf-8');
+
+function rows(count: number): unknown[] {
+  const titles = ['plain', 'é accent', '日本語のタイトル', 'emoji 🎉 "quoted" \\ back', 'line\nbreak\u2028', '\ud800 lone surrogate'];
+  return Array.from({ length: count }, (_, i) =>
+    i % 7 === 3
+      ? { sessionId: `s-${i}`, label: titles[i % titles.length], createdAt: i * 1000 }
+      : { sessionId: `s-${i}`, label: titles[i % titles.length], cwd: `/home/u/p${i % 13}`, createdAt: i * 1000, mention: `@[${titles[i % titles.length]}](s-${i})` },
+  );
+}
+
+describe('encodeMessage', () => {
+  it('writes exactly the bytes of JSON.stringify for long and short arrays', () => {
+    for (const count of [0, 1, SLICED_ARRAY_LENGTH - 1, SLICED_ARRAY_LENGTH, SLICED_ARRAY_LENGTH + 1, 5 * 1024 + 17]) {
+      const response = { jsonrpc: '2.0', id: 7, result: rows(count) };
+      expect(encodeMessage(response as never).equals(whole(response))).toBe(true);
+      const notification = { jsonrpc: '2.0', method: 'x/y', params: rows(count) };
+      expect(encodeMessage(notification as never).equals(whole(notification))).toBe(true);
+    }
+  });
+
+  it('keeps the key order, odd ids and odd elements of the whole message', () => {
+    const items: unknown[] = rows(SLICED_ARRAY_LENGTH + 5);
+    items[3] = undefined;
+    items[4] = null;
+    items[5] = 'a string "result":[]';
+    items[6] = [1, [2, { a: undefined }]];
+    items[7] = () => 1;
+    const msg = { id: '"result":[]', result: items, jsonrpc: '2.0' };
+    expect(encodeMessage(msg as never).equals(whole(msg))).toBe(true);
+  });
+
+  it('falls back to one string when an element has its own toJSON', () => {
+    const items: unknown[] = rows(SLICED_ARRAY_LENGTH + 1);
+    items[SLICED_ARRAY_LENGTH] = { toJSON: (key: string) => `at ${key}` };
+    const msg = { jsonrpc: '2.0', id: 1, result: items };
+    const encoded = encodeMessage(msg as never).toString('utf-8');
+    expect(encoded).toBe(JSON.stringify(msg));
+    expect(encoded).toContain(`"at ${SLICED_ARRAY_LENGTH}"`);
+  });
+});
+
+describe('SlicedStreamMessageWriter', () => {
+  it('sends each message framed exactly as the library does, in order', async () => {
+    const sink = new PassThrough();
+    const received: Buffer[] = [];
+    sink.on('data', (chunk: Buffer) => received.push(chunk));
+    const writer = new SlicedStreamMessageWriter(sink);
+    const messages = [
+      { jsonrpc: '2.0', id: 1, result: rows(3 * 1024 + 5) },
+      { jsonrpc: '2.0', method: 'window/logMessage', params: { type: 3, message: 'é' } },
+      { jsonrpc: '2.0', id: 2, result: rows(SLICED_ARRAY_LENGTH) },
+    ];
+    await Promise.all(messages.map((msg) => writer.write(msg as never)));
+    const expected = Buffer.concat(
+      messages.flatMap((msg) => {
+        const body = whole(msg);
+        return [Buffer.from(`Content-Length: ${body.byteLength}\r\n\r\n`, 'ascii'), body];
+      }),
+    );
+    expect(Buffer.concat(received).equals(expected)).toBe(true);
+  });
+
+  it('reports a write failure to the caller', async () => {
+    const sink = new PassThrough();
+    sink.destroy();
+    const writer = new SlicedStreamMessageWriter(sink);
+    const errors: unknown[] = [];
+    writer.onError((error) => errors.push(error));
+    await expect(writer.write({ jsonrpc: '2.0', id: 1, result: null } as never)).rejects.toThrow();
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});

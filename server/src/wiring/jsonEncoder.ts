@@ -1,0 +1,130 @@
+/**
+ * The stdio writer of outgoing messages: the bytes vscode-jsonrpc's own writer sends
+ * (`Content-Length` header, then `Buffer.from(JSON.stringify(msg))`), but without the whole message
+ * in memory when it carries a long array. A `dshSession.candidates` answer of 100,000 rows is ~28 MB
+ * of UTF-8; as one V8 string (two bytes a character once one title is not Latin-1, plus the
+ * builder's parts) and then one Buffer it cost well over 100 MB of transient memory. Such an array
+ * is stringified a slice at a time, twice: once to size the message for its header, once to write
+ * it, slice after slice.
+ */
+import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node';
+
+/** Arrays at least this long are encoded a slice at a time. */
+export const SLICED_ARRAY_LENGTH = 2048;
+
+/** Elements per slice. */
+const SLICE = 1024;
+
+/** The payload fields a message's long array may sit in. */
+const PAYLOAD_FIELDS = ['result', 'params'] as const;
+
+/** A message's UTF-8 JSON: its length, and its bytes a piece at a time. */
+export interface EncodedMessage {
+  byteLength: number;
+  chunks(): Iterable<Buffer>;
+}
+
+/**
+ * Whether every element serializes the same alone as inside the whole array: a `toJSON` is called
+ * with the element's index as its key, which a slice would change.
+ */
+function sliceable(items: readonly unknown[]): boolean {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item === 'object' && item !== null && typeof (item as { toJSON?: unknown }).toJSON === 'function') return false;
+  }
+  return true;
+}
+
+/** The text of `items[start, end)` as it appears inside the array's JSON: elements joined by commas, no brackets. */
+function sliceText(items: readonly unknown[], start: number): string {
+  const text = JSON.stringify(items.slice(start, Math.min(items.length, start + SLICE)));
+  return text.slice(1, -1);
+}
+
+function whole(msg: Message): EncodedMessage {
+  const buffer = Buffer.from(JSON.stringify(msg, undefined, 0), 'utf-8');
+  return { byteLength: buffer.byteLength, chunks: () => [buffer] };
+}
+
+/**
+ * `msg` as UTF-8 JSON, byte for byte `Buffer.from(JSON.stringify(msg))`. A top-level `result` or
+ * `params` array of {@link SLICED_ARRAY_LENGTH} elements or more comes a slice at a time (JSON
+ * serialization of plain data is deterministic, so both passes give the same text).
+ */
+export function encodedMessage(msg: Message): EncodedMessage {
+  const record = msg as unknown as Record<string, unknown>;
+  const field = PAYLOAD_FIELDS.find((name) => Array.isArray(record[name]) && (record[name] as unknown[]).length >= SLICED_ARRAY_LENGTH);
+  if (field === undefined) return whole(msg);
+  const items = record[field] as unknown[];
+  if (!sliceable(items)) return whole(msg);
+  // The message around the array: the array's place marked by an empty one, in the same key order.
+  const outer = JSON.stringify({ ...record, [field]: [] });
+  const marker = `"${field}":[]`;
+  const at = outer.indexOf(marker);
+  if (at === -1 || outer.indexOf(marker, at + 1) !== -1) return whole(msg);
+  const head = outer.slice(0, at + marker.length - 1);
+  const tail = outer.slice(at + marker.length - 1);
+  let byteLength = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.ceil(items.length / SLICE) - 1;
+  for (let start = 0; start < items.length; start += SLICE) byteLength += Buffer.byteLength(sliceText(items, start));
+  function* chunks(): Generator<Buffer> {
+    yield Buffer.from(head, 'utf-8');
+    for (let start = 0; start < items.length; start += SLICE) yield Buffer.from(start === 0 ? sliceText(items, start) : `,${sliceText(items, start)}`, 'utf-8');
+    yield Buffer.from(tail, 'utf-8');
+  }
+  return { byteLength, chunks };
+}
+
+/** `msg` as one Buffer (what the writer sends after the header). */
+export function encodeMessage(msg: Message): Buffer {
+  return Buffer.concat([...encodedMessage(msg).chunks()]);
+}
+
+/**
+ * A `StreamMessageWriter` that writes a long message a slice at a time (see above); messages go out
+ * one after another, in order. Failures are reported as the library's writer reports them.
+ */
+export class SlicedStreamMessageWriter extends AbstractMessageWriter implements MessageWriter {
+  private queue: Promise<void> = Promise.resolve();
+  private errorCount = 0;
+
+  constructor(private readonly stream: NodeJS.WritableStream) {
+    super();
+    stream.on('error', (error: unknown) => this.fireError(error));
+    stream.on('close', () => this.fireClose());
+  }
+
+  write(msg: Message): Promise<void> {
+    const run = this.queue.then(() => this.send(msg));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async send(msg: Message): Promise<void> {
+    let encoded: EncodedMessage;
+    try {
+      encoded = encodedMessage(msg);
+    } catch (error) {
+      this.fireError(error);
+      throw error;
+    }
+    try {
+      await this.chunk(Buffer.from(`Content-Length: ${encoded.byteLength}\r\n\r\n`, 'ascii'));
+      for (const chunk of encoded.chunks()) await this.chunk(chunk);
+    } catch (error) {
+      this.errorCount++;
+      this.fireError(error, msg, this.errorCount);
+      throw error;
+    }
+  }
+
+  private chunk(data: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.stream.write(data, (error?: Error | null) => (error === undefined || error === null ? resolve() : reject(error)));
+    });
+  }
+
+  end(): void {
+    this.stream.end();
+  }
+}
