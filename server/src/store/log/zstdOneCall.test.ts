@@ -102,7 +102,9 @@ describe.skipIf(!zstdCli.found)(`one-call frame decoding ${zstdCli.reason ?? ''}
       }),
       { numRuns: 60 },
     );
-    expect(decodedInOneCall).toBeGreaterThan(30);
+    // The one-call path must be exercised, not skipped: about half the random frames take it (mean ~32 of
+    // 60, standard deviation ~4), so more than 10 is certain unless the path stopped applying.
+    expect(decodedInOneCall).toBeGreaterThan(10);
   });
 
   it("decodes dsh's frame shape (checksum, 2 MiB window, no content size) in one call, NUL bytes included", () => {
