@@ -8,6 +8,8 @@
  * `--before-bin PATH`: also the mixed store served by another build (e.g. one without the foreign
  * listing cache), for a before/after figure. Each server is then restarted on the cache its first run
  * left (the persistent index caches), and the time to its complete listing is measured again.
+ * The floor (read every byte of the dsh store and of both agent homes) gives `npm run bench`'s
+ * budgets for the mixed store: cold index ≤ 2× floor, restart ≥ 5× faster, warm p95 ≤ 10 ms.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,6 +20,8 @@ import { ensureStore, readExpectedLabels } from './generate/store';
 import { measureCompletion, waitForCompleteAnswer, type LatencyFigure } from './server/measure';
 import { makeQueries } from './server/queries';
 import { REPO_ROOT, startServer, type RunningServer } from './server/serverProcess';
+import { runFloor } from './baselines/floor';
+import { decompressFrames, initFrameDecoding } from './zstd/frames';
 
 function flag(argv: readonly string[], name: string): string | undefined {
   const i = argv.indexOf(name);
@@ -49,6 +53,38 @@ function cpuSeconds(pid: number): number | undefined {
   }
 }
 
+/** Every file under `dir` whose name passes `keep`, found by a walk that never follows a link. */
+function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
+  const found: string[] = [];
+  for (const entry of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...filesUnder(full, keep));
+    else if (entry.isFile() && keep(entry.name)) found.push(full);
+  }
+  return found;
+}
+
+/**
+ * The floor of the other agents' homes (benchmarks.md's, for their layouts): list their
+ * transcripts, read every byte, decompress Codex's `.jsonl.zst` with the store's frame decoder.
+ */
+function foreignFloorMs(claudeHome: string, codexHome: string): { ms: number; plaintextBytes: number } {
+  const started = performance.now();
+  let plaintextBytes = 0;
+  const files = [
+    ...filesUnder(path.join(claudeHome, 'projects'), (name) => name.endsWith('.jsonl')),
+    ...filesUnder(path.join(codexHome, 'sessions'), (name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.zst')),
+  ];
+  for (const file of files) {
+    const bytes = readFileSync(file);
+    plaintextBytes += file.endsWith('.zst') ? decompressFrames(bytes).length : bytes.length;
+  }
+  return { ms: performance.now() - started, plaintextBytes };
+}
+
+/** A budget verdict: `met`, or `**missed**`. */
+const verdict = (met: boolean): string => (met ? 'met' : '**missed**');
+
 function row(label: string, figures: readonly LatencyFigure[]): string[] {
   return figures.map((f) => `| ${label} | ${f.kind} | ${f.roundTrip.p50.toFixed(2)} | ${f.roundTrip.p95.toFixed(2)} | ${f.roundTrip.max.toFixed(2)} | ${f.meanItems.toFixed(1)} |`);
 }
@@ -70,6 +106,20 @@ async function main(): Promise<void> {
   const allLabels = new Map([...dshLabels, ...homes.labels]);
   const queries = makeQueries(allLabels, [...store.cwds, ...homes.cwds], seed, 60);
   const agentArgs = ['--agents', 'dsh,claude-code,codex', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome];
+
+  // The floors (npm run bench's budgets hold for the mixed store too): one warm-up pass for the page cache, then the median of 3.
+  await initFrameDecoding();
+  const floors = { dsh: [] as number[], mixed: [] as number[] };
+  for (let pass = 0; pass <= 3; pass++) {
+    const dsh = runFloor(store.root).ms;
+    const foreignMs = foreignFloorMs(homes.claudeHome, homes.codexHome).ms;
+    if (pass === 0) continue;
+    floors.dsh.push(dsh);
+    floors.mixed.push(dsh + foreignMs);
+  }
+  const medianOf = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const floorMs = { dsh: medianOf(floors.dsh), mixed: medianOf(floors.mixed) };
+  log(`floor: dsh ${floorMs.dsh.toFixed(0)} ms, dsh + other agents ${floorMs.mixed.toFixed(0)} ms`);
 
   const beforeBin = flag(argv, '--before-bin');
   const runs: Array<{ label: string; extraArgs: string[]; serverBin?: string }> = [
@@ -140,6 +190,21 @@ async function main(): Promise<void> {
       (r) =>
         `| ${r.label} | ${(r.readyMs / 1000).toFixed(1)} | ${r.restartMs === undefined ? '—' : (r.restartMs / 1000).toFixed(1)} | ${r.peakRss === undefined ? '—' : (r.peakRss / 2 ** 20).toFixed(0)} | ${r.cpuS === undefined ? '—' : r.cpuS.toFixed(2)} |`,
     ),
+    '',
+    `Floor (list, read every byte, decompress zstd, no parsing; median of 3 after a warm-up pass): dsh store ${floorMs.dsh.toFixed(0)} ms, dsh store + both agent homes ${floorMs.mixed.toFixed(0)} ms.`,
+    '',
+    '| server | cold ÷ floor ≤ 2× | restart ≥ 5× faster than cold | warm completion p95 ≤ 10 ms (worst kind) |',
+    '|---|---|---|---|',
+    ...results.map((r) => {
+      const floor = r.label === 'dsh alone' ? floorMs.dsh : floorMs.mixed;
+      const cold = r.readyMs / floor;
+      const speedUp = r.restartMs === undefined ? undefined : r.readyMs / r.restartMs;
+      const worst = Math.max(...r.figures.map((f) => f.roundTrip.p95));
+      return (
+        `| ${r.label} | ${cold.toFixed(2)}× ${verdict(cold <= 2)} | ` +
+        `${speedUp === undefined ? 'not measured' : `${speedUp.toFixed(2)}× ${verdict(speedUp >= 5)}`} | ${worst.toFixed(2)} ms ${verdict(worst <= 10)} |`
+      );
+    }),
     '',
     '| server | query | p50 | p95 | max | items |',
     '|---|---|---|---|---|---|',
