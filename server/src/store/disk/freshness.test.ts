@@ -24,14 +24,17 @@ function statsOf(identity: FileIdentity): Stats {
  * A Freshness over an attached root of `keys` (`<project>/<session>/session.jsonl`), none of
  * whose directories is watched except `watched`; scans and refreshes are recorded, not run.
  */
-function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: string[] = []) {
+function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: string[] = [], lstatCostMs = 0) {
   const clock = new FakeClock();
   const lstatSyncs: string[] = [];
+  const lstatTimes: number[] = [];
   const onDisk = new Map<string, FileIdentity>(keys.map((key) => [`/root/${key}`, IDENTITY]));
   const files: TranscriptFiles = {
     ...DEFAULT_TUNING.files,
     lstatSync(file) {
       lstatSyncs.push(file.slice('/root/'.length));
+      lstatTimes.push(clock.now());
+      clock.elapse(lstatCostMs);
       return statsOf(onDisk.get(file) ?? IDENTITY);
     },
   };
@@ -83,6 +86,7 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
     scans,
     refreshes,
     lstatSyncs,
+    lstatTimes,
     onDisk,
     costs: (ms: number, cpuMs: number) => (scanCost = { ms, cpuMs }),
   };
@@ -182,5 +186,24 @@ describe('freshness scheduling in fake time', () => {
     expect(lstatSyncs).toHaveLength(15);
     expect(new Set(lstatSyncs)).toEqual(new Set(keys.slice(0, 3)));
     expect(refreshes).toEqual(['p/b/session.jsonl']);
+  });
+
+  it('spreads a costly sweep pass over its whole, longer period instead of bursting in the first', async () => {
+    const keys = Array.from({ length: 40 }, (_, i) => `p/s${i}/session.jsonl`);
+    // 40 unwatched transcripts, a lstat costing 1 ms: a pass costs 40 ms, so with a cost factor of
+    // 100 passes start 4 s apart, though the period is 1 s.
+    const { clock, attached, freshness, lstatSyncs, lstatTimes } = setUp({ sweepIntervalMs: 100, sweepPeriodMs: 1000, sweepCostFactor: 100 }, keys, [], 1);
+    freshness.scheduleSweep(attached);
+    await advance(clock, 1100, 100);
+    // The first pass knows no cost yet: its period, 4 keys a tick.
+    expect(lstatTimes).toHaveLength(40);
+    const secondStart = lstatTimes[0]! + 4000;
+    await advance(clock, 4000 + 4000, 100);
+    const second = lstatTimes.slice(40).map((time) => time - secondStart).filter((offset) => offset < 4000);
+    // Every key once more, one a tick over the 4 s, never the whole pass in its first second.
+    expect(second).toHaveLength(40);
+    expect(new Set(lstatSyncs.slice(40, 80))).toEqual(new Set(keys));
+    expect(second.filter((offset) => offset < 1000).length).toBeLessThanOrEqual(11);
+    expect(Math.max(...second)).toBeGreaterThan(3000);
   });
 });

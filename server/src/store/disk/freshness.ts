@@ -159,12 +159,15 @@ export class Freshness {
       if (this.sweeping) return this.scheduleSweep(attached);
       if (this.sweepQueue.length === 0) {
         const now = clock.now();
-        const nextPass = this.sweepPassStart + Math.max(tuning.sweepPeriodMs, tuning.sweepCostFactor * this.sweepPassCostMs);
+        // A pass takes its period, or its cost factor times what the last pass cost, whichever is longer.
+        const passMs = Math.max(tuning.sweepPeriodMs, tuning.sweepCostFactor * this.sweepPassCostMs);
+        const nextPass = this.sweepPassStart + passMs;
         if (this.sweepPassStart > 0 && now < nextPass) return this.scheduleSweep(attached, nextPass - now);
         this.sweepQueue = this.sweepKeys(attached);
         this.sweepPassStart = now;
         this.sweepPassCostMs = 0;
-        const ticks = Math.max(1, Math.floor(tuning.sweepPeriodMs / Math.max(1, tuning.sweepIntervalMs)));
+        // Its batches spread over all of that time, so no stretch of it costs more than the average.
+        const ticks = Math.max(1, Math.floor(passMs / Math.max(1, tuning.sweepIntervalMs)));
         this.sweepBatch = Math.ceil(this.sweepQueue.length / ticks);
         // Nothing to sweep: look again next period.
         if (this.sweepQueue.length === 0) return this.scheduleSweep(attached, tuning.sweepPeriodMs);
