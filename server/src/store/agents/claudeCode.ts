@@ -65,9 +65,53 @@ export function claudeSessionInfo(records: readonly JsonlRecord[], id: string): 
   return { id, ...(cwd === undefined ? {} : { cwd }), ...(createdAt === undefined ? {} : { createdAt }), ...(title === undefined ? {} : { title }) };
 }
 
+/** One step of a transcript's projection, in order: a user or assistant event, or a compaction summary. */
+type ClaudeStep =
+  | { kind: 'event'; event: SessionEventRecord; time: number | undefined }
+  | { kind: 'checkpoint'; line: number; text: string; time: number | undefined };
+
+/**
+ * The projection of `records`: direct prompts, assistant text (consecutive records of one
+ * assistant message joined, timed by the first) and compaction summaries; tool results,
+ * attachments, metadata and unknown records are not part of it.
+ */
+function* claudeSteps(records: readonly JsonlRecord[]): Generator<ClaudeStep> {
+  let open: { id: unknown; texts: string[]; seq: number; time: number | undefined } | undefined;
+  function* close(): Generator<ClaudeStep> {
+    if (open !== undefined && open.texts.length > 0) yield { kind: 'event', event: assistantEvent(open.seq, open.texts), time: open.time };
+    open = undefined;
+  }
+  for (const { line, value } of records) {
+    const time = isoTime(value.timestamp);
+    if (value.type === 'assistant' && value.isSidechain !== true) {
+      const message = asObject(value.message);
+      if (message === undefined || message.model === '<synthetic>') continue;
+      if (open === undefined || message.id === undefined || open.id !== message.id) {
+        yield* close();
+        open = { id: message.id, texts: [], seq: line, time };
+      }
+      open.texts.push(...blockTexts(message.content, ['text']));
+      open.seq = line;
+      continue;
+    }
+    if (value.type === 'user' && value.isCompactSummary === true) {
+      const text = blockTexts(asObject(value.message)?.content, ['text']).join('\n');
+      yield* close();
+      if (text !== '') yield { kind: 'checkpoint', line, text, time };
+      continue;
+    }
+    const prompt = directPrompt(value);
+    if (prompt !== undefined) {
+      yield* close();
+      yield { kind: 'event', event: userEvent(line, prompt), time };
+    }
+  }
+  yield* close();
+}
+
 /**
  * The current surface of one transcript: what follows the last compaction (its summary as a
- * checkpoint), direct prompts and assistant text; consecutive records of one assistant message join.
+ * checkpoint), direct prompts and assistant text.
  */
 export function claudeSurfaceEvents(records: readonly JsonlRecord[]): SessionEventRecord[] {
   let from = 0;
@@ -75,37 +119,7 @@ export function claudeSurfaceEvents(records: readonly JsonlRecord[]): SessionEve
     if (value.type === 'system' && value.subtype === 'compact_boundary') from = index + 1;
   });
   const events: SessionEventRecord[] = [];
-  let openAssistant: { id: unknown; texts: string[]; seq: number } | undefined;
-  const flush = (): void => {
-    if (openAssistant !== undefined && openAssistant.texts.length > 0) events.push(assistantEvent(openAssistant.seq, openAssistant.texts));
-    openAssistant = undefined;
-  };
-  for (const { line, value } of records.slice(from)) {
-    if (value.type === 'assistant' && value.isSidechain !== true) {
-      const message = asObject(value.message);
-      if (message === undefined || message.model === '<synthetic>') continue;
-      if (openAssistant === undefined || message.id === undefined || openAssistant.id !== message.id) {
-        flush();
-        openAssistant = { id: message.id, texts: [], seq: line };
-      }
-      openAssistant.texts.push(...blockTexts(message.content, ['text']));
-      openAssistant.seq = line;
-      continue;
-    }
-    if (value.type === 'user' && value.isCompactSummary === true) {
-      const text = blockTexts(asObject(value.message)?.content, ['text']).join('\n');
-      flush();
-      if (text !== '') events.push(checkpointEvent(line, text));
-      continue;
-    }
-    const prompt = directPrompt(value);
-    if (prompt !== undefined) {
-      flush();
-      events.push(userEvent(line, prompt));
-    }
-    // Tool results, attachments, metadata and unknown records: not part of the projection.
-  }
-  flush();
+  for (const step of claudeSteps(records.slice(from))) events.push(step.kind === 'event' ? step.event : checkpointEvent(step.line, step.text));
   return events;
 }
 
@@ -115,36 +129,9 @@ export function claudeSurfaceEvents(records: readonly JsonlRecord[]): SessionEve
  */
 export function claudeLogEvents(records: readonly JsonlRecord[]): SessionEventRecord[] {
   const log = new WholeLogBuilder();
-  let open: { id: unknown; texts: string[]; seq: number; time: number | undefined } | undefined;
-  const flush = (): void => {
-    if (open !== undefined && open.texts.length > 0) log.append(assistantEvent(open.seq, open.texts), open.time);
-    open = undefined;
-  };
-  for (const { line, value } of records) {
-    const time = isoTime(value.timestamp);
-    if (value.type === 'assistant' && value.isSidechain !== true) {
-      const message = asObject(value.message);
-      if (message === undefined || message.model === '<synthetic>') continue;
-      if (open === undefined || message.id === undefined || open.id !== message.id) {
-        flush();
-        open = { id: message.id, texts: [], seq: line, time };
-      }
-      open.texts.push(...blockTexts(message.content, ['text']));
-      open.seq = line;
-      continue;
-    }
-    if (value.type === 'user' && value.isCompactSummary === true) {
-      const text = blockTexts(asObject(value.message)?.content, ['text']).join('\n');
-      flush();
-      if (text !== '') log.checkpoint(line, text, time);
-      continue;
-    }
-    const prompt = directPrompt(value);
-    if (prompt !== undefined) {
-      flush();
-      log.append(userEvent(line, prompt), time);
-    }
+  for (const step of claudeSteps(records)) {
+    if (step.kind === 'event') log.append(step.event, step.time);
+    else log.checkpoint(step.line, step.text, step.time);
   }
-  flush();
   return log.events;
 }
