@@ -130,7 +130,8 @@ export function renderStart(start: StartResult, command: string): string[] {
       `Store: ${count(s.sessions)} sessions, all zstd, ${mb(s.bytes.onDisk)} on disk (${mb(s.bytes.uncompressed)} uncompressed), at \`${s.root}\`. ` +
       `${start.rounds} interleaved rounds after one untimed (each round runs every command once, so load on the machine weighs on all alike); medians. ` +
       'Every timed start gets a fresh, empty `XDG_CACHE_HOME`, so no persistent index cache helps it; the one exception is the CLI\'s second call, ' +
-      'made in the cache directory its first call left (the CLI writes the cache after answering; the server seconds after its first index).',
+      'made in the cache directory its first call left (the CLI writes the cache after answering; the server seconds after its first index). ' +
+        "V8's code cache of the bundles (`server/dist/bundle/code-cache/`, made by the first run of each bundle on this Node, the untimed one at the latest) is part of the install and is used by every timed run.",
   );
   out.push('');
   if (start.errors.length > 0) {

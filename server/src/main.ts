@@ -1,9 +1,12 @@
 import { HELP_TEXT, UsageError, parseInvocation, type Invocation } from './cli/commandLine';
+import { loadSiblingBundle } from './codeCache';
+import { applyServerV8Flags } from './serverHeap';
 import { SERVER_VERSION } from './version';
 
 // The server and the CLI are required by the invocation that needs them: `--version` and
 // `--help` load neither, the CLI never loads the protocol libraries. In the bundled build
-// (server/esbuild.mjs) each is its own file beside this one.
+// (server/esbuild.mjs) each is its own file beside this one, loaded through V8's code cache
+// (codeCache.ts); elsewhere (the extension's single file, the unbundled build) by require.
 type ServerProcess = typeof import('./serverProcess');
 type CliProcess = typeof import('./cliProcess');
 
@@ -26,12 +29,13 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       process.stdout.write(SERVER_VERSION + '\n');
       return;
     case 'server':
+      applyServerV8Flags(); // before the bundle is compiled: its code cache is made under these flags
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
-      (require('./serverProcess') as ServerProcess).startServer(invocation, args);
+      ((loadSiblingBundle('serverProcess') ?? require('./serverProcess')) as ServerProcess).startServer(invocation, args);
       return;
     default:
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
-      (require('./cliProcess') as CliProcess).runCliProcess(invocation);
+      ((loadSiblingBundle('cliProcess') ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation);
   }
 }
 

@@ -1,0 +1,96 @@
+// V8's code cache beside the split bundles (server/src/codeCache.ts), seen from outside: a copy of
+// the built bundle directory, run as the bin runs it. Whether V8 accepted a cache shows in whether
+// the process wrote it again at exit (it writes only a missing or rejected one, by rename: a new
+// inode).
+import { spawnSync } from 'node:child_process';
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DshSessionClient } from '../../server/src/client';
+import { REPO_ROOT } from '../support/lspClient';
+import { EXAMPLE_STORE, removeTemporary, temporaryDirectory } from './helpers';
+
+const scratch = temporaryDirectory('code-cache');
+afterAll(() => removeTemporary(scratch));
+
+/** A copy of the built bundles (no code cache yet) in `<scratch>/<name>/bundle`. */
+function bundleCopy(name: string): string {
+  const bundle = path.join(scratch, name, 'bundle');
+  const built = path.join(REPO_ROOT, 'server', 'dist', 'bundle');
+  cpSync(built, bundle, { recursive: true, filter: (source) => source === built || /\.(js|wasm)$/.test(source) });
+  return bundle;
+}
+
+const env = (bundle: string): NodeJS.ProcessEnv => ({
+  ...process.env,
+  XDG_CACHE_HOME: path.join(bundle, '..', 'cache'),
+  DSH_HOME: path.join(bundle, '..', 'dsh'),
+  DSH_SESSION_LS_NO_CODE_CACHE: '',
+});
+
+function candidates(bundle: string): string {
+  const result = spawnSync(process.execPath, [path.join(bundle, 'main.js'), 'candidates', '--root', EXAMPLE_STORE, '--json'], {
+    encoding: 'utf8',
+    env: env(bundle),
+    timeout: 60_000,
+  });
+  expect(result.stderr).toBe('');
+  expect(result.status).toBe(0);
+  return result.stdout;
+}
+
+/** The one cache file of `prefix` in the bundle's code-cache directory, with its inode and bytes. */
+function cacheOf(bundle: string, prefix: string): { name: string; ino: number; bytes: Buffer } {
+  const dir = path.join(bundle, 'code-cache');
+  const names = readdirSync(dir).filter((name) => name.startsWith(`${prefix}-${process.version}-`));
+  expect(names, `one ${prefix} cache in ${dir}`).toHaveLength(1);
+  const file = path.join(dir, names[0]!);
+  return { name: names[0]!, ino: statSync(file).ino, bytes: readFileSync(file) };
+}
+
+describe('the code cache of the split bundles', () => {
+  it('is made by the first CLI run, read (not rewritten) by the next, and replaced when damaged', () => {
+    const bundle = bundleCopy('cli');
+    const plain = spawnSync(process.execPath, [path.join(REPO_ROOT, 'server', 'bin', 'dsh-session-ls.js'), 'candidates', '--root', EXAMPLE_STORE, '--json'], {
+      encoding: 'utf8',
+      env: { ...env(bundle), DSH_SESSION_LS_NO_CODE_CACHE: '1', XDG_CACHE_HOME: path.join(scratch, 'plain-cache') },
+    }).stdout;
+    expect(JSON.parse(plain)).toHaveLength(5);
+
+    expect(candidates(bundle)).toBe(plain);
+    const made = cacheOf(bundle, 'cliProcess');
+    expect(made.bytes.length).toBeGreaterThan(10_000);
+
+    expect(candidates(bundle)).toBe(plain);
+    const read = cacheOf(bundle, 'cliProcess');
+    expect(read.ino).toBe(made.ino);
+    expect(read.bytes.equals(made.bytes)).toBe(true);
+
+    writeFileSync(path.join(bundle, 'code-cache', made.name), 'damaged: not a code cache');
+    expect(candidates(bundle)).toBe(plain);
+    const replaced = cacheOf(bundle, 'cliProcess');
+    expect(replaced.bytes.length).toBeGreaterThan(10_000);
+    expect(candidates(bundle)).toBe(plain);
+    expect(cacheOf(bundle, 'cliProcess').ino).toBe(replaced.ino);
+    expect(readdirSync(path.join(bundle, 'code-cache')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it("is read back by the next language server, whose V8 flags are set before the bundle compiles", async () => {
+    const bundle = bundleCopy('server');
+    const serve = async (): Promise<string[]> => {
+      const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: env(bundle), settings: { sessionsRoot: EXAMPLE_STORE } });
+      try {
+        return (await client.candidates()).map((row) => row.sessionId);
+      } finally {
+        await client.shutdown();
+      }
+    };
+    const first = await serve();
+    expect(first).toHaveLength(5);
+    const made = cacheOf(bundle, 'serverProcess');
+    expect(await serve()).toEqual(first);
+    const read = cacheOf(bundle, 'serverProcess');
+    expect(read.ino).toBe(made.ino);
+    expect(read.bytes.equals(made.bytes)).toBe(true);
+  });
+});
