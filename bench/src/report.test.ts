@@ -50,7 +50,8 @@ describe('start goals and section', () => {
     cli: figure(300),
     cliCached: figure(150),
     stdio: { ...figure(200), requests: [1] },
-    ratios: { version: 1.2, cli: 3, stdio: 2, cliCached: 1.5 },
+    stdioCached: figure(140),
+    ratios: { version: 1.2, cli: 3, stdio: 2, cliCached: 1.5, stdioCached: 1.4 },
     loadAverage: { start: 0, end: 0 },
     date: 'now',
     errors: [],
@@ -67,6 +68,7 @@ describe('start goals and section', () => {
   it('shows the CLI\'s second call, in the cache its first call left, as a figure beside the goals', () => {
     const section = renderStart(start, 'npm run bench -- --start-only').join('\n');
     expect(section).toContain('| the same, second call (the cache the first left): 1.50× `node -e 0` | 150 ms | 150 |');
+    expect(section).toContain('| the same, second start (the cache the first server left): 1.40× `node -e 0` | 140 ms | 140 |');
   });
 
   it('replaces the start section of a results file and keeps the rest, or inserts it before the first size', () => {

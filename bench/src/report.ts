@@ -156,6 +156,11 @@ export function renderStart(start: StartResult, command: string): string[] {
   out.push(
     `| \`dsh-session-ls --stdio\` → initialize → \`dshSession.candidates\` listing every session | ${ms(start.stdio.median)} | ${runs(start.stdio.runs)} (requests: ${start.stdio.requests.join(', ')}) |`,
   );
+  if (start.stdioCached !== undefined && start.ratios.stdioCached !== undefined) {
+    out.push(
+      `| the same, second start (the cache the first server left): ${ratio(start.ratios.stdioCached)} \`node -e 0\` | ${ms(start.stdioCached.median)} | ${runs(start.stdioCached.runs)} |`,
+    );
+  }
   out.push('');
   for (const [name, profile] of Object.entries(start.profiles ?? {})) {
     if (!profile) continue;
