@@ -29,11 +29,9 @@ function work(n) { calls++; let total = 0; for (let i = 0; i < n; i++) total += 
 module.exports = { work, calls: () => calls, file: __filename, dir: path.basename(__dirname), self: module.filename };
 `;
 
-/** Loads `file` with an exit hook the test runs itself. */
 function load(file: string, env: NodeJS.ProcessEnv) {
-  const writes: Array<() => void> = [];
-  const loaded = requireWithCodeCache(file, { env, onExit: (write) => writes.push(write) });
-  return { ...loaded, exports: loaded.exports as { work(n: number): number; calls(): number; file: string; dir: string; self: string }, exit: () => writes.forEach((write) => write()), writes };
+  const loaded = requireWithCodeCache(file, { env });
+  return { ...loaded, exports: loaded.exports as { work(n: number): number; calls(): number; file: string; dir: string; self: string } };
 }
 
 function cacheFiles(dir: string): string[] {
@@ -45,15 +43,13 @@ function cacheFiles(dir: string): string[] {
 }
 
 describe('requireWithCodeCache', () => {
-  it('runs the bundle as require would, makes the cache at exit, and reads it back on the next load', () => {
+  it('runs the bundle as require would and makes the cache once its top level has run', () => {
     const { dir, file, userCache } = bundleDir();
     const env = { XDG_CACHE_HOME: userCache };
     const first = load(file, env);
     expect(first.cache).toBe('missing');
     expect(first.exports.work(4)).toBe(12);
     expect(first.exports).toMatchObject({ file, dir: 'bundle', self: file });
-    expect(cacheFiles(path.join(dir, 'code-cache'))).toEqual([]);
-    first.exit();
     const stats = statSync(file);
     expect(cacheFiles(path.join(dir, 'code-cache'))).toEqual([codeCacheName(file, stats.size, stats.mtimeMs)]);
 
@@ -64,13 +60,12 @@ describe('requireWithCodeCache', () => {
   it('names the cache after the bundle, so a rebuilt bundle never reads the old bytecode', () => {
     const { dir, file, userCache } = bundleDir();
     const env = { XDG_CACHE_HOME: userCache };
-    load(file, env).exit();
+    load(file, env);
     // Same length, other code: V8's own check (source length and flags) would accept the old cache.
     writeFileSync(file, BUNDLE_SOURCE.replace('2 * n', '3 * n'));
     utimesSync(file, new Date(), new Date(Date.now() + 5000));
     const again = load(file, env);
     expect(again.cache).toBe('missing');
-    again.exit();
     expect(cacheFiles(path.join(dir, 'code-cache'))).toHaveLength(2);
   });
 
@@ -78,7 +73,7 @@ describe('requireWithCodeCache', () => {
     const { dir, file, userCache } = bundleDir();
     writeFileSync(path.join(dir, 'code-cache'), 'a file where the directory would be');
     const env = { XDG_CACHE_HOME: userCache };
-    load(file, env).exit();
+    load(file, env);
     const [, userDir] = codeCacheDirectories(file, env);
     expect(userDir).toBe(path.join(userCache, 'dsh-session-ls', 'code-cache'));
     expect(cacheFiles(userDir!)).toHaveLength(1);
@@ -90,7 +85,6 @@ describe('requireWithCodeCache', () => {
     const { dir, file, userCache } = bundleDir();
     const off = load(file, { XDG_CACHE_HOME: userCache, [NO_CODE_CACHE_ENV]: '1' });
     expect(off.cache).toBe('off');
-    expect(off.writes).toHaveLength(0);
     expect(off.exports.work(2)).toBe(2);
     expect(cacheFiles(path.join(dir, 'code-cache'))).toEqual([]);
   });
@@ -99,7 +93,7 @@ describe('requireWithCodeCache', () => {
     const marker = path.join(os.tmpdir(), `dsh-code-cache-runs-${process.pid}-${Date.now()}`);
     scratches.push(marker);
     const { file, userCache } = bundleDir(`require('node:fs').appendFileSync(${JSON.stringify(marker)}, 'x'); throw new Error('bundle failed');\n`);
-    expect(() => requireWithCodeCache(file, { env: { XDG_CACHE_HOME: userCache }, onExit: () => {} })).toThrow('bundle failed');
+    expect(() => requireWithCodeCache(file, { env: { XDG_CACHE_HOME: userCache } })).toThrow('bundle failed');
     expect(readFileSync(marker, 'utf8')).toBe('x');
   });
 });
@@ -110,9 +104,9 @@ describe('loadSiblingBundle', () => {
     const elsewhere = path.join(path.dirname(dir), 'dist');
     mkdirSync(elsewhere);
     writeFileSync(path.join(elsewhere, 'sample.js'), BUNDLE_SOURCE);
-    expect(loadSiblingBundle('sample', elsewhere, { onExit: () => {} })).toBeUndefined();
+    expect(loadSiblingBundle('sample', elsewhere)).toBeUndefined();
     expect(loadSiblingBundle('absent', dir)).toBeUndefined();
-    const loaded = loadSiblingBundle('sample', dir, { onExit: () => {} }) as { work(n: number): number };
+    const loaded = loadSiblingBundle('sample', dir) as { work(n: number): number };
     expect(loaded.work(3)).toBe(6);
   });
 });

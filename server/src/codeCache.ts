@@ -7,9 +7,12 @@
  * bundle, Node version and architecture, named after the bundle's size and mtime (a rebuilt or
  * reinstalled bundle gets a new name), in `code-cache/` beside the bundle or, where the package
  * directory is read-only, in the user's cache directory. It holds no user data. A cache V8 rejects
- * (another V8, other flags) or one that is missing is made again when the process exits, with the
- * functions the run compiled; nothing here ever stops a start: on any error the bundle loads as
- * a plain `require` would.
+ * (another V8, other flags) or one that is missing is made again as soon as the bundle's top level
+ * has run: V8 accepts a cache only under the flags it was made with, and the server changes flags
+ * later (and a worker's start resets them), so the load is the one moment they are known to match
+ * the next start's. (Made at exit instead, with every function the run compiled, it saved no
+ * measurable CPU more.) Nothing here ever stops a start: on any error the bundle loads as a plain
+ * `require` would.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
@@ -72,14 +75,8 @@ function writeFirst(directories: readonly string[], name: string, data: Buffer):
   }
 }
 
-/**
- * Requires `bundleFile` (a CommonJS bundle) through V8's code cache. `onExit` registers what to do
- * when the process exits (tests pass their own); by default `process.on('exit')`.
- */
-export function requireWithCodeCache(
-  bundleFile: string,
-  options: { env?: NodeJS.ProcessEnv; onExit?: (write: () => void) => void } = {},
-): CodeCacheLoad {
+/** Requires `bundleFile` (a CommonJS bundle) through V8's code cache. */
+export function requireWithCodeCache(bundleFile: string, options: { env?: NodeJS.ProcessEnv } = {}): CodeCacheLoad {
   const env = options.env ?? process.env;
   const off = env[NO_CODE_CACHE_ENV];
   if (off !== undefined && off !== '' && off !== '0') {
@@ -111,14 +108,11 @@ export function requireWithCodeCache(
   loaded.loaded = true;
 
   if (cache !== 'accepted') {
-    // Made at exit, so it holds every function this run compiled, not only the top level.
-    (options.onExit ?? ((write) => process.once('exit', write)))(() => {
-      try {
-        writeFirst(directories, name, script.createCachedData());
-      } catch {
-        // a cache is an optimisation: never an error at exit
-      }
-    });
+    try {
+      writeFirst(directories, name, script.createCachedData());
+    } catch {
+      // a cache is an optimisation: never an error
+    }
   }
   return { exports: loaded.exports, cache };
 }

@@ -1,6 +1,5 @@
 import { HELP_TEXT, UsageError, parseInvocation, type Invocation } from './cli/commandLine';
 import { loadSiblingBundle } from './codeCache';
-import { applyServerV8Flags } from './serverHeap';
 import { SERVER_VERSION } from './version';
 
 // The server and the CLI are required by the invocation that needs them: `--version` and
@@ -29,7 +28,6 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       process.stdout.write(SERVER_VERSION + '\n');
       return;
     case 'server':
-      applyServerV8Flags(); // before the bundle is compiled: its code cache is made under these flags
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
       ((loadSiblingBundle('serverProcess') ?? require('./serverProcess')) as ServerProcess).startServer(invocation, args);
       return;

@@ -1,7 +1,6 @@
 // V8's code cache beside the split bundles (server/src/codeCache.ts), seen from outside: a copy of
 // the built bundle directory, run as the bin runs it. Whether V8 accepted a cache shows in whether
-// the process wrote it again at exit (it writes only a missing or rejected one, by rename: a new
-// inode).
+// the process wrote it again (it writes only a missing or rejected one, by rename: a new inode).
 import { spawnSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -75,7 +74,7 @@ describe('the code cache of the split bundles', () => {
     expect(readdirSync(path.join(bundle, 'code-cache')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
-  it("is read back by the next language server, whose V8 flags are set before the bundle compiles", async () => {
+  it("is read back by the next language server, though the server sets V8 flags and starts workers after it loads", async () => {
     const bundle = bundleCopy('server');
     const serve = async (): Promise<string[]> => {
       const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: env(bundle), settings: { sessionsRoot: EXAMPLE_STORE } });
