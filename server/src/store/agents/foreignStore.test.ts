@@ -170,6 +170,56 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
     expect(after).toEqual(before);
   });
 
+  it('fires onDidChange for a new session and a new title, coalesced, and not for a write that changes no row', async () => {
+    const { home } = homeAndCache(agent);
+    // A long spacing: the first change is told at once, the next ones wait (and are told together).
+    const { store, reads } = counted(agent, home, { tuning: { notifyThrottleMs: 600_000 } });
+    let fired = 0;
+    store.onDidChange(() => fired++);
+    const before = await store.listSessions();
+    expect(fired).toBe(0); // the first listing is the caller's answer, not a change
+
+    // A write that changes no row: read again, listing kept, nobody told.
+    const [source] = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((name) => path.basename(name).includes(sourceId));
+    const readsBefore = reads.length;
+    appendFileSync(path.join(home, source!), JSON.stringify({ type: 'unknown-record-type' }) + '\n');
+    await eventually(() => expect(reads.length).toBeGreaterThan(readsBefore), 'the written file was never read again');
+    await (store as unknown as { queue: Promise<void> }).queue;
+    expect(await store.listSessions()).toBe(before);
+    expect(fired).toBe(0);
+
+    copySession(agent, home, sourceId, newId);
+    await listedUntil(store, (listing) => listing.some((s) => s.id === newId), 'the new session never appeared');
+    await eventually(() => expect(fired).toBe(1), 'no change was told');
+
+    // A new title (Claude Code: a custom-title record; Codex: a thread_name in session_index.jsonl).
+    if (agent === 'claude-code') {
+      appendFileSync(path.join(home, CC_PROJECT, `${newId}.jsonl`), JSON.stringify({ type: 'custom-title', customTitle: 'Told title', sessionId: newId }) + '\n');
+    } else {
+      appendFileSync(path.join(home, 'session_index.jsonl'), JSON.stringify({ id: newId, thread_name: 'Told title', updated_at: '2027-01-01T00:00:00Z' }) + '\n');
+    }
+    await listedUntil(store, (listing) => listing.find((s) => s.id === newId)?.title === 'Told title', 'the new title never appeared');
+    // Within the spacing: pending, not yet told.
+    expect(fired).toBe(1);
+    expect((store as unknown as { handles(): { timers: number } }).handles().timers).toBeGreaterThan(0);
+  });
+
+  it('tells every change once the spacing allows (default spacing)', async () => {
+    const { home } = homeAndCache(agent);
+    const { store } = counted(agent, home);
+    let fired = 0;
+    store.onDidChange(() => fired++);
+    await store.listSessions();
+    copySession(agent, home, sourceId, newId);
+    await eventually(() => expect(fired).toBe(1), 'the new session was not told');
+    const otherId = newId.replace(/ff$/, 'fe');
+    copySession(agent, home, sourceId, otherId);
+    await eventually(() => expect(fired).toBe(2), 'the second new session was not told');
+    expect((await store.listSessions()).filter((s) => s.id === newId || s.id === otherId)).toHaveLength(2);
+    store.dispose();
+    expect((store as unknown as { handles(): { timers: number } }).handles().timers).toBe(0);
+  });
+
   it('finds changes by the sweep alone when no folder can be watched (out of watches)', async () => {
     const { home } = homeAndCache(agent);
     const noWatches = () => {

@@ -6,6 +6,8 @@ import { compareStoreOrder } from '../../resolver/storeOrder';
 import { SessionReadError, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
 import type { AgentSessionLog } from '../../resolver/sessionStore';
 import { DirectoryWatches } from '../directoryWatches';
+import { Emitter } from '../emitter';
+import type { Subscription } from '../service';
 import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { fileIdentity, sameIdentity, type FileIdentity } from '../transcriptFiles';
@@ -23,6 +25,11 @@ export interface ForeignSessionStore extends SessionStore {
   readonly home: string;
   /** The whole session as the user saw it (for a transcript); rejects as `readSurface` does. */
   readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
+  /**
+   * Fires when the listing changed after the first one (a session created, deleted, renamed, or
+   * written so that its row changed), at most every `notifyThrottleMs` as dsh's store does.
+   */
+  onDidChange(listener: () => void): Subscription;
   /** Stops watching and sweeping; no cache write starts after (one in progress finishes). */
   dispose(): void;
 }
@@ -51,6 +58,8 @@ export interface ForeignStoreTuning {
   cacheSaveDelayMs: number;
   /** A read of an id that is not listed walks the home first, at most this often. */
   missRescanMs: number;
+  /** Minimum spacing of `onDidChange` notifications (dsh's store: 100 ms). */
+  notifyThrottleMs: number;
 }
 
 export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
@@ -61,6 +70,7 @@ export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
   maxWatches: 1024,
   cacheSaveDelayMs: 5000,
   missRescanMs: 1000,
+  notifyThrottleMs: 100,
 };
 
 export interface ForeignStoreOptions {
@@ -150,6 +160,10 @@ class ForeignStore implements ForeignSessionStore {
   private cacheSaving = false;
   private cacheFailureLogged = false;
 
+  private readonly changes: Emitter<void>;
+  private notifyTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastNotifyAt = -Infinity;
+
   constructor(
     readonly agent: ForeignAgent,
     readonly home: string,
@@ -159,6 +173,11 @@ class ForeignStore implements ForeignSessionStore {
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.log = options.log ?? (() => undefined);
     this.readText = options.readText ?? readSessionText;
+    this.changes = new Emitter((error) => this.log(`${this.agent} store: listener failed: ${String(error)}`));
+  }
+
+  onDidChange(listener: () => void): Subscription {
+    return this.changes.on(listener);
   }
 
   // ---- the resolver's seam ----------------------------------------------------------------------
@@ -185,13 +204,14 @@ class ForeignStore implements ForeignSessionStore {
     this.disposed = true;
     this.watches?.dispose();
     this.watches = undefined;
-    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer]) if (timer !== undefined) clearTimeout(timer);
-    this.refreshTimer = this.sweepTimer = this.cacheTimer = undefined;
+    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer]) if (timer !== undefined) clearTimeout(timer);
+    this.refreshTimer = this.sweepTimer = this.cacheTimer = this.notifyTimer = undefined;
+    this.changes.clear();
   }
 
   /** Live handles (for leak tests): folder watches and pending timers. */
   handles(): { watches: number; timers: number } {
-    const timers = [this.refreshTimer, this.sweepTimer, this.cacheTimer].filter((timer) => timer !== undefined).length;
+    const timers = [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer].filter((timer) => timer !== undefined).length;
     return { watches: this.watches?.count ?? 0, timers: timers + (this.watches?.adding === true ? 1 : 0) };
   }
 
@@ -506,6 +526,19 @@ class ForeignStore implements ForeignSessionStore {
     // A write that changed no row (a new turn of a titled session) keeps the array, and so the candidate index.
     if (summaries.length === this.listing.length && summaries.every((summary, i) => sameRow(summary, this.listing[i]!))) return;
     this.listing = Object.freeze(summaries);
+    // The first listing is awaited by whoever asked for it; later ones are told (coalesced).
+    if (this.firstListed) this.scheduleNotify();
+  }
+
+  /** Tells `onDidChange` listeners, at most every `notifyThrottleMs`. */
+  private scheduleNotify(): void {
+    if (this.disposed || this.notifyTimer !== undefined) return;
+    const wait = Math.max(0, this.lastNotifyAt + this.tuning.notifyThrottleMs - performance.now());
+    this.notifyTimer = this.timer(() => {
+      this.notifyTimer = undefined;
+      this.lastNotifyAt = performance.now();
+      if (!this.disposed) this.changes.fire();
+    }, wait);
   }
 
   /** Watches the home, the folders above the session folders, then the most recently written session folders. */
