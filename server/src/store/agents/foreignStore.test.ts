@@ -8,7 +8,7 @@ import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
 import { foreignCacheRoot, toCached } from './foreignCache';
 import { openForeignStore, type ForeignSessionStore, type ForeignStoreOptions } from './foreignStore';
-import { readSessionText } from './formats';
+import { nodeForeignFiles } from './foreignRead';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
 const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
@@ -41,9 +41,11 @@ function counted(agent: ForeignAgent, home: string, options: ForeignStoreOptions
   const store = openForeignStore(agent, home, {
     log: (message) => logged.push(message),
     ...options,
-    readText: (file, signal) => {
-      reads.push(path.relative(home, file));
-      return readSessionText(file, signal);
+    files: {
+      open: (file) => {
+        reads.push(path.relative(home, file));
+        return nodeForeignFiles.open(file);
+      },
     },
   });
   scratchStores.push(store);
@@ -202,6 +204,23 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
     // Within the spacing: pending, not yet told.
     expect(fired).toBe(1);
     expect((store as unknown as { handles(): { timers: number } }).handles().timers).toBeGreaterThan(0);
+  });
+
+  it('reads only the appended bytes of a session being written, and its row equals a read from byte 0', async () => {
+    const { home } = homeAndCache(agent);
+    const { store } = counted(agent, home);
+    await store.listSessions();
+    const resumed = () => (store as unknown as { resumedReads: number }).resumedReads;
+    const [source] = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((name) => path.basename(name).includes(sourceId));
+    for (const title of ['First title', 'Second title']) {
+      const before = resumed();
+      if (agent === 'claude-code') appendFileSync(path.join(home, source!), JSON.stringify({ type: 'custom-title', customTitle: title }) + '\n');
+      else appendFileSync(path.join(home, source!), JSON.stringify({ type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: title }] } }) + '\n');
+      await eventually(() => expect(resumed()).toBe(before + 1), 'the append was not read from where the last read stopped');
+    }
+    const fresh = counted(agent, home);
+    expect(await store.listSessions()).toEqual(await fresh.store.listSessions());
+    if (agent === 'claude-code') expect((await store.listSessions()).find((s) => s.id === sourceId)?.title).toBe('Second title');
   });
 
   it('tells every change once the spacing allows (default spacing)', async () => {

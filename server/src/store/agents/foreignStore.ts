@@ -16,6 +16,7 @@ import { PlaintextTooLarge } from './compressed';
 import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
 import { MAX_FOREIGN_FILE_BYTES, claudeFormat, codexFormat, readSessionText, type AgentFormat } from './formats';
 import { parseJsonl, type JsonlRecord } from './records';
+import { readForeignFile, type ForeignFiles, type ForeignResume } from './foreignRead';
 
 export { MAX_FOREIGN_FILE_BYTES } from './formats';
 
@@ -81,8 +82,10 @@ export interface ForeignStoreOptions {
    * directory). Absent, or inside the agent's home: no persistent cache.
    */
   cacheDir?: string;
-  /** Reads a session file's text (tests count reads); default: the file, a `.zst` one decoded. */
+  /** Reads a session file's text for a surface or log; default: the file, a `.zst` one decoded. */
   readText?: (file: string, signal?: AbortSignal) => Promise<string>;
+  /** Opens session files for the listing's reads (tests count reads); default: the file system. */
+  files?: ForeignFiles;
   tuning?: Partial<ForeignStoreTuning>;
 }
 
@@ -93,7 +96,14 @@ interface Entry {
   summary: StoredSessionSummary | undefined;
   /** The last read failed: no fact about the file, so it is never cached and the next look reads it again. */
   readFailed?: true;
+  /** What an append resumes from (recently written plain JSONL files only). */
+  resume?: ForeignResume;
 }
+
+/** How many files, the most recently written, keep what an append resumes from (up to twice as many between prunings). */
+const RESUMABLE_FILES = 512;
+/** At the first listing, a file written this recently keeps what an append resumes from (later, every file read does). */
+const RECENT_WRITE_MS = 10 * 60_000;
 
 /** Cache writes in progress, of every foreign store (see {@link foreignCacheWritesSettled}). */
 const cacheWrites = new Set<Promise<void>>();
@@ -136,6 +146,9 @@ class ForeignStore implements ForeignSessionStore {
   private listingChanged = true;
   private dirsChanged = false;
   private readonly reported = new Set<string>();
+  private readonly resumable = new Set<Entry>();
+  /** Reads that folded only the appended bytes (for tests and figures). */
+  resumedReads = 0;
 
   private queue: Promise<void> = Promise.resolve();
   private started: Promise<void> | undefined;
@@ -423,13 +436,18 @@ class ForeignStore implements ForeignSessionStore {
     if (known !== undefined && known.readFailed !== true && sameIdentity(known.identity, identity)) return;
     let summary: StoredSessionSummary | undefined;
     let readFailed = false;
+    let resume: ForeignResume | undefined;
     let why = 'no session records';
     if (stats.size > MAX_FOREIGN_FILE_BYTES) {
       why = 'too large to read';
     } else {
       try {
-        const base = this.format.summarize(file, await this.readText(file), stats.mtimeMs);
-        summary = base === undefined ? undefined : Object.freeze({ ...base, agent: this.agent });
+        // A file written while we run (or shortly before) is likely to be appended to: keep what resumes it.
+        const keepState = this.firstListed || Date.now() - identity.mtimeMs < RECENT_WRITE_MS;
+        const read = await readForeignFile(this.format, file, identity, known, { keepState, ...(this.options.files === undefined ? {} : { files: this.options.files }) });
+        summary = read.summary === undefined ? undefined : Object.freeze({ ...read.summary, agent: this.agent });
+        resume = read.resume;
+        if (read.resumed) this.resumedReads++;
       } catch (error) {
         if (error instanceof PlaintextTooLarge) {
           why = 'too large to read';
@@ -447,7 +465,9 @@ class ForeignStore implements ForeignSessionStore {
       this.reported.add(key);
       this.log(`${this.agent} store: skipped ${file}: ${why}`);
     }
-    this.entries.set(key, readFailed ? { identity, summary, readFailed: true } : { identity, summary });
+    const entry: Entry = readFailed ? { identity, summary, readFailed: true } : { identity, summary };
+    this.entries.set(key, entry);
+    this.keepForResume(entry, resume);
     this.addToDir(key);
     this.listingChanged = true;
     if (!readFailed) this.cacheStale = true;
@@ -460,7 +480,23 @@ class ForeignStore implements ForeignSessionStore {
     names.add(path.posix.basename(key));
   }
 
+  /** Keeps (or drops) what the next append of an entry's file resumes from, for the most recently written files only. */
+  private keepForResume(entry: Entry, resume: ForeignResume | undefined): void {
+    if (resume === undefined) return;
+    entry.resume = resume;
+    this.resumable.add(entry);
+    if (this.resumable.size <= 2 * RESUMABLE_FILES) return;
+    // Pruning to half the allowance at a time keeps the sorting amortized.
+    const byRecency = [...this.resumable].sort((a, b) => b.identity.mtimeMs - a.identity.mtimeMs);
+    for (const dropped of byRecency.slice(RESUMABLE_FILES)) {
+      dropped.resume = undefined;
+      this.resumable.delete(dropped);
+    }
+  }
+
   private removeFile(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry !== undefined) this.resumable.delete(entry);
     if (!this.entries.delete(key)) return;
     const dir = parentOf(key);
     const names = this.filesByDir.get(dir);
