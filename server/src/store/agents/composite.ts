@@ -24,6 +24,9 @@ export function composeAgentStores(
   options: { dshListed: boolean } = { dshListed: true },
 ): SessionStoreService {
   const byAgent = new Map<ForeignAgent, ForeignSessionStore>(foreign.map((store) => [store.agent, store]));
+  // Each foreign store's first listing starts now, as dsh's first index does when its store opens
+  // (a failure is the listing's to report, and the composite leaves that store out).
+  for (const store of foreign) void store.listSessions().catch(() => undefined);
   let lastInputs: ReadonlyArray<readonly StoredSessionSummary[]> = [];
   let lastMerged: readonly StoredSessionSummary[] = Object.freeze([]);
 

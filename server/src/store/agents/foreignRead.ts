@@ -7,30 +7,43 @@
  * the size) is read from byte 0. A `.jsonl.zst` rollout is decoded and folded whole.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { constants, promises as fsp } from 'node:fs';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { isAppendOf, type FileIdentity } from '../transcriptFiles';
 import { decodeZstdBytes } from './compressed';
 import { MAX_FOREIGN_FILE_BYTES, type AgentFormat } from './formats';
 import { committedEnd, type LineFold } from './skim';
 
-/** An open session file: positioned reads. */
+/**
+ * An open session file: positioned reads, synchronous. Session files are small and page-cached; a
+ * promise through the thread pool costs far more CPU per operation (open, read, close) than the
+ * operation itself, and a walk makes thousands. A large file is read in slices with the event loop
+ * let run between them ({@link READ_SLICE_BYTES}).
+ */
 export interface ForeignFileHandle {
-  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
-  close(): Promise<void>;
+  read(buffer: Uint8Array, offset: number, length: number, position: number): number;
+  close(): void;
 }
 
 /** How session files are opened (injectable: tests observe reads). */
 export interface ForeignFiles {
-  open(file: string): Promise<ForeignFileHandle>;
+  open(file: string): ForeignFileHandle;
 }
 
-// Non-blocking: a FIFO put where a session file was (after its stat) cannot hang the open.
+// Non-blocking: a FIFO put where a session file was (after its stat) cannot hang the open or a read.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 export const nodeForeignFiles: ForeignFiles = {
-  open: (file) => fsp.open(file, OPEN_FLAGS),
+  open(file) {
+    const fd = openSync(file, OPEN_FLAGS);
+    return { read: (buffer, offset, length, position) => readSync(fd, buffer, offset, length, position), close: () => closeSync(fd) };
+  },
 };
+
+/** Bytes read synchronously at a time; the event loop runs between slices. */
+export const READ_SLICE_BYTES = 1024 * 1024;
+
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** What an append resumes from. */
 export interface ForeignResume {
@@ -57,7 +70,8 @@ async function readRange(handle: ForeignFileHandle, position: number, length: nu
   const buffer = Buffer.allocUnsafe(length);
   let got = 0;
   while (got < length) {
-    const { bytesRead } = await handle.read(buffer, got, length - got, position + got);
+    if (got > 0) await yieldToLoop();
+    const bytesRead = handle.read(buffer, got, Math.min(READ_SLICE_BYTES, length - got), position + got);
     if (bytesRead === 0) break;
     got += bytesRead;
   }
@@ -76,7 +90,7 @@ export async function readForeignFile(
   previous: { identity: FileIdentity; resume?: ForeignResume } | undefined,
   options: { keepState: boolean; files?: ForeignFiles },
 ): Promise<ForeignRead> {
-  const handle = await (options.files ?? nodeForeignFiles).open(file);
+  const handle = (options.files ?? nodeForeignFiles).open(file);
   try {
     if (file.endsWith('.zst')) {
       const plain = await decodeZstdBytes(await readRange(handle, 0, identity.size), MAX_FOREIGN_FILE_BYTES);
@@ -124,6 +138,10 @@ export async function readForeignFile(
       ...(notResumed === undefined ? {} : { notResumed }),
     };
   } finally {
-    await handle.close().catch(() => undefined);
+    try {
+      handle.close();
+    } catch {
+      // Nothing to do: the descriptor is gone either way.
+    }
   }
 }

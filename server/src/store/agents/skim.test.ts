@@ -101,6 +101,22 @@ describe.each([
   });
 });
 
+describe('the skimming fold on small hand-made files', () => {
+  const rollout = '/x/sessions/2026/12/03/rollout-2026-12-03T10-35-31-01a23b79-3e7d-7300-91e8-4b425fbbb44a.jsonl';
+  const transcript = '/x/projects/-p/7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01.jsonl';
+  const cases: Array<[string, AgentFormat, string, string[]]> = [
+    ['a Codex file with records of no known type is a session named by its file', codexFormat, rollout, [JSON.stringify({ type: 'event_msg', payload: {} })]],
+    ['a Codex file of garbage is no session', codexFormat, rollout, ['garbage', '{"torn":']],
+    ['a Codex prompt before any session_meta', codexFormat, rollout, [EXTRA_LINES[8]!, EXTRA_LINES[6]!, EXTRA_LINES[7]!]],
+    ['a Claude Code file with only a title record', claudeFormat, transcript, [EXTRA_LINES[0]!]],
+    ['a Claude Code title before the head, and a blank one after', claudeFormat, transcript, [EXTRA_LINES[3]!, EXTRA_LINES[4]!, EXTRA_LINES[1]!]],
+  ];
+  it.each(cases)('%s', (_what, format, file, lines) => {
+    const bytes = Buffer.from(lines.join('\n'));
+    expect(skimmed(format, file, bytes, 99)).toEqual(format.summarize(file, bytes.toString('utf8'), 99));
+  });
+});
+
 describe.each([
   ['claude-code', claudeFormat],
   ['codex', codexFormat],

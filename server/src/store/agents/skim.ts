@@ -10,8 +10,7 @@
  * A fold can be continued: its state after the last complete line, with the offset of that line's
  * end, is what an append resumes from (see `foreignRead.ts`).
  */
-import { promptLabel } from './records';
-import { asObject, isoTime } from './records';
+import { asObject, isoTime, promptLabel } from './records';
 import { claudeDirectPrompt } from './claudeCode';
 import { codexRolloutName, codexUserPrompt } from './codex';
 
@@ -39,22 +38,24 @@ function parseLine(bytes: Buffer, start: number, end: number): Record<string, un
 }
 
 /**
- * Folds lines: every line while `wantsEveryLine()`, then only lines holding one of `needles`.
- * Subclasses say what a line's object changes.
+ * Folds lines: every line while `needles()` is undefined, else only the lines holding one of the
+ * needles it names (a line whose record type is not named cannot change a fact). Subclasses say
+ * what a line's object changes.
  */
 abstract class SkimFold implements LineFold {
-  protected abstract wantsEveryLine(): boolean;
-  protected abstract readonly needles: readonly Buffer[];
+  protected abstract needles(): readonly Buffer[] | undefined;
   protected abstract apply(value: Record<string, unknown>): void;
   abstract clone(): LineFold;
 
   fold(bytes: Buffer, start: number, end: number): void {
     const view = end === bytes.length ? bytes : bytes.subarray(0, end);
     let position = start;
+    let needles: readonly Buffer[] | undefined;
     // The next occurrence of each needle at or after `position` (-1: none before `end`).
-    let next: number[] | undefined;
+    let next: number[] = [];
     while (position < end) {
-      if (this.wantsEveryLine()) {
+      const wanted = this.needles();
+      if (wanted === undefined) {
         let lineEnd = view.indexOf(NEWLINE, position);
         if (lineEnd < 0) lineEnd = end;
         const value = parseLine(view, position, lineEnd);
@@ -62,10 +63,13 @@ abstract class SkimFold implements LineFold {
         position = lineEnd + 1;
         continue;
       }
-      next ??= this.needles.map(() => -2);
+      if (wanted !== needles) {
+        needles = wanted;
+        next = wanted.map(() => -2);
+      }
       let hit = -1;
-      for (let i = 0; i < this.needles.length; i++) {
-        if (next[i]! !== -1 && next[i]! < position) next[i] = view.indexOf(this.needles[i]!, position);
+      for (let i = 0; i < wanted.length; i++) {
+        if (next[i]! !== -1 && next[i]! < position) next[i] = view.indexOf(wanted[i]!, position);
         if (next[i]! >= 0 && (hit < 0 || next[i]! < hit)) hit = next[i]!;
       }
       if (hit < 0) return;
@@ -90,11 +94,10 @@ export class ClaudeInfoFold extends SkimFold {
   firstPrompt: string | undefined;
   /** Whether any record was found (a file without one holds no session). */
   records = false;
-  protected readonly needles = CLAUDE_TITLE_NEEDLES;
 
-  protected wantsEveryLine(): boolean {
-    // Before the first record every line counts, as it does until the head's facts are known.
-    return !this.records || this.cwd === undefined || this.createdAt === undefined || this.firstPrompt === undefined;
+  protected needles(): readonly Buffer[] | undefined {
+    // Any record may hold the cwd or the start time: every line counts until the head's facts are known.
+    return this.cwd === undefined || this.createdAt === undefined || this.firstPrompt === undefined ? undefined : CLAUDE_TITLE_NEEDLES;
   }
 
   protected apply(value: Record<string, unknown>): void {
@@ -119,6 +122,7 @@ export class ClaudeInfoFold extends SkimFold {
   }
 }
 
+const CODEX_HEAD_NEEDLES = [Buffer.from('session_meta'), Buffer.from('response_item')];
 const CODEX_META_NEEDLES = [Buffer.from('session_meta')];
 
 /** Codex's listing facts, folded: the same as {@link codexSessionInfo} of the whole file. */
@@ -128,14 +132,16 @@ export class CodexInfoFold extends SkimFold {
   createdAt: number | undefined;
   firstPrompt: string | undefined;
   records = false;
-  protected readonly needles = CODEX_META_NEEDLES;
 
   constructor(readonly file: string) {
     super();
   }
 
-  protected wantsEveryLine(): boolean {
-    return this.firstPrompt === undefined;
+  protected needles(): readonly Buffer[] | undefined {
+    // Any record makes the file a session (its id then from the file name): every line counts until one is found.
+    if (!this.records) return undefined;
+    // Only a session_meta or a response_item record holds a fact; once the first prompt is known, only a session_meta.
+    return this.firstPrompt === undefined ? CODEX_HEAD_NEEDLES : CODEX_META_NEEDLES;
   }
 
   protected apply(value: Record<string, unknown>): void {
