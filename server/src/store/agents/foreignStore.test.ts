@@ -218,6 +218,8 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
       else appendFileSync(path.join(home, source!), JSON.stringify({ type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: title }] } }) + '\n');
       await eventually(() => expect(resumed()).toBe(before + 1), 'the append was not read from where the last read stopped');
     }
+    // One resume state per file, however often it was read again.
+    expect((store as unknown as { resumable: Set<unknown> }).resumable.size).toBeLessThanOrEqual(3);
     const fresh = counted(agent, home);
     expect(await store.listSessions()).toEqual(await fresh.store.listSessions());
     if (agent === 'claude-code') expect((await store.listSessions()).find((s) => s.id === sourceId)?.title).toBe('Second title');

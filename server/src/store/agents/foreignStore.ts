@@ -476,6 +476,7 @@ class ForeignStore implements ForeignSessionStore {
       this.log(`${this.agent} store: skipped ${file}: ${why}`);
     }
     const entry: Entry = readFailed ? { identity, summary, readFailed: true } : { identity, summary };
+    if (known !== undefined) this.resumable.delete(known);
     this.entries.set(key, entry);
     this.keepForResume(entry, resume);
     this.addToDir(key);
