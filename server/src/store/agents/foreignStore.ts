@@ -41,8 +41,9 @@ export interface ForeignStoreTuning {
   debounceMs: number;
   /**
    * …and at least this many times the last such look took, since it ended: a session being written
-   * is read whole again at each look, so a large one written continuously costs at most ~1/(1+factor)
-   * of a core (default 10).
+   * is read again at each look (its bytes before the last read's end hashed, only the new ones
+   * folded; a compressed one decoded whole), so a large one written continuously costs at most
+   * ~1/(1+factor) of a core (default 10).
    */
   refreshCostFactor: number;
   /**
@@ -122,9 +123,10 @@ export async function foreignCacheWritesSettled(): Promise<void> {
  * answered from memory at once, without touching the disk. Folder watches on the home, the parents
  * of the session folders and the most recent session folders report new, renamed, deleted and
  * written sessions: the folder (or the one file) named is looked at again after a short quiet time,
- * and only a file whose identity changed is read again. A slow sweep walks the whole home behind
- * the watches. While nothing changes the listing is the same frozen array, which keeps the
- * candidate index. Damage (torn lines, garbage, a damaged cache) is skipped, never fatal.
+ * and only a file whose identity changed is read again (one that grew: only its new bytes folded,
+ * see `foreignRead.ts`). A slow sweep walks the whole home behind the watches. While nothing changes
+ * the listing is the same frozen array, which keeps the candidate index; a new one is told to
+ * `onDidChange` listeners. Damage (torn lines, garbage, a damaged cache) is skipped, never fatal.
  */
 export function openForeignStore(agent: ForeignAgent, home: string, options: ForeignStoreOptions | ((message: string) => void) = {}): ForeignSessionStore {
   return new ForeignStore(agent, home, typeof options === 'function' ? { log: options } : options);
