@@ -7,43 +7,45 @@
  * the size) is read from byte 0. A `.jsonl.zst` rollout is decoded and folded whole.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, constants, openSync, readSync } from 'node:fs';
+import { close, constants, open, read } from 'node:fs';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { isAppendOf, type FileIdentity } from '../transcriptFiles';
 import { decodeZstdBytes } from './compressed';
 import { MAX_FOREIGN_FILE_BYTES, type AgentFormat } from './formats';
 import { committedEnd, type LineFold } from './skim';
 
-/**
- * An open session file: positioned reads, synchronous. Session files are small and page-cached; a
- * promise through the thread pool costs far more CPU per operation (open, read, close) than the
- * operation itself, and a walk makes thousands. A large file is read in slices with the event loop
- * let run between them ({@link READ_SLICE_BYTES}).
- */
+/** An open session file: positioned reads. */
 export interface ForeignFileHandle {
-  read(buffer: Uint8Array, offset: number, length: number, position: number): number;
-  close(): void;
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  close(): Promise<void>;
 }
 
 /** How session files are opened (injectable: tests observe reads). */
 export interface ForeignFiles {
-  open(file: string): ForeignFileHandle;
+  open(file: string): Promise<ForeignFileHandle>;
 }
 
 // Non-blocking: a FIFO put where a session file was (after its stat) cannot hang the open or a read.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
+/**
+ * The file system, through the thread pool (a read that misses the page cache never blocks the
+ * event loop), with plain descriptors: a `FileHandle` costs more CPU per operation than the
+ * operation itself on a small page-cached file, and a cold walk makes thousands.
+ */
 export const nodeForeignFiles: ForeignFiles = {
-  open(file) {
-    const fd = openSync(file, OPEN_FLAGS);
-    return { read: (buffer, offset, length, position) => readSync(fd, buffer, offset, length, position), close: () => closeSync(fd) };
-  },
+  open: (file) =>
+    new Promise((resolve, reject) =>
+      open(file, OPEN_FLAGS, (error, fd) => {
+        if (error) return reject(error);
+        resolve({
+          read: (buffer, offset, length, position) =>
+            new Promise((done, fail) => read(fd, buffer, offset, length, position, (readError, bytesRead) => (readError ? fail(readError) : done(bytesRead)))),
+          close: () => new Promise((done, fail) => close(fd, (closeError) => (closeError ? fail(closeError) : done()))),
+        });
+      }),
+    ),
 };
-
-/** Bytes read synchronously at a time; the event loop runs between slices. */
-export const READ_SLICE_BYTES = 1024 * 1024;
-
-const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** What an append resumes from. */
 export interface ForeignResume {
@@ -70,8 +72,7 @@ async function readRange(handle: ForeignFileHandle, position: number, length: nu
   const buffer = Buffer.allocUnsafe(length);
   let got = 0;
   while (got < length) {
-    if (got > 0) await yieldToLoop();
-    const bytesRead = handle.read(buffer, got, Math.min(READ_SLICE_BYTES, length - got), position + got);
+    const bytesRead = await handle.read(buffer, got, length - got, position + got);
     if (bytesRead === 0) break;
     got += bytesRead;
   }
@@ -90,7 +91,7 @@ export async function readForeignFile(
   previous: { identity: FileIdentity; resume?: ForeignResume } | undefined,
   options: { keepState: boolean; files?: ForeignFiles },
 ): Promise<ForeignRead> {
-  const handle = (options.files ?? nodeForeignFiles).open(file);
+  const handle = await (options.files ?? nodeForeignFiles).open(file);
   try {
     if (file.endsWith('.zst')) {
       const plain = await decodeZstdBytes(await readRange(handle, 0, identity.size), MAX_FOREIGN_FILE_BYTES);
@@ -138,10 +139,6 @@ export async function readForeignFile(
       ...(notResumed === undefined ? {} : { notResumed }),
     };
   } finally {
-    try {
-      handle.close();
-    } catch {
-      // Nothing to do: the descriptor is gone either way.
-    }
+    await handle.close().catch(() => undefined);
   }
 }

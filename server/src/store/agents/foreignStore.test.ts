@@ -42,7 +42,7 @@ function counted(agent: ForeignAgent, home: string, options: ForeignStoreOptions
     log: (message) => logged.push(message),
     ...options,
     files: {
-      open(file) {
+      open: (file) => {
         reads.push(path.relative(home, file));
         return nodeForeignFiles.open(file);
       },

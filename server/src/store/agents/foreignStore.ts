@@ -421,9 +421,10 @@ class ForeignStore implements ForeignSessionStore {
     const names = entries.filter((entry) => entry.isFile() && this.format.isSessionFile(entry.name)).map((entry) => entry.name);
     const present = new Set(names);
     for (const name of [...(this.filesByDir.get(dir) ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
-    // Stats and reads are synchronous (see foreignRead.ts): the event loop runs every few milliseconds of them.
-    for (const name of names) {
-      await this.refreshFile(`${dir}/${name}`);
+    // Stats are synchronous, reads go through the thread pool a few at a time (one at a time, a walk
+    // of thousands of new files waits on each round trip); the event loop runs every few milliseconds.
+    for (let i = 0; i < names.length; i += 16) {
+      await Promise.all(names.slice(i, i + 16).map((name) => this.refreshFile(`${dir}/${name}`)));
       if (performance.now() - this.sliceStart > SLICE_MS) {
         await new Promise((resolve) => setImmediate(resolve));
         this.sliceStart = performance.now();
