@@ -8,6 +8,8 @@
  * `--before-bin PATH`: also the mixed store served by another build (e.g. one without the foreign
  * listing cache), for a before/after figure. Each server is then restarted on the cache its first run
  * left (the persistent index caches), and the time to its complete listing is measured again.
+ * `--profile`: V8 CPU profiles of each server (cold and restarted) under the work folder's
+ * `profile-mixed/`, and their hot spots in the log.
  * The floor (read every byte of the dsh store and of both agent homes) gives `npm run bench`'s
  * budgets for the mixed store: cold index ≤ 2× floor, restart ≥ 5× faster, warm p95 ≤ 10 ms.
  */
@@ -15,6 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { describeMachine } from './machine';
+import { hotSpots } from './profile';
 import { ensureForeignHomes } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
 import { measureCompletion, waitForCompleteAnswer, type LatencyFigure } from './server/measure';
@@ -128,19 +131,32 @@ async function main(): Promise<void> {
     ...(beforeBin === undefined ? [] : [{ label: `dsh + Claude Code + Codex, ${beforeBin}`, extraArgs: agentArgs, serverBin: beforeBin }]),
   ];
   const results: Array<{ label: string; readyMs: number; figures: LatencyFigure[]; peakRss?: number; cpuS?: number; restartMs?: number }> = [];
-  for (const { label, extraArgs, serverBin } of runs) {
+  const profileRoot = argv.includes('--profile') ? path.join(workDir, 'profile-mixed') : undefined;
+  if (profileRoot !== undefined) rmSync(profileRoot, { recursive: true, force: true });
+  for (const [runIndex, { label, extraArgs, serverBin }] of runs.entries()) {
     const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-cache-'));
-    const launch = {
+    const profileDir = (phase: string): string | undefined => (profileRoot === undefined ? undefined : path.join(profileRoot, `${runIndex}-${phase}`));
+    const baseLaunch = {
       root: store.root,
       extraArgs,
       env: { XDG_CACHE_HOME: cacheHome },
       logFile: path.join(workDir, 'mixed-server.log'),
       ...(serverBin === undefined ? {} : { serverBin }),
     };
+    const launchFor = (phase: string) => {
+      const dir = profileDir(phase);
+      return dir === undefined ? baseLaunch : { ...baseLaunch, cpuProfileDir: dir };
+    };
+    const logProfile = (phase: string): void => {
+      const dir = profileDir(phase);
+      const spots = dir === undefined || !existsSync(dir) ? undefined : hotSpots(dir);
+      if (spots === undefined) return;
+      log(`${label} (${phase}) profile ${dir}: ${spots.totalMs.toFixed(0)} ms busy (its newest profile file); ${spots.spots.slice(0, 8).map((s) => `${s.name} ${s.selfMs.toFixed(0)}`).join(', ')}`);
+    };
     const ready = (server: RunningServer): Promise<number> =>
       extraArgs.length === 0 ? waitForCompleteAnswer(server, dshLabels, 600_000).then((answer) => answer.ms) : waitForMixedListing(server, allLabels.size, 600_000);
     try {
-      const server = await startServer(launch);
+      const server = await startServer(launchFor('cold'));
       try {
         const readyMs = await ready(server);
         log(`${label}: complete listing after ${(readyMs / 1000).toFixed(1)} s`);
@@ -162,7 +178,8 @@ async function main(): Promise<void> {
         if (last !== undefined && last.label === label && stopped.peakRssBytes !== undefined) last.peakRss = stopped.peakRssBytes;
       }
       // The same server started again on the caches its first run wrote (the dsh index, other agents' summaries).
-      const restarted = await startServer(launch);
+      logProfile('cold');
+      const restarted = await startServer(launchFor('restart'));
       try {
         const restartMs = await ready(restarted);
         log(`${label}: restarted on its cache, complete listing after ${(restartMs / 1000).toFixed(1)} s`);
@@ -171,6 +188,7 @@ async function main(): Promise<void> {
       } finally {
         await restarted.stop();
       }
+      logProfile('restart');
     } finally {
       rmSync(cacheHome, { recursive: true, force: true });
     }

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CompletionList } from 'vscode-languageserver-protocol';
+import type { CompletionList, Diagnostic } from 'vscode-languageserver-protocol';
+import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { REPO_ROOT, SERVER_BIN, fileUri, pollUntil } from '../support/lspClient';
 import { EXAMPLE_STORE, removeTemporary, startServer, temporaryDirectory } from './helpers';
 
@@ -122,5 +123,41 @@ describe('other agents across processes', () => {
       const now = await labels();
       return !now.includes('Claude made meanwhile') && !now.includes('Codex made meanwhile') && now.includes('Parser work, renamed') ? true : undefined;
     }, 20_000, 'the deleted sessions gone from completion');
+  });
+
+  it('clears the warning on a mention of a foreign session that did not exist yet, once the agent writes it', async () => {
+    const { claude, codex } = homes('diagnostics');
+    const { client, cleanup } = await startServer(
+      {
+        workspaceFolders: [{ uri: fileUri(PROJ_A), name: 'proj a' }],
+        rootUri: fileUri(PROJ_A),
+        initializationOptions: { sessionsRoot: EXAMPLE_STORE, agents: ['dsh', 'claude-code', 'codex'], claudeCodeHome: claude, codexHome: codex },
+      },
+      {},
+    );
+    cleanups.push(cleanup);
+    const claudeId = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8add';
+    const codexId = '01a23b79-0000-7000-8000-0000000000dd';
+    const uri = fileUri(path.join(scratch, 'later.md'));
+    const text = `See ${formatSessionReferenceMention({ sessionId: claudeId, label: 'Later', agent: 'claude-code' })} and ${formatSessionReferenceMention({ sessionId: codexId, label: 'Later', agent: 'codex' })}`;
+    await client.openDocument(uri, text);
+    /** The latest diagnostics published for the document, as [kind, agent]. */
+    const latest = (): string => {
+      const published = client.messages('textDocument/publishDiagnostics').filter((m) => (m.params as { uri: string }).uri === uri);
+      const params = published.at(-1)?.params as { diagnostics: Diagnostic[] } | undefined;
+      return JSON.stringify(params?.diagnostics.map((d) => [(d.data as { kind: string }).kind, (d.data as { agent: string }).agent]));
+    };
+    // Not listed yet: a Warning each (beside the Information that dsh will not expand them).
+    const unknown = [['unknown-session', 'claude-code'], ['foreign-agent', 'claude-code'], ['unknown-session', 'codex'], ['foreign-agent', 'codex']];
+    await pollUntil(() => (latest() === JSON.stringify(unknown) ? true : undefined), 20_000, 'the warnings');
+
+    // The agents write the sessions (the document is not touched): the diagnostics are pushed again.
+    const claudeSource = readFileSync(path.join(claude, 'projects', '-tmp-dsh-agent-fixtures-proj-a', `${CC_RENAMED}.jsonl`), 'utf8');
+    writeFileSync(path.join(claude, 'projects', '-tmp-dsh-agent-fixtures-proj-a', `${claudeId}.jsonl`), claudeSource.replaceAll(CC_RENAMED, claudeId));
+    const day = path.join(codex, 'sessions', '2026', '12', '03');
+    const rollout = readdirSync(day).find((name) => name.includes(CX_RENAMED))!;
+    writeFileSync(path.join(day, rollout.replace(CX_RENAMED, codexId)), readFileSync(path.join(day, rollout), 'utf8').replaceAll(CX_RENAMED, codexId));
+    const listed = [['foreign-agent', 'claude-code'], ['foreign-agent', 'codex']];
+    await pollUntil(() => (latest() === JSON.stringify(listed) ? true : undefined), 30_000, 'the warnings cleared');
   });
 });

@@ -24,6 +24,15 @@ const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';
 const CX_UNTITLED = '01a23b79-474a-78b1-9540-13f1768e6c53';
 const CX_INTERRUPTED = '01a23b79-4d19-7aa1-acff-37b66a6a9e67';
 
+/** Polls until `done` holds, failing after a generous deadline (never a timed assertion). */
+async function pollFor(done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(what);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 const scratch: string[] = [];
 afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 function copyOf(dir: string): string {
@@ -216,6 +225,29 @@ describe('composite store', () => {
       '@[Lexer work, renamed](codex-session:IjAxYTIzYjc5LTNlN2QtNzMwMC05MWU4LTRiNDI1ZmJiYjQ0YSI)',
       '@[Parser work, renamed](claude-session:IjdiMGU0YTUyLTNjMWQtNGY3ZS05YTYxLTBjNWUyZjFkOGEwMSI)',
     ]);
+  });
+
+  it('tells a listener of the composite about a change of the dsh store and of every foreign store, until disposed', async () => {
+    const dshListeners = new Set<() => void>();
+    const dsh: SessionStoreService = { ...dshService(), onDidChange: (listener) => (dshListeners.add(listener), { dispose: () => dshListeners.delete(listener) }) };
+    const home = copyOf(CLAUDE);
+    const claudeStore = openForeignStore('claude-code', home);
+    const codexStore = openForeignStore('codex', copyOf(CODEX));
+    const composite = composeAgentStores(dsh, [claudeStore, codexStore]);
+    let fired = 0;
+    const subscription = composite.onDidChange(() => fired++);
+    expect(await composite.listSessions()).toHaveLength(8);
+    [...dshListeners].forEach((listener) => listener());
+    expect(fired).toBe(1);
+    // A Claude Code session written while listed: the composite's listener hears it.
+    const source = readdirSync(path.join(home, 'projects'), { recursive: true, encoding: 'utf8' }).find((name) => name.endsWith(`${CC_UNTITLED}.jsonl`))!;
+    const newId = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8abc';
+    writeFileSync(path.join(home, 'projects', path.dirname(source), `${newId}.jsonl`), readFileSync(path.join(home, 'projects', source), 'utf8').replaceAll(CC_UNTITLED, newId));
+    await pollFor(() => fired >= 2, 'the new Claude Code session was never told');
+    expect((await composite.listSessions()).map((s) => s.id)).toContain(newId);
+    subscription.dispose();
+    expect(dshListeners.size).toBe(0);
+    composite.dispose();
   });
 
   it('prepares a mix into ONE snapshot; foreign sources name their agent first, the dsh source stays byte for byte', async () => {

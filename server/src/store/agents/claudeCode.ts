@@ -26,7 +26,7 @@ export interface ClaudeSessionInfo {
 const LOCAL_COMMAND_ECHO = /^\s*<(command-name|command-message|command-args|local-command-[a-z-]+|bash-input|bash-stdout|bash-stderr)>/;
 
 /** The text of a direct user prompt, or undefined for anything else. */
-function directPrompt(record: Record<string, unknown>): string | undefined {
+export function claudeDirectPrompt(record: Record<string, unknown>): string | undefined {
   if (record.type !== 'user' || record.isMeta === true || record.isCompactSummary === true || record.isSidechain === true) return undefined;
   if (record.toolUseResult !== undefined) return undefined;
   const message = asObject(record.message);
@@ -57,7 +57,7 @@ export function claudeSessionInfo(records: readonly JsonlRecord[], id: string): 
     if (value.type === 'ai-title' && typeof value.aiTitle === 'string' && value.aiTitle.trim() !== '') aiTitle = value.aiTitle;
     if (value.type === 'summary' && typeof value.summary === 'string' && value.summary.trim() !== '') aiTitle = value.summary;
     if (firstPrompt === undefined) {
-      const prompt = directPrompt(value);
+      const prompt = claudeDirectPrompt(value);
       if (prompt !== undefined) firstPrompt = promptLabel(prompt);
     }
   }
@@ -100,7 +100,7 @@ function* claudeSteps(records: readonly JsonlRecord[]): Generator<ClaudeStep> {
       if (text !== '') yield { kind: 'checkpoint', line, text, time };
       continue;
     }
-    const prompt = directPrompt(value);
+    const prompt = claudeDirectPrompt(value);
     if (prompt !== undefined) {
       yield* close();
       yield { kind: 'event', event: userEvent(line, prompt), time };

@@ -41,7 +41,7 @@ function userTexts(content: unknown): string[] {
 }
 
 /** The text of a user `response_item` message, or undefined for injected context and anything else. */
-function userPrompt(item: Record<string, unknown> | undefined): string | undefined {
+export function codexUserPrompt(item: Record<string, unknown> | undefined): string | undefined {
   if (item?.type !== 'message' || item.role !== 'user') return undefined;
   const text = userTexts(item.content).join('\n');
   return text === '' ? undefined : text;
@@ -62,7 +62,7 @@ export function codexSessionInfo(records: readonly JsonlRecord[], file: string):
       createdAt ??= isoTime(payload.timestamp) ?? isoTime(value.timestamp);
     }
     if (firstPrompt === undefined && value.type === 'response_item') {
-      const prompt = userPrompt(payload);
+      const prompt = codexUserPrompt(payload);
       if (prompt !== undefined) firstPrompt = promptLabel(prompt);
     }
   }
@@ -81,7 +81,7 @@ function itemEvent(seq: number, item: Record<string, unknown> | undefined, check
   if (item.role === 'user') {
     const raw = blockTexts(item.content, ['input_text', 'text']).join('\n');
     if (checkpointText !== undefined && raw === checkpointText) return checkpointEvent(seq, raw);
-    const prompt = userPrompt(item);
+    const prompt = codexUserPrompt(item);
     return prompt === undefined ? undefined : userEvent(seq, prompt);
   }
   return undefined;

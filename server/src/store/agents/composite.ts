@@ -12,8 +12,8 @@ export function storeServesAgent(store: SessionStoreService, agent: ForeignAgent
 }
 
 /**
- * The dsh store plus other agents' stores, as one `SessionStoreService`. Everything but the listing
- * and the surfaces is the dsh store's (root, status, change events); the listing merges the enabled
+ * The dsh store plus other agents' stores, as one `SessionStoreService`. Root, status and problems
+ * are the dsh store's; change events come from every store; the listing merges the enabled
  * stores in store order, so candidate selection ranks them together with dsh's cwd affinity. With
  * no foreign store the listing is the dsh store's own array, untouched. `dsh` may be absent (only
  * foreign agents enabled): then its sessions are not listed, but its store still gives status.
@@ -24,6 +24,9 @@ export function composeAgentStores(
   options: { dshListed: boolean } = { dshListed: true },
 ): SessionStoreService {
   const byAgent = new Map<ForeignAgent, ForeignSessionStore>(foreign.map((store) => [store.agent, store]));
+  // Each foreign store's first listing starts now, as dsh's first index does when its store opens
+  // (a failure is the listing's to report, and the composite leaves that store out).
+  for (const store of foreign) void store.listSessions().catch(() => undefined);
   let lastInputs: ReadonlyArray<readonly StoredSessionSummary[]> = [];
   let lastMerged: readonly StoredSessionSummary[] = Object.freeze([]);
 
@@ -67,7 +70,12 @@ export function composeAgentStores(
       return dsh.root;
     },
     status: () => dsh.status(),
-    onDidChange: (listener) => dsh.onDidChange(listener),
+    // Each store coalesces its own changes; a listener hears any of them (a foreign session that
+    // appears, is renamed or deleted changes completion and diagnostics as a dsh one does).
+    onDidChange: (listener) => {
+      const subscriptions = [dsh.onDidChange(listener), ...foreign.map((store) => store.onDidChange(listener))];
+      return { dispose: () => subscriptions.forEach((subscription) => subscription.dispose()) };
+    },
     onProblem: (listener) => dsh.onProblem(listener),
     onStatus: (listener) => dsh.onStatus(listener),
     whenIndexed: (signal) => dsh.whenIndexed(signal),

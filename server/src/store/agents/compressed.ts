@@ -14,6 +14,11 @@ export class PlaintextTooLarge extends Error {
  * by the JSONL parser, as in a plain file). Past `maxBytes` of plaintext: `PlaintextTooLarge`.
  */
 export async function decodeZstdFile(bytes: Uint8Array, maxBytes: number): Promise<string> {
+  return (await decodeZstdBytes(bytes, maxBytes)).toString('utf8');
+}
+
+/** {@link decodeZstdFile}'s plaintext as bytes. */
+export async function decodeZstdBytes(bytes: Uint8Array, maxBytes: number): Promise<Buffer> {
   await initZstdSupport();
   const decoder = defaultZstdDecoder();
   const pieces: Buffer[] = [];
@@ -45,5 +50,5 @@ export async function decodeZstdFile(bytes: Uint8Array, maxBytes: number): Promi
     }
     break;
   }
-  return Buffer.concat(pieces).toString('utf8');
+  return Buffer.concat(pieces);
 }

@@ -8,7 +8,7 @@ import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
 import { foreignCacheRoot, toCached } from './foreignCache';
 import { openForeignStore, type ForeignSessionStore, type ForeignStoreOptions } from './foreignStore';
-import { readSessionText } from './formats';
+import { nodeForeignFiles } from './foreignRead';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
 const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
@@ -41,9 +41,11 @@ function counted(agent: ForeignAgent, home: string, options: ForeignStoreOptions
   const store = openForeignStore(agent, home, {
     log: (message) => logged.push(message),
     ...options,
-    readText: (file, signal) => {
-      reads.push(path.relative(home, file));
-      return readSessionText(file, signal);
+    files: {
+      open: (file) => {
+        reads.push(path.relative(home, file));
+        return nodeForeignFiles.open(file);
+      },
     },
   });
   scratchStores.push(store);
@@ -168,6 +170,75 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
     rmSync(path.join(home, newFolder), { recursive: true });
     const after = await listedUntil(store, (listing) => !listing.some((s) => s.id === newId || s.id === otherId), 'the deleted sessions never disappeared');
     expect(after).toEqual(before);
+  });
+
+  it('fires onDidChange for a new session and a new title, coalesced, and not for a write that changes no row', async () => {
+    const { home } = homeAndCache(agent);
+    // A long spacing: the first change is told at once, the next ones wait (and are told together).
+    const { store, reads } = counted(agent, home, { tuning: { notifyThrottleMs: 600_000 } });
+    let fired = 0;
+    store.onDidChange(() => fired++);
+    const before = await store.listSessions();
+    expect(fired).toBe(0); // the first listing is the caller's answer, not a change
+
+    // A write that changes no row: read again, listing kept, nobody told.
+    const [source] = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((name) => path.basename(name).includes(sourceId));
+    const readsBefore = reads.length;
+    appendFileSync(path.join(home, source!), JSON.stringify({ type: 'unknown-record-type' }) + '\n');
+    await eventually(() => expect(reads.length).toBeGreaterThan(readsBefore), 'the written file was never read again');
+    await (store as unknown as { queue: Promise<void> }).queue;
+    expect(await store.listSessions()).toBe(before);
+    expect(fired).toBe(0);
+
+    copySession(agent, home, sourceId, newId);
+    await listedUntil(store, (listing) => listing.some((s) => s.id === newId), 'the new session never appeared');
+    await eventually(() => expect(fired).toBe(1), 'no change was told');
+
+    // A new title (Claude Code: a custom-title record; Codex: a thread_name in session_index.jsonl).
+    if (agent === 'claude-code') {
+      appendFileSync(path.join(home, CC_PROJECT, `${newId}.jsonl`), JSON.stringify({ type: 'custom-title', customTitle: 'Told title', sessionId: newId }) + '\n');
+    } else {
+      appendFileSync(path.join(home, 'session_index.jsonl'), JSON.stringify({ id: newId, thread_name: 'Told title', updated_at: '2027-01-01T00:00:00Z' }) + '\n');
+    }
+    await listedUntil(store, (listing) => listing.find((s) => s.id === newId)?.title === 'Told title', 'the new title never appeared');
+    // Within the spacing: pending, not yet told.
+    expect(fired).toBe(1);
+    expect((store as unknown as { handles(): { timers: number } }).handles().timers).toBeGreaterThan(0);
+  });
+
+  it('reads only the appended bytes of a session being written, and its row equals a read from byte 0', async () => {
+    const { home } = homeAndCache(agent);
+    const { store } = counted(agent, home);
+    await store.listSessions();
+    const resumed = () => (store as unknown as { resumedReads: number }).resumedReads;
+    const [source] = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((name) => path.basename(name).includes(sourceId));
+    for (const title of ['First title', 'Second title']) {
+      const before = resumed();
+      if (agent === 'claude-code') appendFileSync(path.join(home, source!), JSON.stringify({ type: 'custom-title', customTitle: title }) + '\n');
+      else appendFileSync(path.join(home, source!), JSON.stringify({ type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: title }] } }) + '\n');
+      await eventually(() => expect(resumed()).toBe(before + 1), 'the append was not read from where the last read stopped');
+    }
+    // One resume state per file, however often it was read again.
+    expect((store as unknown as { resumable: Set<unknown> }).resumable.size).toBeLessThanOrEqual(3);
+    const fresh = counted(agent, home);
+    expect(await store.listSessions()).toEqual(await fresh.store.listSessions());
+    if (agent === 'claude-code') expect((await store.listSessions()).find((s) => s.id === sourceId)?.title).toBe('Second title');
+  });
+
+  it('tells every change once the spacing allows (default spacing)', async () => {
+    const { home } = homeAndCache(agent);
+    const { store } = counted(agent, home);
+    let fired = 0;
+    store.onDidChange(() => fired++);
+    await store.listSessions();
+    copySession(agent, home, sourceId, newId);
+    await eventually(() => expect(fired).toBe(1), 'the new session was not told');
+    const otherId = newId.replace(/ff$/, 'fe');
+    copySession(agent, home, sourceId, otherId);
+    await eventually(() => expect(fired).toBe(2), 'the second new session was not told');
+    expect((await store.listSessions()).filter((s) => s.id === newId || s.id === otherId)).toHaveLength(2);
+    store.dispose();
+    expect((store as unknown as { handles(): { timers: number } }).handles().timers).toBe(0);
   });
 
   it('finds changes by the sweep alone when no folder can be watched (out of watches)', async () => {

@@ -1,4 +1,4 @@
-import { promises as fsp, type Dirent } from 'node:fs';
+import { promises as fsp, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
@@ -6,6 +6,8 @@ import { compareStoreOrder } from '../../resolver/storeOrder';
 import { SessionReadError, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
 import type { AgentSessionLog } from '../../resolver/sessionStore';
 import { DirectoryWatches } from '../directoryWatches';
+import { Emitter } from '../emitter';
+import type { Subscription } from '../service';
 import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { fileIdentity, sameIdentity, type FileIdentity } from '../transcriptFiles';
@@ -14,6 +16,7 @@ import { PlaintextTooLarge } from './compressed';
 import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
 import { MAX_FOREIGN_FILE_BYTES, claudeFormat, codexFormat, readSessionText, type AgentFormat } from './formats';
 import { parseJsonl, type JsonlRecord } from './records';
+import { readForeignFile, type ForeignFiles, type ForeignResume } from './foreignRead';
 
 export { MAX_FOREIGN_FILE_BYTES } from './formats';
 
@@ -23,6 +26,11 @@ export interface ForeignSessionStore extends SessionStore {
   readonly home: string;
   /** The whole session as the user saw it (for a transcript); rejects as `readSurface` does. */
   readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
+  /**
+   * Fires when the listing changed after the first one (a session created, deleted, renamed, or
+   * written so that its row changed), at most every `notifyThrottleMs` as dsh's store does.
+   */
+  onDidChange(listener: () => void): Subscription;
   /** Stops watching and sweeping; no cache write starts after (one in progress finishes). */
   dispose(): void;
 }
@@ -33,8 +41,9 @@ export interface ForeignStoreTuning {
   debounceMs: number;
   /**
    * …and at least this many times the last such look took, since it ended: a session being written
-   * is read whole again at each look, so a large one written continuously costs at most ~1/(1+factor)
-   * of a core (default 10).
+   * is read again at each look (its bytes before the last read's end hashed, only the new ones
+   * folded; a compressed one decoded whole), so a large one written continuously costs at most
+   * ~1/(1+factor) of a core (default 10).
    */
   refreshCostFactor: number;
   /**
@@ -51,6 +60,8 @@ export interface ForeignStoreTuning {
   cacheSaveDelayMs: number;
   /** A read of an id that is not listed walks the home first, at most this often. */
   missRescanMs: number;
+  /** Minimum spacing of `onDidChange` notifications (dsh's store: 100 ms). */
+  notifyThrottleMs: number;
 }
 
 export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
@@ -61,6 +72,7 @@ export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
   maxWatches: 1024,
   cacheSaveDelayMs: 5000,
   missRescanMs: 1000,
+  notifyThrottleMs: 100,
 };
 
 export interface ForeignStoreOptions {
@@ -71,8 +83,10 @@ export interface ForeignStoreOptions {
    * directory). Absent, or inside the agent's home: no persistent cache.
    */
   cacheDir?: string;
-  /** Reads a session file's text (tests count reads); default: the file, a `.zst` one decoded. */
+  /** Reads a session file's text for a surface or log; default: the file, a `.zst` one decoded. */
   readText?: (file: string, signal?: AbortSignal) => Promise<string>;
+  /** Opens session files for the listing's reads (tests count reads); default: the file system. */
+  files?: ForeignFiles;
   tuning?: Partial<ForeignStoreTuning>;
 }
 
@@ -83,7 +97,16 @@ interface Entry {
   summary: StoredSessionSummary | undefined;
   /** The last read failed: no fact about the file, so it is never cached and the next look reads it again. */
   readFailed?: true;
+  /** What an append resumes from (recently written plain JSONL files only). */
+  resume?: ForeignResume;
 }
+
+/** How many files, the most recently written, keep what an append resumes from (up to twice as many between prunings). */
+const RESUMABLE_FILES = 512;
+/** At the first listing, a file written this recently keeps what an append resumes from (later, every file read does). */
+const RECENT_WRITE_MS = 10 * 60_000;
+/** A walk lets the event loop run after this much synchronous work. */
+const SLICE_MS = 5;
 
 /** Cache writes in progress, of every foreign store (see {@link foreignCacheWritesSettled}). */
 const cacheWrites = new Set<Promise<void>>();
@@ -100,9 +123,10 @@ export async function foreignCacheWritesSettled(): Promise<void> {
  * answered from memory at once, without touching the disk. Folder watches on the home, the parents
  * of the session folders and the most recent session folders report new, renamed, deleted and
  * written sessions: the folder (or the one file) named is looked at again after a short quiet time,
- * and only a file whose identity changed is read again. A slow sweep walks the whole home behind
- * the watches. While nothing changes the listing is the same frozen array, which keeps the
- * candidate index. Damage (torn lines, garbage, a damaged cache) is skipped, never fatal.
+ * and only a file whose identity changed is read again (one that grew: only its new bytes folded,
+ * see `foreignRead.ts`). A slow sweep walks the whole home behind the watches. While nothing changes
+ * the listing is the same frozen array, which keeps the candidate index; a new one is told to
+ * `onDidChange` listeners. Damage (torn lines, garbage, a damaged cache) is skipped, never fatal.
  */
 export function openForeignStore(agent: ForeignAgent, home: string, options: ForeignStoreOptions | ((message: string) => void) = {}): ForeignSessionStore {
   return new ForeignStore(agent, home, typeof options === 'function' ? { log: options } : options);
@@ -126,6 +150,10 @@ class ForeignStore implements ForeignSessionStore {
   private listingChanged = true;
   private dirsChanged = false;
   private readonly reported = new Set<string>();
+  private readonly resumable = new Set<Entry>();
+  private sliceStart = 0;
+  /** Reads that folded only the appended bytes (for tests and figures). */
+  resumedReads = 0;
 
   private queue: Promise<void> = Promise.resolve();
   private started: Promise<void> | undefined;
@@ -150,6 +178,10 @@ class ForeignStore implements ForeignSessionStore {
   private cacheSaving = false;
   private cacheFailureLogged = false;
 
+  private readonly changes: Emitter<void>;
+  private notifyTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastNotifyAt = -Infinity;
+
   constructor(
     readonly agent: ForeignAgent,
     readonly home: string,
@@ -159,6 +191,11 @@ class ForeignStore implements ForeignSessionStore {
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.log = options.log ?? (() => undefined);
     this.readText = options.readText ?? readSessionText;
+    this.changes = new Emitter((error) => this.log(`${this.agent} store: listener failed: ${String(error)}`));
+  }
+
+  onDidChange(listener: () => void): Subscription {
+    return this.changes.on(listener);
   }
 
   // ---- the resolver's seam ----------------------------------------------------------------------
@@ -185,13 +222,14 @@ class ForeignStore implements ForeignSessionStore {
     this.disposed = true;
     this.watches?.dispose();
     this.watches = undefined;
-    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer]) if (timer !== undefined) clearTimeout(timer);
-    this.refreshTimer = this.sweepTimer = this.cacheTimer = undefined;
+    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer]) if (timer !== undefined) clearTimeout(timer);
+    this.refreshTimer = this.sweepTimer = this.cacheTimer = this.notifyTimer = undefined;
+    this.changes.clear();
   }
 
   /** Live handles (for leak tests): folder watches and pending timers. */
   handles(): { watches: number; timers: number } {
-    const timers = [this.refreshTimer, this.sweepTimer, this.cacheTimer].filter((timer) => timer !== undefined).length;
+    const timers = [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer].filter((timer) => timer !== undefined).length;
     return { watches: this.watches?.count ?? 0, timers: timers + (this.watches?.adding === true ? 1 : 0) };
   }
 
@@ -383,8 +421,15 @@ class ForeignStore implements ForeignSessionStore {
     const names = entries.filter((entry) => entry.isFile() && this.format.isSessionFile(entry.name)).map((entry) => entry.name);
     const present = new Set(names);
     for (const name of [...(this.filesByDir.get(dir) ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
-    // A few stats (and reads) at once: one at a time, a walk of thousands of files waits on each round trip.
-    for (let i = 0; i < names.length; i += 16) await Promise.all(names.slice(i, i + 16).map((name) => this.refreshFile(`${dir}/${name}`)));
+    // Stats are synchronous, reads go through the thread pool a few at a time (one at a time, a walk
+    // of thousands of new files waits on each round trip); the event loop runs every few milliseconds.
+    for (let i = 0; i < names.length; i += 16) {
+      await Promise.all(names.slice(i, i + 16).map((name) => this.refreshFile(`${dir}/${name}`)));
+      if (performance.now() - this.sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        this.sliceStart = performance.now();
+      }
+    }
   }
 
   /** Stats one session file and reads it again when its identity changed. */
@@ -392,7 +437,8 @@ class ForeignStore implements ForeignSessionStore {
     const file = this.full(key);
     let stats;
     try {
-      stats = await fsp.stat(file);
+      // Synchronous: a few µs, against ~20 µs of CPU for a promise through the thread pool (dsh's sweep does the same).
+      stats = statSync(file);
     } catch {
       this.removeFile(key);
       return;
@@ -403,13 +449,18 @@ class ForeignStore implements ForeignSessionStore {
     if (known !== undefined && known.readFailed !== true && sameIdentity(known.identity, identity)) return;
     let summary: StoredSessionSummary | undefined;
     let readFailed = false;
+    let resume: ForeignResume | undefined;
     let why = 'no session records';
     if (stats.size > MAX_FOREIGN_FILE_BYTES) {
       why = 'too large to read';
     } else {
       try {
-        const base = this.format.summarize(file, await this.readText(file), stats.mtimeMs);
-        summary = base === undefined ? undefined : Object.freeze({ ...base, agent: this.agent });
+        // A file written while we run (or shortly before) is likely to be appended to: keep what resumes it.
+        const keepState = this.firstListed || Date.now() - identity.mtimeMs < RECENT_WRITE_MS;
+        const read = await readForeignFile(this.format, file, identity, known, { keepState, ...(this.options.files === undefined ? {} : { files: this.options.files }) });
+        summary = read.summary === undefined ? undefined : Object.freeze({ ...read.summary, agent: this.agent });
+        resume = read.resume;
+        if (read.resumed) this.resumedReads++;
       } catch (error) {
         if (error instanceof PlaintextTooLarge) {
           why = 'too large to read';
@@ -427,7 +478,10 @@ class ForeignStore implements ForeignSessionStore {
       this.reported.add(key);
       this.log(`${this.agent} store: skipped ${file}: ${why}`);
     }
-    this.entries.set(key, readFailed ? { identity, summary, readFailed: true } : { identity, summary });
+    const entry: Entry = readFailed ? { identity, summary, readFailed: true } : { identity, summary };
+    if (known !== undefined) this.resumable.delete(known);
+    this.entries.set(key, entry);
+    this.keepForResume(entry, resume);
     this.addToDir(key);
     this.listingChanged = true;
     if (!readFailed) this.cacheStale = true;
@@ -440,7 +494,23 @@ class ForeignStore implements ForeignSessionStore {
     names.add(path.posix.basename(key));
   }
 
+  /** Keeps (or drops) what the next append of an entry's file resumes from, for the most recently written files only. */
+  private keepForResume(entry: Entry, resume: ForeignResume | undefined): void {
+    if (resume === undefined) return;
+    entry.resume = resume;
+    this.resumable.add(entry);
+    if (this.resumable.size <= 2 * RESUMABLE_FILES) return;
+    // Pruning to half the allowance at a time keeps the sorting amortized.
+    const byRecency = [...this.resumable].sort((a, b) => b.identity.mtimeMs - a.identity.mtimeMs);
+    for (const dropped of byRecency.slice(RESUMABLE_FILES)) {
+      dropped.resume = undefined;
+      this.resumable.delete(dropped);
+    }
+  }
+
   private removeFile(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry !== undefined) this.resumable.delete(entry);
     if (!this.entries.delete(key)) return;
     const dir = parentOf(key);
     const names = this.filesByDir.get(dir);
@@ -506,6 +576,19 @@ class ForeignStore implements ForeignSessionStore {
     // A write that changed no row (a new turn of a titled session) keeps the array, and so the candidate index.
     if (summaries.length === this.listing.length && summaries.every((summary, i) => sameRow(summary, this.listing[i]!))) return;
     this.listing = Object.freeze(summaries);
+    // The first listing is awaited by whoever asked for it; later ones are told (coalesced).
+    if (this.firstListed) this.scheduleNotify();
+  }
+
+  /** Tells `onDidChange` listeners, at most every `notifyThrottleMs`. */
+  private scheduleNotify(): void {
+    if (this.disposed || this.notifyTimer !== undefined) return;
+    const wait = Math.max(0, this.lastNotifyAt + this.tuning.notifyThrottleMs - performance.now());
+    this.notifyTimer = this.timer(() => {
+      this.notifyTimer = undefined;
+      this.lastNotifyAt = performance.now();
+      if (!this.disposed) this.changes.fire();
+    }, wait);
   }
 
   /** Watches the home, the folders above the session folders, then the most recently written session folders. */
