@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { reapplyRuntimeV8Flags } from '../../runtimeV8Flags';
 import { FifoQueue } from '../concurrency';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import type { WorkerReply, WorkerRequest } from './protocol';
@@ -278,6 +279,8 @@ export class SummarizePool {
   private received(slot: Slot, reply: WorkerReply): void {
     if (!('id' in reply)) {
       slot.ready = true;
+      // The worker's start reset the process's V8 flags (the main heap's limits among them).
+      reapplyRuntimeV8Flags();
       this.startFailures = 0;
       this.watch(slot); // the running task's time starts now, not while the worker loaded
       return;
