@@ -13,7 +13,7 @@ import { LifecycleGate } from './wiring/lifecycle';
 import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';
 import { SERVER_VERSION } from './version';
-import { setRuntimeV8Flag } from './runtimeV8Flags';
+import { setRuntimeV8Flag } from './store/runtimeV8Flags';
 
 /**
  * How much V8 lets the old generation grow past what the last full collection kept, in percent.
@@ -21,7 +21,7 @@ import { setRuntimeV8Flag } from './runtimeV8Flags';
  * collecting. Set at run time because the server is started without NODE_OPTIONS (the bin, and
  * the VS Code extension running the bundle with `node`); V8 reads this flag at every limit
  * computation, so it applies after start (measured; the semi-space size, read once at heap
- * set-up, would not). A worker's start resets it: the index pool sets it again (`runtimeV8Flags.ts`).
+ * set-up, would not). A worker's start resets it: the index pool sets it again (`store/runtimeV8Flags.ts`).
  */
 export const HEAP_GROWING_PERCENT = 25;
 

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { reapplyRuntimeV8Flags } from '../../runtimeV8Flags';
+import { reapplyRuntimeV8Flags } from '../runtimeV8Flags';
 import { FifoQueue } from '../concurrency';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import type { WorkerReply, WorkerRequest } from './protocol';
