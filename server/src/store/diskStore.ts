@@ -81,6 +81,8 @@ export class DiskSessionStore implements SessionStoreService {
   /** The first index of `attached` is built: start keeping it fresh. */
   private indexed(attached: Attached): void {
     const { state, freshness, publication } = this;
+    // No burst follows the first index: its workers end now, before the first (largest) answers.
+    this.pool.retireIdle();
     freshness.updateWatches(attached);
     state.finishIndexing();
     publication.emitStatus(true);

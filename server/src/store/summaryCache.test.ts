@@ -178,6 +178,15 @@ describe('summary cache', () => {
     expect(changed).toBe(whole.length);
   });
 
+  it('round-trips a line longer than the write buffer between shorter ones', async () => {
+    const file = summaryCacheFile(dir, '/root');
+    // ~600 KB of UTF-8 in one line: more than a write chunk, far less than a line's limit.
+    const long: CachedSummary = { ...entry, summary: { ...entry.summary, title: 'é✓'.repeat(120_000) } };
+    const entries: Array<[string, CachedSummary]> = [['a', entry], ['long', long], ['b', entry]];
+    await saveSummaryCache(file, '/root', entries);
+    expect([...(await loadSummaryCache(file, '/root'))]).toEqual(entries);
+  });
+
   it('keeps an entry too long for a line as its identity only (omitted), and loads the rest', async () => {
     const file = summaryCacheFile(dir, '/root');
     const huge: CachedSummary = { ...entry, summary: { ...entry.summary, title: 'é'.repeat(5 * 1024 * 1024) } };

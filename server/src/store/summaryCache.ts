@@ -73,8 +73,8 @@ export const STALE_TEMP_MS = 60_000;
 /** …and this long, when the process named in it is not running. */
 const STALE_DEAD_WRITER_TEMP_MS = 5_000;
 
-/** Characters written at once. */
-const WRITE_CHUNK_CHARS = 256 * 1024;
+/** Bytes written at once (one reused buffer). */
+const WRITE_CHUNK_BYTES = 256 * 1024;
 
 /** The cache file for a root inside a cache directory (one file per root). */
 export function summaryCacheFile(cacheDir: string, root: string): string {
@@ -279,20 +279,33 @@ export async function saveSummaryCache(file: string, root: string, entries: Iter
   try {
     const head: CacheHead = { format: SUMMARY_CACHE_FORMAT, root };
     const checksum = createHash('sha256');
-    let chunk = `${JSON.stringify(head)}\n`;
+    // Each line is encoded into one reused buffer at once, so it dies young: lines joined into a
+    // string chunk lived across collections, and at 100,000 entries their ~50 MB of garbage
+    // reached the old generation (measured: +14 MiB RSS at the write, the cold run's peak).
+    const buffer = Buffer.allocUnsafe(WRITE_CHUNK_BYTES);
+    let used = 0;
+    const write = async (bytes: Buffer): Promise<void> => {
+      checksum.update(bytes);
+      await handle.writeFile(bytes);
+    };
+    const put = async (text: string): Promise<void> => {
+      const length = Buffer.byteLength(text);
+      if (used + length > buffer.length && used > 0) {
+        await write(buffer.subarray(0, used));
+        used = 0;
+      }
+      if (length > buffer.length) await write(Buffer.from(text, 'utf-8'));
+      else used += buffer.write(text, used, 'utf-8');
+    };
+    await put(`${JSON.stringify(head)}\n`);
     let count = 0;
     for (const [key, cached] of entries) {
-      chunk += cacheLine(key, cached);
+      await put(cacheLine(key, cached));
       count++;
-      if (chunk.length >= WRITE_CHUNK_CHARS) {
-        checksum.update(chunk);
-        await handle.writeFile(chunk);
-        chunk = '';
-      }
     }
-    checksum.update(chunk);
+    if (used > 0) await write(buffer.subarray(0, used));
     const trailer: CacheTrailer = { end: true, entries: count, sha256: checksum.digest('hex') };
-    await handle.writeFile(`${chunk}${JSON.stringify(trailer)}\n`);
+    await handle.writeFile(`${JSON.stringify(trailer)}\n`);
     await handle.close();
     await fsp.rename(temp, file);
   } catch (error) {

@@ -286,6 +286,25 @@ describe('pool lifecycle', () => {
     await until(() => workers.workers === 0);
   });
 
+  it('retireIdle ends the idle workers at once and the busy ones when done; the next task starts one again', async () => {
+    const workers = pool({ idleMs: 60_000 });
+    const tasks = [good(), { file: writeLog(rawTranscript(DEMO_1)), encoding: 'raw' as const }];
+    const first = await Promise.all(tasks.map((task) => workers.run(task)));
+    expect(workers.workers).toBeGreaterThan(0);
+    workers.retireIdle();
+    expect(workers.workers).toBe(0);
+    // A busy worker finishes its task, then ends without waiting for the idle delay.
+    const running = workers.run(tasks[0]!);
+    expect(workers.workers).toBe(1);
+    workers.retireIdle();
+    expect(await running).toEqual(first[0]);
+    expect(workers.workers).toBe(0);
+    const startedBefore = workers.workersStarted;
+    expect(await Promise.all(tasks.map((task) => workers.run(task)))).toEqual(first);
+    expect(workers.workersStarted).toBeGreaterThan(startedBefore);
+    expect(workers.workers).toBeGreaterThan(0);
+  });
+
   it('keeps a worker that has work: an idle delay longer than the gaps between tasks never ends it mid-stream', async () => {
     const workers = pool({ size: 1, idleMs: 60_000 });
     for (let i = 0; i < 5; i++) expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });

@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { reapplyRuntimeV8Flags } from '../runtimeV8Flags';
 import { FifoQueue } from '../concurrency';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import type { WorkerReply, WorkerRequest } from './protocol';
@@ -89,6 +90,8 @@ interface Slot {
   watchdog?: ReturnType<typeof setTimeout>;
   /** Armed while the worker has nothing to do: when it fires the worker ends. */
   idle?: ReturnType<typeof setTimeout>;
+  /** Set by {@link SummarizePool.retireIdle}: the worker ends once it has nothing left to do. */
+  retireWhenDone?: boolean;
 }
 
 /** Logged once per process: the worker entry was not found. */
@@ -276,6 +279,8 @@ export class SummarizePool {
   private received(slot: Slot, reply: WorkerReply): void {
     if (!('id' in reply)) {
       slot.ready = true;
+      // The worker's start reset the process's V8 flags (the main heap's limits among them).
+      reapplyRuntimeV8Flags();
       this.startFailures = 0;
       this.watch(slot); // the running task's time starts now, not while the worker loaded
       return;
@@ -291,19 +296,42 @@ export class SummarizePool {
     if (slot.inFlight.length === 0) this.retireWhenIdle(slot);
   }
 
+  /**
+   * Ends the workers that have nothing to do now, without waiting for `idleMs`, and makes the
+   * busy ones end as soon as they are done: for when the caller knows no burst follows (the
+   * first index is built). Each worker's isolate and malloc arena are ~18 MB that would
+   * otherwise stay while the store answers its first, largest requests.
+   */
+  retireIdle(): void {
+    for (const slot of [...this.slots]) {
+      if (slot.inFlight.length === 0) this.retire(slot);
+      else slot.retireWhenDone = true;
+    }
+  }
+
   /** Ends `slot`'s worker if it is still idle after `idleMs`; the next task starts a new one. */
   private retireWhenIdle(slot: Slot): void {
     clearTimeout(slot.idle);
+    if (slot.retireWhenDone === true && this.queue.length + this.retries.length === 0) {
+      this.retire(slot);
+      return;
+    }
     slot.idle = setTimeout(() => {
       slot.idle = undefined;
-      const at = this.slots.indexOf(slot);
-      if (at < 0 || slot.inFlight.length > 0) return;
-      // Out of the pool first, so its exit is not taken for a failure.
-      this.slots.splice(at, 1);
-      clearTimeout(slot.watchdog);
-      void slot.worker.terminate().catch(() => undefined);
+      if (slot.inFlight.length === 0) this.retire(slot);
     }, this.idleMs);
     slot.idle.unref();
+  }
+
+  /** Ends an idle worker (out of the pool first, so its exit is not taken for a failure). */
+  private retire(slot: Slot): void {
+    const at = this.slots.indexOf(slot);
+    if (at < 0) return;
+    this.slots.splice(at, 1);
+    clearTimeout(slot.watchdog);
+    clearTimeout(slot.idle);
+    slot.idle = undefined;
+    void slot.worker.terminate().catch(() => undefined);
   }
 
   /** A worker stopped: the task it was running fails, the ones it had not started are retried. */
