@@ -28,16 +28,19 @@ describe('runtime V8 flags', () => {
     v8.setFlagsFromString('--semi-space-growth-factor=2'); // V8's default, for whatever runs next in this process
   });
 
-  it('are lost when a worker starts, and set again by reapplyRuntimeV8Flags', async () => {
+  it('are set again by reapplyRuntimeV8Flags after a worker starts, which loses them on Node 20 and 22', async () => {
     // With growth factor 1 the new space never grows past its size when the flag was set.
     setRuntimeV8Flag('--semi-space-growth-factor=1');
     const fixed = newSpaceAfterChurn();
     expect(newSpaceAfterChurn()).toBe(fixed);
     await startedWorker();
-    // The worker's start reset the flag: the same churn grows the new space again.
-    const afterWorker = newSpaceAfterChurn();
-    expect(afterWorker).toBeGreaterThan(fixed);
     reapplyRuntimeV8Flags();
-    expect(newSpaceAfterChurn()).toBe(afterWorker);
+    expect(newSpaceAfterChurn()).toBe(fixed);
+    // Why: without setting them again, the churn after a worker's start grows the new space
+    // (to its maximum, for good) on Node 20 and 22; Node 24 keeps the flags.
+    await startedWorker();
+    const unset = newSpaceAfterChurn();
+    if (Number(process.versions.node.split('.')[0]) < 24) expect(unset).toBeGreaterThan(fixed);
+    else expect(unset).toBe(fixed);
   });
 });

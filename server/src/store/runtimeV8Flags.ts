@@ -1,8 +1,8 @@
 /**
  * V8 flags the server sets at run time (it is started without NODE_OPTIONS: the bin, and the VS
  * Code extension running the bundle with `node`). Starting a `worker_threads` Worker resets V8's
- * flags to their start-up values (measured on Node 20: a flag set before the worker is ready
- * is gone after), so whoever starts workers calls {@link reapplyRuntimeV8Flags} once each is ready.
+ * flags to their start-up values on Node 20 and 22 (a flag set before the worker is ready is
+ * gone after; Node 24 keeps it), so whoever starts workers calls {@link reapplyRuntimeV8Flags} once each is ready.
  */
 import v8 from 'node:v8';
 
