@@ -100,7 +100,7 @@ function kindOf(dirent: Dirent): Found['kind'] {
 /** A directory's entries; none when it cannot be read (gone, not a directory, no permission). */
 async function readEntries(files: DirectoryFiles, dir: string): Promise<Dirent[]> {
   try {
-    return await files.readdir(dir);
+    return files.readdirSync ? files.readdirSync(dir) : await files.readdir(dir);
   } catch {
     return [];
   }

@@ -264,7 +264,9 @@ export class TranscriptIndex {
     const file = keyPath(this.root, key);
     let current: FileIdentity;
     try {
-      const stats = await this.files.lstat(file);
+      // Synchronous when it can be: a first index stats every transcript, and the promise's trip
+      // through the thread pool cost several times the call itself.
+      const stats = this.files.lstatSync ? this.files.lstatSync(file) : await this.files.lstat(file);
       if (!stats.isFile()) return 'gone';
       current = fileIdentity(stats);
     } catch (error) {
