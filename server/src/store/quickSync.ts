@@ -3,18 +3,25 @@
  * of a session directory takes a few µs synchronously against ~20 µs of CPU for a promise
  * through libuv's thread pool, so scans call them synchronously; but a call that has to wait for
  * the disk (a first start after boot) would then block the event loop and lose the pool's
- * parallel reads. So a synchronous call that took long switches the callers to the thread pool
- * for a while.
+ * parallel reads. So synchronous calls that take long switch the callers to the thread pool for
+ * a while: several of the last few, since on a loaded machine a single call is now and then
+ * descheduled for milliseconds too, while on a cold disk nearly every call waits.
  */
 
 /** A synchronous call that took longer than this (ms) waited for the disk (or for the CPU). */
 const SLOW_CALL_MS = 2;
-/** How long the thread pool is used after a slow synchronous call (ms). */
+/** How long the thread pool is used after slow synchronous calls (ms). */
 const ASYNC_FOR_MS = 1000;
+/** Each call keeps this share of the slowness score; slow calls add 1. */
+const SCORE_DECAY = 0.9;
+/** The score at which the thread pool is used: ~3 slow calls in a row, or 1 slow call in 2 for long. */
+const SLOW_SCORE = 2.5;
 
 /** Tracks whether synchronous calls are quick; see the module comment. */
 export class QuickSync {
   private asyncUntil = -Infinity;
+  /** Recent slow calls, decaying (see SCORE_DECAY). */
+  private slowScore = 0;
 
   constructor(
     /** Elapsed time (ms): a real clock even under a test's fake timers, since it times the calls. */
@@ -35,7 +42,11 @@ export class QuickSync {
       return sync();
     } finally {
       const ended = this.now();
-      if (ended - started > this.slowCallMs) this.asyncUntil = ended + this.asyncForMs;
+      this.slowScore = this.slowScore * SCORE_DECAY + (ended - started > this.slowCallMs ? 1 : 0);
+      if (this.slowScore >= SLOW_SCORE) {
+        this.asyncUntil = ended + this.asyncForMs;
+        this.slowScore = 0;
+      }
     }
   }
 }
