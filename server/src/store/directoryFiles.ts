@@ -3,7 +3,7 @@
  * classifying directories, watching them), injectable so tests can observe or replace it.
  * Transcript contents go through `TranscriptFiles` instead.
  */
-import { promises as fsp, watch as fsWatch, type Dirent, type FSWatcher, type Stats } from 'node:fs';
+import { promises as fsp, readdirSync, watch as fsWatch, type Dirent, type FSWatcher, type Stats } from 'node:fs';
 
 /** Creates a watcher for one directory (fs.watch by default). */
 export type WatchFactory = (dir: string, listener: (event: string, name: string | null) => void) => FSWatcher;
@@ -15,6 +15,12 @@ export interface DirectoryFiles {
   lstat(file: string): Promise<Stats>;
   /** A directory's entries with their types. */
   readdir(dir: string): Promise<Dirent[]>;
+  /**
+   * The same, synchronously: discovery lists ~10,000 session directories per 10,000 sessions, and
+   * a listing of one or two entries costs a few µs this way against ~20 µs of CPU for a promise
+   * through the thread pool. Optional: without it discovery uses `readdir`.
+   */
+  readdirSync?(dir: string): Dirent[];
   watch: WatchFactory;
 }
 
@@ -24,6 +30,7 @@ export const nodeDirectoryFiles: DirectoryFiles = {
   stat: (file) => fsp.stat(file),
   lstat: (file) => fsp.lstat(file),
   readdir: (dir) => fsp.readdir(dir, { withFileTypes: true }),
+  readdirSync: (dir) => readdirSync(dir, { withFileTypes: true }),
   watch: (dir, listener) =>
     // Not persistent: watches alone must never keep a CLI process alive.
     fsWatch(dir, { persistent: false }, (event, name) => listener(event, name === null ? null : String(name))),

@@ -6,6 +6,7 @@ import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
+import { quickSync } from './quickSync';
 import type { StoreProblem } from './service';
 
 /** A transcript file found in `<root>/<projectDir>/<sessionDir>/`. */
@@ -100,6 +101,7 @@ function kindOf(dirent: Dirent): Found['kind'] {
 /** A directory's entries; none when it cannot be read (gone, not a directory, no permission). */
 async function readEntries(files: DirectoryFiles, dir: string): Promise<Dirent[]> {
   try {
+    if (files.readdirSync !== undefined && quickSync.quick) return quickSync.call(() => files.readdirSync!(dir));
     return await files.readdir(dir);
   } catch {
     return [];

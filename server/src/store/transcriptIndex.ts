@@ -8,6 +8,7 @@ import { pathBindingProblem } from './binding';
 import { ConcurrencyLimit } from './concurrency';
 import { keyPath, type DiscoveryScope, type TranscriptLocation } from './discovery';
 import { initZstdSupport } from './log';
+import { quickSync } from './quickSync';
 import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
 import { HEADER_REASONS, mayResume, type ResumeState } from './summarize/summarizeFile';
@@ -264,7 +265,9 @@ export class TranscriptIndex {
     const file = keyPath(this.root, key);
     let current: FileIdentity;
     try {
-      const stats = await this.files.lstat(file);
+      // Synchronous while that is quick (see quickSync.ts): a first index stats every transcript.
+      const files = this.files;
+      const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
       if (!stats.isFile()) return 'gone';
       current = fileIdentity(stats);
     } catch (error) {

@@ -55,7 +55,9 @@ export class LineSplitter {
    */
   push(chunk: Uint8Array, onLine: LineHandler): void {
     let lineStart = 0;
-    for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, lineStart)) {
+    // Buffer's indexOf searches natively (memchr), many times faster than a Uint8Array's: a view, no copy.
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    for (let newline = bytes.indexOf(NEWLINE); newline !== -1; newline = bytes.indexOf(NEWLINE, lineStart)) {
       const tail = chunk.subarray(lineStart, newline);
       const length = this.fragmentLength + tail.length;
       if (length > this.maxLineBytes) onLine(undefined, length);

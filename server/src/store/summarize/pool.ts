@@ -129,7 +129,7 @@ export class SummarizePool {
     this.size = Math.max(0, Math.floor(options.size ?? defaultIndexWorkers()));
     this.workerFile = options.workerFile ?? path.join(__dirname, SUMMARIZE_WORKER_FILE);
     this.files = options.files ?? nodeTranscriptFiles;
-    this.tasksPerWorker = Math.max(1, options.tasksPerWorker ?? 2);
+    this.tasksPerWorker = Math.max(1, options.tasksPerWorker ?? 8);
     this.taskTimeoutMs = options.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
     this.idleMs = Math.max(0, options.idleMs ?? DEFAULT_IDLE_MS);
     this.inlineBytes = Math.max(0, options.inlineBytes ?? 0);
