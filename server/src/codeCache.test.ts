@@ -57,16 +57,20 @@ describe('requireWithCodeCache', () => {
     // compilation of the source): test/e2e/codeCache.test.ts.
   });
 
-  it('names the cache after the bundle, so a rebuilt bundle never reads the old bytecode', () => {
+  it('names the cache after the bundle, so a rebuilt bundle never reads the old bytecode, and drops the old cache', () => {
     const { dir, file, userCache } = bundleDir();
     const env = { XDG_CACHE_HOME: userCache };
     load(file, env);
     // Same length, other code: V8's own check (source length and flags) would accept the old cache.
     writeFileSync(file, BUNDLE_SOURCE.replace('2 * n', '3 * n'));
     utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    // Another Node's cache of the same bundle is left alone; the old build's is removed.
+    const otherNode = codeCacheName(file, 1, 1).replace(process.version, 'v0.0.1');
+    writeFileSync(path.join(dir, 'code-cache', otherNode), 'another Node');
     const again = load(file, env);
     expect(again.cache).toBe('missing');
-    expect(cacheFiles(path.join(dir, 'code-cache'))).toHaveLength(2);
+    const stats = statSync(file);
+    expect(cacheFiles(path.join(dir, 'code-cache')).sort()).toEqual([codeCacheName(file, stats.size, stats.mtimeMs), otherNode].sort());
   });
 
   it("writes to the user's cache directory when the bundle's directory takes no cache, and reads it there", () => {

@@ -14,7 +14,7 @@
  * measurable CPU more.) Nothing here ever stops a start: on any error the bundle loads as a plain
  * `require` would.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,6 +64,7 @@ function writeFirst(directories: readonly string[], name: string, data: Buffer):
       mkdirSync(directory, { recursive: true });
       writeFileSync(temp, data);
       renameSync(temp, target);
+      removeOutdated(directory, name);
       return;
     } catch {
       try {
@@ -72,6 +73,22 @@ function writeFirst(directories: readonly string[], name: string, data: Buffer):
         // the directory itself is unusable: nothing was written there
       }
     }
+  }
+}
+
+/**
+ * Removes the caches of earlier builds of the same bundle on the same Node from `directory` (a
+ * rebuilt or reinstalled bundle gets a new name; the old file would never be read again). Other
+ * Nodes' caches stay: more than one Node may run the same install.
+ */
+function removeOutdated(directory: string, name: string): void {
+  const prefix = name.slice(0, name.lastIndexOf(`-${process.arch}-`) + process.arch.length + 2);
+  try {
+    for (const entry of readdirSync(directory)) {
+      if (entry !== name && entry.startsWith(prefix) && entry.endsWith('.v8')) rmSync(path.join(directory, entry), { force: true });
+    }
+  } catch {
+    // tidying is best effort
   }
 }
 
