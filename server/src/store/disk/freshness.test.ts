@@ -191,14 +191,19 @@ describe('freshness scheduling in fake time', () => {
   it('spreads a costly sweep pass over its whole, longer period instead of bursting in the first', async () => {
     const keys = Array.from({ length: 40 }, (_, i) => `p/s${i}/session.jsonl`);
     // 40 unwatched transcripts, a lstat costing 1 ms: a pass costs 40 ms, so with a cost factor of
-    // 100 passes start 4 s apart, though the period is 1 s.
+    // 100 a pass takes 4 s, though the period is 1 s.
     const { clock, attached, freshness, lstatSyncs, lstatTimes } = setUp({ sweepIntervalMs: 100, sweepPeriodMs: 1000, sweepCostFactor: 100 }, keys, [], 1);
     freshness.scheduleSweep(attached);
+    // The first pass knows no cost until its first batch (4 keys, its period's share): then it
+    // re-spreads the rest over the 4 s the projected cost asks for, one key a tick.
     await advance(clock, 1100, 100);
-    // The first pass knows no cost yet: its period, 4 keys a tick.
+    expect(lstatTimes.length).toBeGreaterThanOrEqual(4);
+    expect(lstatTimes.length).toBeLessThanOrEqual(4 + 11);
+    await advance(clock, 2900, 100);
     expect(lstatTimes).toHaveLength(40);
+    expect(Math.max(...lstatTimes) - lstatTimes[0]!).toBeGreaterThan(3000);
     const secondStart = lstatTimes[0]! + 4000;
-    await advance(clock, 4000 + 4000, 100);
+    await advance(clock, 4000 + 100, 100);
     const second = lstatTimes.slice(40).map((time) => time - secondStart).filter((offset) => offset < 4000);
     // Every key once more, one a tick over the 4 s, never the whole pass in its first second.
     expect(second).toHaveLength(40);

@@ -53,6 +53,9 @@ export class Freshness {
   private sweepBatch = 0;
   private sweepPassStart = 0;
   private sweepPassCostMs = 0;
+  /** Keys the current pass has visited, of how many. */
+  private sweepPassVisited = 0;
+  private sweepPassKeys = 0;
   private readonly rescanTimer: TimerSlot;
   /** Full rescans (re-reads of the root scope) completed, for tests that wait for one. */
   private rescans = 0;
@@ -166,6 +169,8 @@ export class Freshness {
         this.sweepQueue = this.sweepKeys(attached);
         this.sweepPassStart = now;
         this.sweepPassCostMs = 0;
+        this.sweepPassVisited = 0;
+        this.sweepPassKeys = this.sweepQueue.length;
         // Its batches spread over all of that time, so no stretch of it costs more than the average.
         const ticks = Math.max(1, Math.floor(passMs / Math.max(1, tuning.sweepIntervalMs)));
         this.sweepBatch = Math.ceil(this.sweepQueue.length / ticks);
@@ -175,6 +180,8 @@ export class Freshness {
       const started = clock.monotonic();
       const batch = this.sweepQueue.splice(0, this.sweepBatch).filter((key) => this.mayHaveChanged(attached, key));
       this.sweepPassCostMs += clock.monotonic() - started;
+      this.sweepPassVisited += this.sweepBatch;
+      this.resizeSweepBatch();
       if (batch.length === 0) return this.scheduleSweep(attached);
       this.sweeping = true;
       state.background(
@@ -184,6 +191,22 @@ export class Freshness {
         }),
       );
     }, delayMs);
+  }
+
+  /**
+   * Re-spreads the rest of the pass once its batches show what a visit costs: the pass is
+   * stretched to its cost factor times its projected cost, as the next pass would be. Without
+   * this the first pass (no earlier cost known) ran in one sweep period; at 100,000 unwatched
+   * transcripts that was ~0.5 s of lstat in 30 s, right after every start.
+   */
+  private resizeSweepBatch(): void {
+    const { tuning, clock } = this.state;
+    if (this.sweepPassVisited === 0 || this.sweepQueue.length === 0) return;
+    const projectedCostMs = (this.sweepPassCostMs / this.sweepPassVisited) * this.sweepPassKeys;
+    const passMs = Math.max(tuning.sweepPeriodMs, tuning.sweepCostFactor * projectedCostMs);
+    const leftMs = this.sweepPassStart + passMs - clock.now();
+    const ticks = Math.max(1, Math.floor(leftMs / Math.max(1, tuning.sweepIntervalMs)));
+    this.sweepBatch = Math.max(1, Math.ceil(this.sweepQueue.length / ticks));
   }
 
   /** What a sweep pass visits: failed reads first, then every transcript no watch covers. */
