@@ -172,15 +172,15 @@ export class Freshness {
         this.sweepPassVisited = 0;
         this.sweepPassKeys = this.sweepQueue.length;
         // Its batches spread over all of that time, so no stretch of it costs more than the average.
-        const ticks = Math.max(1, Math.floor(passMs / Math.max(1, tuning.sweepIntervalMs)));
-        this.sweepBatch = Math.ceil(this.sweepQueue.length / ticks);
+        this.spreadSweep(passMs);
         // Nothing to sweep: look again next period.
         if (this.sweepQueue.length === 0) return this.scheduleSweep(attached, tuning.sweepPeriodMs);
       }
       const started = clock.monotonic();
-      const batch = this.sweepQueue.splice(0, this.sweepBatch).filter((key) => this.mayHaveChanged(attached, key));
+      const visited = this.sweepQueue.splice(0, this.sweepBatch);
+      const batch = visited.filter((key) => this.mayHaveChanged(attached, key));
       this.sweepPassCostMs += clock.monotonic() - started;
-      this.sweepPassVisited += this.sweepBatch;
+      this.sweepPassVisited += visited.length;
       this.resizeSweepBatch();
       if (batch.length === 0) return this.scheduleSweep(attached);
       this.sweeping = true;
@@ -204,8 +204,12 @@ export class Freshness {
     if (this.sweepPassVisited === 0 || this.sweepQueue.length === 0) return;
     const projectedCostMs = (this.sweepPassCostMs / this.sweepPassVisited) * this.sweepPassKeys;
     const passMs = Math.max(tuning.sweepPeriodMs, tuning.sweepCostFactor * projectedCostMs);
-    const leftMs = this.sweepPassStart + passMs - clock.now();
-    const ticks = Math.max(1, Math.floor(leftMs / Math.max(1, tuning.sweepIntervalMs)));
+    this.spreadSweep(this.sweepPassStart + passMs - clock.now());
+  }
+
+  /** Sizes the batches so the keys left in the pass take `ms`, a batch per sweep tick. */
+  private spreadSweep(ms: number): void {
+    const ticks = Math.max(1, Math.floor(ms / Math.max(1, this.state.tuning.sweepIntervalMs)));
     this.sweepBatch = Math.max(1, Math.ceil(this.sweepQueue.length / ticks));
   }
 
