@@ -16,7 +16,7 @@ import { reapplyRuntimeV8Flags } from '../runtimeV8Flags';
 import { FifoQueue } from '../concurrency';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import type { WorkerReply, WorkerRequest } from './protocol';
-import { summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
+import { summarizeTranscriptFile, type SummarizeOptions, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
 /** The worker entry's file name: next to this module in tsc's output and in the extension bundle's dist/. */
 export const SUMMARIZE_WORKER_FILE = 'summarizeWorker.js';
@@ -167,7 +167,8 @@ export class SummarizePool {
     const request = { id: this.nextId++, task };
     if (!this.inline && !this.disposed && this.fitsInline(bytes)) {
       this.smallRunning++;
-      return this.runInline(request).finally(() => {
+      // A small batch in the main thread: parsed, not skimmed (see SummarizeOptions.skimLines).
+      return this.runInline(request, { skimLines: false }).finally(() => {
         this.smallRunning--;
         this.lastDoneAt = performance.now();
       });
@@ -215,9 +216,9 @@ export class SummarizePool {
     });
   }
 
-  private runInline(request: WorkerRequest): Promise<SummarizeOutcome> {
+  private runInline(request: WorkerRequest, options: SummarizeOptions = {}): Promise<SummarizeOutcome> {
     if (request.testHook !== undefined) return Promise.resolve(failed('no worker for a test hook (inline)'));
-    return summarizeTranscriptFile(request.task, this.files);
+    return summarizeTranscriptFile(request.task, this.files, options);
   }
 
   private nextPending(): Pending | undefined {

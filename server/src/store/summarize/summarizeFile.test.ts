@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdtempSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findProgram } from '../../../../test/support/conformance';
+import { IN_CI, findConformanceDir, findProgram, fixtureStore } from '../../../../test/support/conformance';
 import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../../testing/testLogs';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import { HEADER_REASONS, mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
 const zstdCli = findProgram('zstd');
+const conformance = findConformanceDir();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-summarize-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -207,5 +208,50 @@ describe('summarizeTranscriptFile', () => {
     symlinkSync(writeLog(rawTranscript(DEMO_2)), link);
     const linked = await summarizeTranscriptFile({ file: link, encoding: 'raw' });
     expect(linked.kind).toBe('failed');
+  });
+
+  describe.skipIf(!conformance.dir && !IN_CI)(`parsing every line or skimming (${conformance.reason ?? 'fixture store'})`, () => {
+    /** Every transcript of the fixture store in `encoding`, whole and cut at a third and at two thirds. */
+    function fixtureLogs(encoding: 'raw' | 'zstd'): Array<{ name: string; bytes: Uint8Array }> {
+      if (!conformance.dir) throw new Error(conformance.reason);
+      const store = fixtureStore(conformance.dir, encoding);
+      const logs: Array<{ name: string; bytes: Uint8Array }> = [];
+      for (const project of readdirSync(store)) {
+        for (const session of readdirSync(path.join(store, project))) {
+          for (const file of readdirSync(path.join(store, project, session))) {
+            const bytes = readFileSync(path.join(store, project, session, file));
+            const name = `${encoding}/${project}/${session}/${file}`;
+            logs.push({ name, bytes }, { name: `${name} (1/3)`, bytes: bytes.subarray(0, Math.floor(bytes.length / 3)) });
+            logs.push({ name: `${name} (2/3)`, bytes: bytes.subarray(0, Math.floor((2 * bytes.length) / 3)) });
+          }
+        }
+      }
+      return logs;
+    }
+
+    it.each(['raw', 'zstd'] as const)('gives the same outcome, resume state included, on every %s fixture log', async (encoding) => {
+      const logs = fixtureLogs(encoding);
+      expect(logs.length).toBeGreaterThan(6);
+      for (const { name, bytes } of logs) {
+        const file = writeLog(bytes);
+        const task: SummarizeTask = { file, encoding: name.includes('.zstd') ? 'zstd' : 'raw' };
+        const skimmed = await summarizeTranscriptFile(task);
+        expect(await summarizeTranscriptFile(task, nodeTranscriptFiles, { skimLines: false }), name).toEqual(skimmed);
+      }
+    });
+
+    it('continues a state saved by one way with the other, as a read from scratch would', async () => {
+      let resumedCount = 0;
+      for (const { name, bytes } of fixtureLogs('raw').filter((log) => !log.name.includes('/3)') && !log.name.includes('.zstd'))) {
+        const file = writeLog(bytes.subarray(0, Math.floor(bytes.length / 2)));
+        const first = await summarizeTranscriptFile({ file, encoding: 'raw' });
+        writeFileSync(file, bytes);
+        const scratch = summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' }));
+        const resumed = summaryOf(await summarizeTranscriptFile(continuation(file, 'raw', first), nodeTranscriptFiles, { skimLines: false }));
+        expect({ ...resumed, resumed: false, notResumed: undefined }, name).toEqual({ ...scratch, notResumed: undefined });
+        if (resumed.resumed) resumedCount++;
+      }
+      expect(resumedCount).toBeGreaterThan(3);
+    });
   });
 });
