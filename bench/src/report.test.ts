@@ -71,6 +71,14 @@ describe('start goals and section', () => {
     expect(section).toContain('| the same, second start (the cache the first server left): 1.40× `node -e 0` | 140 ms | 140 |');
   });
 
+  it('shows the figures without a start-up-costly variable only when the environment set one', () => {
+    expect(renderStart(start, 'x').join('\n')).not.toContain('NODE_EXTRA_CA_CERTS');
+    const withVariable = { ...start, withoutVariables: { variables: ['NODE_EXTRA_CA_CERTS'], node: figure(30), cli: figure(180), ratio: 6 } };
+    const section = renderStart(withVariable, 'x').join('\n');
+    expect(section).toContain('| `node -e 0` → exit | 30.00 ms | 30 |');
+    expect(section).toContain('| `dsh-session-ls candidates --root <store> --json` → exit: 6.00× `node -e 0` | 180 ms | 180 |');
+  });
+
   it('replaces the start section of a results file and keeps the rest, or inserts it before the first size', () => {
     const section = renderStart(start, 'npm run bench -- --start-only');
     const sizes = '# Results\n\n## Budgets\n\nx\n\n## 1,000 sessions\n\nkept\n';

@@ -162,6 +162,20 @@ export function renderStart(start: StartResult, command: string): string[] {
     );
   }
   out.push('');
+  const bare = start.withoutVariables;
+  if (bare !== undefined) {
+    const names = bare.variables.map((name) => `\`${name}\``).join(', ');
+    out.push(
+      `This machine's environment sets ${names}, which every Node start on it pays for (Node 20 reads and parses the certificates at start-up), ` +
+        'so the goals above are measured with it, as the issue measured them. The same rounds also ran these two without it:',
+    );
+    out.push('');
+    out.push('| figure, without ' + names + ' | median | runs (ms) |');
+    out.push('|---|---|---|');
+    out.push(`| \`node -e 0\` → exit | ${ms(bare.node.median)} | ${runs(bare.node.runs)} |`);
+    out.push(`| \`dsh-session-ls candidates --root <store> --json\` → exit: ${ratio(bare.ratio)} \`node -e 0\` | ${ms(bare.cli.median)} | ${runs(bare.cli.runs)} |`);
+    out.push('');
+  }
   for (const [name, profile] of Object.entries(start.profiles ?? {})) {
     if (!profile) continue;
     out.push(`CPU profile of one ${name === 'cli' ? 'CLI' : 'stdio server'} start (\`--profile\`, ${ms(profile.totalMs)} busy, in \`${profile.dir}\`), by self time:`);

@@ -41,6 +41,13 @@ export interface StartResult {
   /** The same again in the cache directory the first server left (a user's every start after the first). */
   stdioCached?: StartFigure;
   ratios: { version: number; cli: number; stdio: number; cliCached?: number; stdioCached?: number };
+  /**
+   * When the bench's environment sets variables that make every Node start pay for them (see
+   * {@link STARTUP_COST_VARIABLES}): `node -e 0` and the CLI call again without them, in the same
+   * rounds, so the report shows both what the goals are measured under and what a start costs
+   * without the environment's extra work.
+   */
+  withoutVariables?: { variables: string[]; node: StartFigure; cli: StartFigure; ratio: number };
   /** Hot spots of one profiled CLI run and one profiled stdio run (with --profile). */
   profiles?: { cli?: { totalMs: number; spots: HotSpot[]; dir: string }; stdio?: { totalMs: number; spots: HotSpot[]; dir: string } };
   loadAverage: { start: number; end: number };
@@ -58,11 +65,25 @@ export interface StartOptions {
   log: (message: string) => void;
 }
 
+/**
+ * Environment variables that add work to every Node start: Node 20 reads and parses the
+ * certificates of `NODE_EXTRA_CA_CERTS` at start-up (~70 ms of CPU for a 220 KB system bundle on
+ * the bench machine, where `node -e 0` takes ~26 ms without it); Node 22 and 24 read them only
+ * when TLS first needs them.
+ */
+export const STARTUP_COST_VARIABLES = ['NODE_EXTRA_CA_CERTS'] as const;
+
 /** Runs `args` with this Node; resolves with the milliseconds from spawn to exit and its stdout. */
-function timeProcess(args: string[], env: Record<string, string> = {}): Promise<{ ms: number; stdout: string; code: number | null; stderr: string }> {
+function timeProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  unset: readonly string[] = [],
+): Promise<{ ms: number; stdout: string; code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+    for (const name of unset) delete childEnv[name];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -113,6 +134,17 @@ async function timeStdio(
   }
 }
 
+/** `node -e 0` and the CLI call of `cliArgs` (fresh cache directory) with `variables` unset. */
+async function timeWithout(variables: readonly string[], cliArgs: string[]): Promise<{ node: { ms: number }; cli: Awaited<ReturnType<typeof timeProcess>> }> {
+  const node = await timeProcess(['-e', '0'], {}, variables);
+  const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-start-cache-'));
+  try {
+    return { node, cli: await timeProcess(cliArgs, { XDG_CACHE_HOME: cacheHome }, variables) };
+  } finally {
+    rmSync(cacheHome, { recursive: true, force: true });
+  }
+}
+
 /** Runs the start figures: one untimed warm-up round (page cache), then `rounds` interleaved rounds. */
 export async function runStart(options: StartOptions): Promise<StartResult> {
   const { log } = options;
@@ -129,6 +161,9 @@ export async function runStart(options: StartOptions): Promise<StartResult> {
   const stdio: number[] = [];
   const stdioCached: number[] = [];
   const requests: number[] = [];
+  const costly = STARTUP_COST_VARIABLES.filter((name) => (process.env[name] ?? '') !== '');
+  const bareNode: number[] = [];
+  const bareCli: number[] = [];
   log(`[start] ${options.rounds} rounds on ${store.root}`);
   for (let round = 0; round <= options.rounds; round++) {
     const timed = round > 0;
@@ -141,7 +176,8 @@ export async function runStart(options: StartOptions): Promise<StartResult> {
     // The second call finds the persistent cache the first one left.
     const relisted = await timeProcess(cliArgs, { XDG_CACHE_HOME: cacheHome });
     rmSync(cacheHome, { recursive: true, force: true });
-    for (const [which, run] of [['CLI candidates', listed], ['CLI candidates (second call)', relisted]] as const) {
+    const bare = costly.length === 0 ? undefined : await timeWithout(costly, cliArgs);
+    for (const [which, run] of [['CLI candidates', listed], ['CLI candidates (second call)', relisted], ...(bare ? [['CLI candidates (without ' + costly.join(', ') + ')', bare.cli] as const] : [])] as const) {
       try {
         const rows = JSON.parse(run.stdout) as WireCandidate[];
         if (!complete(rows, expected)) errors.push(`${which} listed ${rows.length} of ${expected.size} sessions or other labels`);
@@ -162,6 +198,10 @@ export async function runStart(options: StartOptions): Promise<StartResult> {
       stdio.push(answered.ms);
       stdioCached.push(reanswered.ms);
       requests.push(answered.requests);
+      if (bare) {
+        bareNode.push(bare.node.ms);
+        bareCli.push(bare.cli.ms);
+      }
     }
   }
   const figure = (runs: number[]): StartFigure => ({ runs, median: median(runs) });
@@ -181,6 +221,9 @@ export async function runStart(options: StartOptions): Promise<StartResult> {
       cliCached: median(cliCached) / median(node),
       stdioCached: median(stdioCached) / median(node),
     },
+    ...(costly.length === 0
+      ? {}
+      : { withoutVariables: { variables: costly, node: figure(bareNode), cli: figure(bareCli), ratio: median(bareCli) / median(bareNode) } }),
     loadAverage: { start: loadAtStart, end: os.loadavg()[0] },
     date,
     errors: [...new Set(errors)],
