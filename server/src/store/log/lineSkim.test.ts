@@ -37,6 +37,11 @@ const TEMPLATES: string[] = [
   '{"type":"user/message","seq":0,"time":1767225600701,"data":{"content":[{"type":"text","text":"日本語 \\u0000"}],"source":{"kind":"user"},"role":"user","id":"u-1"},"sourceEventSeqs":[0,1],"surfaceOp":"append"}',
   '{"type":"user/message","seq":0,"time":1767225600701,"data":{"content":[{"type":"text","text":"legacy"}],"source":{"kind":"user"}},"surfaceOp":"append"}',
   '{"type":"user/message","seq":0,"time":1767225600701,"data":{"id":"u-2","role":"user","source":{"kind":"plugin","plugin":"compact"},"content":[],"message":1},"surfaceOp":{"op":"replace","start":0,"end":0},"sourceEventSeqs":[0]}',
+  '{"type":"tool/result","seq":0,"time":1767225600710,"data":{"turn":1,"step":3,"message":{"source":{"kind":"tool","callId":"call_1"},"content":[{"type":"tool-result","toolCallId":"call_1","content":[{"type":"text","text":"out\\n\\"x\\" 日本語"},{"n":[1,{"content":[]}]}],"isError":false}],"role":"user","id":"t-1"},"error":null},"sourceEventSeqs":[0],"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":0,"time":1767225600711,"data":{"message":{"id":"t-2","role":"user","content":[{"content":[],"toolCallId":"call_2","type":"tool-result"},{"content":[1]}],"source":{"callId":"call_2","kind":"tool"}}},"surfaceOp":{"op":"replace","start":0,"end":0},"sourceEventSeqs":[0]}',
+  '{"type":"tool/result","seq":0,"time":1767225600713,"data":{"message":{"id":"t-3","role":"user","content":[{"type":"tool-result","toolCallId":"c","content":"not an array"}],"source":{"callId":"c","kind":"tool"}}},"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":0,"time":1767225600714,"data":{"message":{"id":"t-4","role":"user","content":[{"type":"tool-result","toolCallId":"c","content":{"0":1}}],"source":{"callId":"c","kind":"tool"}}},"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":0,"time":1767225600712,"data":{"callId":"call_1","content":[{"type":"text","text":"legacy"}],"isError":false},"surfaceOp":"append"}',
   '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"turn":1,"step":3,"callId":"call_1","name":"read","arguments":"{}"}}',
   '{"type":"turn/start","seq":0,"time":1767225600703,"data":{"turn":2}}',
   '{"type":"step/start","seq":0,"time":1767225600703,"data":{"turn":2,"step":1}}',
@@ -172,6 +177,13 @@ const damageArbitrary: fc.Arbitrary<(line: string) => Uint8Array> = fc.oneof(
       [/\}$/, ',"surfaceOp":"append","sourceEventSeqs":[0]}'],
       [/"type":"([^"]+)"/, '"type":"assistant/message"'],
       [/"type":"([^"]+)"/, '"type":"tool/result"'],
+      [/"content":\[\{"type":"text"/, '"content":{"0":{"type":"text"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[{"content":1,"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[{"content":[],"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[{"cont\\u0065nt":[9],"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[7,{"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[],"content":[{"type":"tool-result"'],
+      [/"toolCallId":"(\w+)"/, '"toolCallId":"x"'],
     )
     .map(([pattern, replacement]) => (line: string) => bytesOf(line.replace(pattern, replacement))),
 );
@@ -182,6 +194,17 @@ function expectSkimSound(bytes: Uint8Array): SkimmedLine | undefined {
   if (skimmed === undefined) return undefined;
   const value = JSON.parse(utf8Text(bytes)) as Json;
   expect(typeof value === 'object' && value !== null && !Array.isArray(value)).toBe(true);
+  if (!skimmed.row && skimmed.surface === 't') {
+    // Only the tool's output may be read as [] instead: it was an array, and nothing else differs.
+    const [start, end] = skimmed.content;
+    const blanked = JSON.parse(`${utf8Text(bytes.subarray(0, start))}[]${utf8Text(bytes.subarray(end))}`) as Json;
+    expect(value.type).toBe('tool/result');
+    const block = ((value.data as Json).message as { content: Json[] }).content[0];
+    expect(Array.isArray(block.content)).toBe(true);
+    block.content = [];
+    expect(blanked).toEqual(value);
+    return skimmed;
+  }
   const row = packedRowOf(value);
   if (skimmed.row) {
     expect(row && { seq: row.seq0, count: row.count, lastTime: row.lastTime }).toEqual({ seq: skimmed.seq, count: skimmed.count, lastTime: skimmed.lastTime });
@@ -230,6 +253,7 @@ describe('reading lines without parsing them', () => {
     expect(skimmed.map((line) => (JSON.parse(line) as Json).type)).toEqual([
       'user/message',
       'assistant/message',
+      'tool/result',
       'assistant/message',
       'compaction/start',
       'compaction/summary',
@@ -237,6 +261,10 @@ describe('reading lines without parsing them', () => {
     ]);
     // The compacted summary's sources are not ascending (a set is needed to find repeats): parsed.
     expect(skimLine(bytesOf(DEMO_2[15]))).toBeUndefined();
+    // The tool result's output, `[{"type":"text","text":"alpha\\n"}]`, is found (to be parsed as []).
+    const output = '[{"type":"text","text":"alpha\\n"}]';
+    const at = DEMO_2[7].indexOf(output);
+    expect(skimLine(bytesOf(DEMO_2[7]))).toEqual({ row: false, seq: 6, time: 1767225700420, surface: 't', content: [at, at + output.length] });
     expect(skimLine(bytesOf(DEMO_2[5]))).toEqual({ row: false, seq: 4, time: 1767225700400, surface: 'a', calls: [['call_1', 1]] });
     const demo1 = renumbered(DEMO_1.slice(1));
     expect(skimLine(bytesOf(demo1[4]))).toEqual({ row: true, seq: 4, count: 3, lastTime: 1767225600512 });
@@ -247,13 +275,15 @@ describe('reading lines without parsing them', () => {
     let skimmed = 0;
     let messages = 0;
     let calls = 0;
+    let results = 0;
     fc.assert(
       fc.property(fc.constantFrom(...TEMPLATES), fc.array(damageArbitrary, { maxLength: 3 }), (template, damages) => {
         let bytes: Uint8Array = bytesOf(template);
         for (const damage of damages) bytes = damage(utf8Text(bytes));
         const line = expectSkimSound(bytes);
         if (line !== undefined) skimmed++;
-        if (line?.row === false && line.surface !== undefined) {
+        if (line?.row === false && line.surface === 't') results++;
+        else if (line?.row === false && line.surface !== undefined) {
           messages++;
           if (line.calls.length > 0) calls++;
         }
@@ -263,6 +293,7 @@ describe('reading lines without parsing them', () => {
     expect(skimmed).toBeGreaterThan(2_000);
     expect(messages).toBeGreaterThan(1_000);
     expect(calls).toBeGreaterThan(200);
+    expect(results).toBeGreaterThan(200);
   });
 
   it('random bytes around a line’s key parts are never skimmed into something JSON.parse disagrees with', () => {

@@ -31,6 +31,13 @@ export type SkimmedLine =
    * provenance problems; `calls` are its tool-call blocks, in order.
    */
   | { row: false; seq: number; time: number; surface: 'a' | 'u'; calls: RequestedCall[] }
+  /**
+   * A `tool/result` whose `data.message.content[0].content` is an array at bytes `content`
+   * (start, end), the line being valid JSON: it must still be parsed, but that array (the tool's
+   * output, most of the line) may be read as `[]`, since no check looks into it (it is blanked in
+   * the rewrite key) beyond its being an array.
+   */
+  | { row: false; seq: number; time: number; surface: 't'; content: [start: number, end: number] }
   /** A packed row of `count` `assistant/chunk` events, from `seq` on. */
   | { row: true; seq: number; count: number; lastTime: number };
 
@@ -58,6 +65,7 @@ const TEXT_ROW = 2;
 const TOOL_ROW = 3;
 const ASSISTANT = 4;
 const USER = 5;
+const TOOL_RESULT = 6;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -95,6 +103,7 @@ addType('reasoning-chunks', TEXT_ROW);
 addType('tool-call-chunks', TOOL_ROW);
 addType('assistant/message', ASSISTANT);
 addType('user/message', USER);
+addType('tool/result', TOOL_RESULT);
 
 const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 const isHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
@@ -122,6 +131,11 @@ function space(): void {
 
 /** Consumes `byte` after optional whitespace. */
 function take(byte: number): boolean {
+  // dsh writes no whitespace: look at the next byte first.
+  if (P < E && B[P] === byte) {
+    P++;
+    return true;
+  }
   space();
   if (P < E && B[P] === byte) {
     P++;
@@ -132,6 +146,9 @@ function take(byte: number): boolean {
 
 /** The next byte after optional whitespace (-1 at the end). */
 function peek(): number {
+  if (P >= E) return -1;
+  const c = B[P];
+  if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return c;
   space();
   return P < E ? B[P] : -1;
 }
@@ -193,14 +210,27 @@ function lastIs(name: Uint8Array): boolean {
  * the key cannot be read or holds an escape (which could spell one of `names`).
  */
 function key(names: readonly Uint8Array[]): number {
-  if (peek() !== QUOTE || !string() || ESCAPED || !take(COLON)) return -2;
-  const length = S1 - S0;
+  if (peek() !== QUOTE) return -2;
   const b = B;
-  const first = length === 0 ? -1 : b[S0];
+  const e = E;
+  const start = P + 1;
+  let p = start;
+  // A key with an escape is never read here, so the scan stops at the first quote or backslash.
+  while (p < e) {
+    const c = b[p];
+    if (c === QUOTE) break;
+    if (c === BACKSLASH || c < 0x20) return -2;
+    p++;
+  }
+  if (p >= e) return -2;
+  const length = p - start;
+  P = p + 1;
+  if (!take(COLON)) return -2;
+  const first = length === 0 ? -1 : b[start];
   outer: for (let i = 0; i < names.length; i++) {
     const candidate = names[i];
     if (candidate.length !== length || candidate[0] !== first) continue;
-    for (let k = 1; k < length; k++) if (b[S0 + k] !== candidate[k]) continue outer;
+    for (let k = 1; k < length; k++) if (b[start + k] !== candidate[k]) continue outer;
     return i;
   }
   return -1;
@@ -635,6 +665,57 @@ function assistantData(): boolean {
   return take(CLOSE_BRACE) && (seen & 1) !== 0;
 }
 
+/** Where {@link toolResultData} found the tool's output array. */
+let CONTENT_START = -1;
+let CONTENT_END = -1;
+const DATA_MESSAGE_KEYS = [ascii('message')];
+const CONTENT_KEYS = [ascii('content')];
+
+/**
+ * An object (at `P`) whose key `names[0]` occurs exactly once and holds what `inner` accepts;
+ * any other key's value is only validated. No key may hold an escape (it could spell the name).
+ */
+function objectWith(names: readonly Uint8Array[], depth: number, inner: () => boolean): boolean {
+  if (!take(OPEN_BRACE)) return false;
+  if (take(CLOSE_BRACE)) return false;
+  let found = false;
+  do {
+    const k = key(names);
+    if (k === -2) return false;
+    if (k === 0) {
+      if (found || !inner()) return false;
+      found = true;
+    } else if (!value(depth + 1)) {
+      return false;
+    }
+  } while (take(COMMA));
+  return take(CLOSE_BRACE) && found;
+}
+
+/** The tool's output: an array, recorded in {@link CONTENT_START} and {@link CONTENT_END}. */
+function toolOutput(): boolean {
+  if (peek() !== OPEN_BRACKET) return false;
+  const start = P;
+  if (!value(4)) return false;
+  CONTENT_START = start;
+  CONTENT_END = P;
+  return true;
+}
+
+/** `data.message.content`: an array whose first element is an object with a `content` array. */
+function toolResultContent(): boolean {
+  if (!take(OPEN_BRACKET)) return false;
+  if (peek() !== OPEN_BRACE || !objectWith(CONTENT_KEYS, 3, toolOutput)) return false;
+  while (take(COMMA)) if (!value(3)) return false;
+  return take(CLOSE_BRACKET);
+}
+
+/** A tool/result's data, down to its first block's content (see {@link SkimmedLine}). */
+function toolResultData(): boolean {
+  CONTENT_START = -1;
+  return objectWith(DATA_MESSAGE_KEYS, 0, () => peek() === OPEN_BRACE && objectWith(CONTENT_KEYS, 1, toolResultContent));
+}
+
 /** Result of {@link sources}: the last (largest) seq, -1 for none. */
 let LAST_SOURCE = -1;
 
@@ -740,14 +821,24 @@ function skim(): SkimmedLine | undefined {
           if (!assistantData()) return undefined;
         } else if (code === USER) {
           if (!message(false)) return undefined;
+        } else if (code === TOOL_RESULT) {
+          if (!toolResultData()) return undefined;
         } else if (!value(0)) {
           return undefined;
         }
         break;
       case SURFACE_OP:
-        if (!plainString() || !lastIs(APPEND)) return undefined;
+        if (code === TOOL_RESULT) {
+          if (!value(1)) return undefined;
+        } else if (!plainString() || !lastIs(APPEND)) {
+          return undefined;
+        }
         break;
       case SOURCES:
+        if (code === TOOL_RESULT) {
+          if (!value(1)) return undefined;
+          break;
+        }
         if (code !== ASSISTANT && code !== USER) return undefined;
         if (!sources(code === ASSISTANT)) return undefined;
         lastSource = LAST_SOURCE;
@@ -771,6 +862,7 @@ function skim(): SkimmedLine | undefined {
     if ((seen & EVENT_LINE_REFUSED) !== 0) return undefined;
     return { row: false, seq, time };
   }
+  if (code === TOOL_RESULT) return { row: false, seq, time, surface: 't', content: [CONTENT_START, CONTENT_END] };
   // A surface message: appended, its sources (if any) all earlier.
   if ((seen & (1 << SURFACE_OP)) === 0 || lastSource >= seq) return undefined;
   const calls: RequestedCall[] = [];

@@ -126,6 +126,11 @@ export class LogFold {
   /** Lets a 'surface' collection go of what a replace shadowed. */
   private readonly onShadowed?: (seqs: readonly number[]) => void;
 
+  /** A full load: kept events go to a sink (so each must be parsed as it is). */
+  get keepsEvents(): boolean {
+    return this.sink !== undefined;
+  }
+
   /** The next seq the log must continue with. */
   get eventCount(): number {
     return this.state.eventCount;
@@ -220,10 +225,11 @@ export class LogFold {
    * Folds a line read by {@link skimLine} (its seq equals {@link eventCount}) as {@link accept}
    * and {@link acceptPackedRow} would: an event or packed row no stage looks into, which only
    * moves the count and the last time, or a valid appended message, which also requests its tool
-   * calls and joins the surface. Returns false, folding nothing, when a full load keeps the event
-   * (the line must then be parsed).
+   * calls and joins the surface. Returns false, folding nothing, for a tool/result or when a full
+   * load keeps the event (the line must then be parsed).
    */
   acceptSkimmed(line: SkimmedLine): boolean {
+    if (!line.row && line.surface === 't') return false;
     if (this.sink && (this.collect === 'all' || (!line.row && line.surface !== undefined))) return false;
     const state = this.state;
     state.eventCount += line.row ? line.count : 1;
