@@ -32,6 +32,18 @@ function unreadable(type: string, seq: number): string {
   return `cannot read the ${type} payload at seq ${seq} while closing an interrupted turn`;
 }
 
+/** An assistant message's tool-call block: the call is pending until its result. */
+export function requestToolCall(state: TurnState, callId: unknown, step: unknown): void {
+  const existing = state.pending.find(([id]) => id === callId);
+  // Re-requesting a pending id keeps its place but forgets its tool/call seq (a Map.set).
+  if (existing) {
+    existing[1] = step;
+    existing[2] = null;
+  } else {
+    state.pending.push([callId, step, null]);
+  }
+}
+
 /**
  * Follows one (already upgraded, message-validated) event. Returns a problem where dsh's repair
  * scan would fail on the event (a missing payload it reads unguarded), else undefined.
@@ -69,15 +81,7 @@ export function trackTurnEvent(state: TurnState, event: JsonRecord, seq: number)
       for (const block of content) {
         if (block === null || block === undefined) return unreadable('assistant/message', seq);
         if ((block as JsonRecord).type !== 'tool-call') continue;
-        const callId = (block as JsonRecord).id;
-        const existing = state.pending.find(([id]) => id === callId);
-        // Re-requesting a pending id keeps its place but forgets its tool/call seq (a Map.set).
-        if (existing) {
-          existing[1] = (data as JsonRecord).step;
-          existing[2] = null;
-        } else {
-          state.pending.push([callId, (data as JsonRecord).step, null]);
-        }
+        requestToolCall(state, (block as JsonRecord).id, (data as JsonRecord).step);
       }
       return undefined;
     }

@@ -6,11 +6,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KNOWN_EVENT_TYPES, envelopeProblem } from './eventRules';
-import { skimLine } from './lineSkim';
+import { skimLine, type SkimmedLine } from './lineSkim';
 import { utf8Text } from './lines';
 import { packedRowOf } from './rows';
 import { SessionLogSummarizer } from './summarizer';
 import { foldSurfaceEvent, emptySurface } from './surfaceFold';
+import { emptyTurnState, requestToolCall, trackTurnEvent } from './closers';
+import { legacyRefusalOf, upgradeLegacyEvent } from './legacy';
 import { DEMO_1, DEMO_2, concatBytes, headerLine } from '../../testing/testLogs';
 
 const encoder = new TextEncoder();
@@ -27,6 +29,22 @@ const TEMPLATES: string[] = [
   '{"type":"tool-call-chunks","seq0":0,"time0":1767225600500,"data":{"turn":1,"step":1,"index":0,"id":"call_1","name":"read","dt":[3,-1],"args":["{\\"pa","th\\":","1}"]}}',
   '{"type":"tool-call-chunks","seq0":0,"time0":1767225600500,"data":{"turn":1,"step":1,"index":0,"id":"call_1","dt":[0],"args":["a","b"]}}',
   '{"type":"todo/write","seq":0,"time":1767225600600,"data":{"todos":[{"id":"1","text":"日本語","done":false}]}}',
+  // Surface messages as dsh writes them, and near misses: tool calls, provenance, legacy shapes, escapes.
+  '{"type":"assistant/message","seq":0,"time":1767225600700,"data":{"turn":1,"step":3,"message":{"role":"assistant","content":[{"type":"reasoning","text":"hm\\n \\"q\\" caf\u00e9"},{"type":"tool-call","id":"call_1","name":"read","arguments":"{}"},{"type":"tool-call","id":"call_2","name":"x","arguments":"{}"}],"source":{"kind":"model","provider":"p","model":"m"},"id":"a-1"},"usage":{"inputTokens":1}},"sourceEventSeqs":[0],"surfaceOp":"append"}',
+  '{"type":"assistant/message","seq":0,"time":1767225600700,"data":{"message":{"id":"a-2","role":"assistant","source":{"model":"m","provider":"p","kind":"model"},"content":[{"id":{"n":[1]},"type":"tool-call"},{"type":"tool-call"},{"type":"tool-call","id":"call_1"}]},"step":"s"},"surfaceOp":"append","sourceEventSeqs":[]}',
+  '{"type":"assistant/message","seq":0,"time":1767225600700,"data":{"content":[{"type":"text","text":"old"}],"provenance":{"provider":"p","model":"m"}},"surfaceOp":"append"}',
+  '{"type":"assistant/message","seq":0,"time":1767225600700,"data":{"turn":1,"message":{"role":"assistant","content":[],"source":{"kind":"model","provider":"p","model":"m","extra":[null]},"id":"a-3"}},"surfaceOp":"append","ignorable":true}',
+  '{"type":"user/message","seq":0,"time":1767225600701,"data":{"content":[{"type":"text","text":"日本語 \\u0000"}],"source":{"kind":"user"},"role":"user","id":"u-1"},"sourceEventSeqs":[0,1],"surfaceOp":"append"}',
+  '{"type":"user/message","seq":0,"time":1767225600701,"data":{"content":[{"type":"text","text":"legacy"}],"source":{"kind":"user"}},"surfaceOp":"append"}',
+  '{"type":"user/message","seq":0,"time":1767225600701,"data":{"id":"u-2","role":"user","source":{"kind":"plugin","plugin":"compact"},"content":[],"message":1},"surfaceOp":{"op":"replace","start":0,"end":0},"sourceEventSeqs":[0]}',
+  '{"type":"tool/result","seq":0,"time":1767225600710,"data":{"turn":1,"step":3,"message":{"source":{"kind":"tool","callId":"call_1"},"content":[{"type":"tool-result","toolCallId":"call_1","content":[{"type":"text","text":"out\\n\\"x\\" 日本語"},{"n":[1,{"content":[]}]}],"isError":false}],"role":"user","id":"t-1"},"error":null},"sourceEventSeqs":[0],"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":0,"time":1767225600711,"data":{"message":{"id":"t-2","role":"user","content":[{"content":[],"toolCallId":"call_2","type":"tool-result"},{"content":[1]}],"source":{"callId":"call_2","kind":"tool"}}},"surfaceOp":{"op":"replace","start":0,"end":0},"sourceEventSeqs":[0]}',
+  '{"type":"tool/result","seq":0,"time":1767225600713,"data":{"message":{"id":"t-3","role":"user","content":[{"type":"tool-result","toolCallId":"c","content":"not an array"}],"source":{"callId":"c","kind":"tool"}}},"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":0,"time":1767225600714,"data":{"message":{"id":"t-4","role":"user","content":[{"type":"tool-result","toolCallId":"c","content":{"0":1}}],"source":{"callId":"c","kind":"tool"}}},"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":0,"time":1767225600712,"data":{"callId":"call_1","content":[{"type":"text","text":"legacy"}],"isError":false},"surfaceOp":"append"}',
+  '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"turn":1,"step":3,"callId":"call_1","name":"read","arguments":"{}"}}',
+  '{"type":"turn/start","seq":0,"time":1767225600703,"data":{"turn":2}}',
+  '{"type":"step/start","seq":0,"time":1767225600703,"data":{"turn":2,"step":1}}',
 ];
 
 type Json = Record<string, unknown>;
@@ -107,16 +125,86 @@ const damageArbitrary: fc.Arbitrary<(line: string) => Uint8Array> = fc.oneof(
       [/"id":"call_1",/, ''],
       [/"data":\{/, '"data":{"__proto__":1,'],
       [/"chunk":\{/, `"chunk":${'['.repeat(70)}1${']'.repeat(70)},"c2":{`],
+      [/"role":"(\w+)"/, '"role":"\\u0061ssistant"'],
+      [/"role":"(\w+)"/, '"role":"user"'],
+      [/"role":"(\w+)"/, '"role":"assistant"'],
+      [/"role":"(\w+)"/, '"role":"$1","role":"$1"'],
+      [/"kind":"(\w+)"/, '"kind":""'],
+      [/"kind":"(\w+)"/, '"kind":"user"'],
+      [/"kind":"(\w+)"/, '"kind":"\\u006dodel"'],
+      [/"kind":"(\w+)"/, '"kind":7'],
+      [/"provider":"(\w+)"/, '"provider":""'],
+      [/"provider":"(\w+)"/, '"provider":"\\u00e9"'],
+      [/"model":"(\w+)"/, '"model":null'],
+      [/"id":"([^"]+)"/, '"id":""'],
+      [/"id":"([^"]+)"/, '"id":"\\n"'],
+      [/"id":"([^"]+)"/, '"id":5'],
+      [/"id":"([^"]+)"/, '"id":"$1","id":"x"'],
+      [/"id":"([^"]+)"/, '"i\\u0064":"$1"'],
+      [/,"id":"([^"]+)"\}/, '}'],
+      [/"type":"tool-call"/, '"type":"tool-\\u0063all"'],
+      [/"type":"tool-call"/, '"type":"tool-call","type":"text"'],
+      [/"type":"tool-call"/, '"type":"tool-call","type":5'],
+      [/"type":"text"/, '"type":"tool-call"'],
+      [/"content":\[/, '"content":[null,'],
+      [/"content":\[/, '"content":["x",'],
+      [/"content":\[/, '"content":{"0":'],
+      [/"content":\[[^\]]*\]/, '"content":7'],
+      [/"message":\{/, '"message":[],"message":{'],
+      [/"message":\{/, '"message":{"message":1,'],
+      [/"message":\{/, '"mess\\u0061ge":{'],
+      [/"step":(\d+)/, '"step":$1,"step":2'],
+      [/"step":(\d+)/, '"step":-0.5e1'],
+      [/"step":(\d+)/, '"st":$1'],
+      [/"source":\{/, '"source":{"kind":"tool",'],
+      [/"source":\{/, '"source":[],"x":{'],
+      [/"provenance":/, '"message":{"id":"m"},"provenance":'],
+      [/"surfaceOp":"append"/, '"surfaceOp":"Append"'],
+      [/"surfaceOp":"append"/, '"surfaceOp":"\\u0061ppend"'],
+      [/"surfaceOp":"append"/, '"surfaceOp":{"op":"replace","start":0,"end":0}'],
+      [/,"surfaceOp":"append"/, ''],
+      [/"sourceEventSeqs":\[/, '"sourceEventSeqs":[0,'],
+      [/"sourceEventSeqs":\[/, '"sourceEventSeqs":[-0,'],
+      [/"sourceEventSeqs":\[/, '"sourceEventSeqs":[1e0,'],
+      [/"sourceEventSeqs":\[[^\]]*\]/, '"sourceEventSeqs":[]'],
+      [/"sourceEventSeqs":\[[^\]]*\]/, '"sourceEventSeqs":[99]'],
+      [/"sourceEventSeqs":\[[^\]]*\]/, '"sourceEventSeqs":[1,0]'],
+      [/"sourceEventSeqs":\[[^\]]*\]/, '"sourceEventSeqs":{}'],
+      [/"seq":(\d+)/, '"seq":$1,"sourceEventSeqs":[0]'],
+      [/"seq":(\d+)/, '"seq":50'],
+      [/"sourceEventSeqs":\[[^\]]*\]/, '"sourceEventSeqs":[3,3]'],
+      [/"sourceEventSeqs":\[[^\]]*\]/, '"sourceEventSeqs":[ 3 , 7 ]'],
+      [/\}$/, ',"surfaceOp":"append","sourceEventSeqs":[0]}'],
+      [/"type":"([^"]+)"/, '"type":"assistant/message"'],
+      [/"type":"([^"]+)"/, '"type":"tool/result"'],
+      [/"content":\[\{"type":"text"/, '"content":{"0":{"type":"text"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[{"content":1,"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[{"content":[],"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[{"cont\\u0065nt":[9],"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[7,{"type":"tool-result"'],
+      [/"content":\[\{"type":"tool-result"/, '"content":[],"content":[{"type":"tool-result"'],
+      [/"toolCallId":"(\w+)"/, '"toolCallId":"x"'],
     )
     .map(([pattern, replacement]) => (line: string) => bytesOf(line.replace(pattern, replacement))),
 );
 
 /** What the full path makes of a line the skim accepted: it must be exactly what the skim said. */
-function expectSkimSound(bytes: Uint8Array): boolean {
+function expectSkimSound(bytes: Uint8Array): SkimmedLine | undefined {
   const skimmed = skimLine(bytes);
-  if (skimmed === undefined) return false;
+  if (skimmed === undefined) return undefined;
   const value = JSON.parse(utf8Text(bytes)) as Json;
   expect(typeof value === 'object' && value !== null && !Array.isArray(value)).toBe(true);
+  if (!skimmed.row && skimmed.surface === 't') {
+    // Only the tool's output may be read as [] instead: it was an array, and nothing else differs.
+    const [start, end] = skimmed.content;
+    const blanked = JSON.parse(`${utf8Text(bytes.subarray(0, start))}[]${utf8Text(bytes.subarray(end))}`) as Json;
+    expect(value.type).toBe('tool/result');
+    const block = ((value.data as Json).message as { content: Json[] }).content[0];
+    expect(Array.isArray(block.content)).toBe(true);
+    block.content = [];
+    expect(blanked).toEqual(value);
+    return skimmed;
+  }
   const row = packedRowOf(value);
   if (skimmed.row) {
     expect(row && { seq: row.seq0, count: row.count, lastTime: row.lastTime }).toEqual({ seq: skimmed.seq, count: skimmed.count, lastTime: skimmed.lastTime });
@@ -124,10 +212,28 @@ function expectSkimSound(bytes: Uint8Array): boolean {
     expect(row).toBeUndefined();
     expect({ seq: value.seq, time: value.time }).toEqual({ seq: skimmed.seq, time: skimmed.time });
     expect(KNOWN_EVENT_TYPES.has(value.type as string)).toBe(true);
+    // No legacy upgrade applies: the event is folded as it was stored.
+    expect(legacyRefusalOf(value)).toBeUndefined();
+    expect(upgradeLegacyEvent(value, 's', () => 'm')).toBe(value);
     expect(envelopeProblem(value, skimmed.seq)).toBeUndefined();
-    expect(foldSurfaceEvent(emptySurface(), value, skimmed.seq)).toBeUndefined();
+    const surface = emptySurface();
+    // An append's sources only need to be earlier events (none is shadowed).
+    expect(foldSurfaceEvent(surface, value, skimmed.seq)).toBeUndefined();
+    const turns = emptyTurnState();
+    expect(trackTurnEvent(turns, value, skimmed.seq)).toBeUndefined();
+    if (skimmed.surface === undefined) {
+      expect(surface).toEqual(emptySurface());
+      expect(turns).toEqual(emptyTurnState());
+      expect(value.type === 'assistant/message' || value.type === 'user/message').toBe(false);
+    } else {
+      expect(surface.kinds).toBe(skimmed.surface);
+      expect(value.type).toBe(skimmed.surface === 'a' ? 'assistant/message' : 'user/message');
+      const replayed = emptyTurnState();
+      for (const [callId, step] of skimmed.calls) requestToolCall(replayed, callId, step);
+      expect(turns).toEqual(replayed);
+    }
   }
-  return true;
+  return skimmed;
 }
 
 function summarize(log: Uint8Array, skimLines: boolean, pieces: number[]): unknown {
@@ -142,9 +248,24 @@ function summarize(log: Uint8Array, skimLines: boolean, pieces: number[]): unkno
 }
 
 describe('reading lines without parsing them', () => {
-  it('skims the chunk, row and bookkeeping lines of the demos, and parses the rest', () => {
+  it('skims the chunk, row, bookkeeping and appended message lines of the demos, and parses the rest', () => {
     const skimmed = renumbered(DEMO_2.slice(1)).filter((line) => skimLine(bytesOf(line)) !== undefined);
-    expect(skimmed.map((line) => (JSON.parse(line) as Json).type)).toEqual(['compaction/start', 'compaction/summary', 'compaction/end']);
+    expect(skimmed.map((line) => (JSON.parse(line) as Json).type)).toEqual([
+      'user/message',
+      'assistant/message',
+      'tool/result',
+      'assistant/message',
+      'compaction/start',
+      'compaction/summary',
+      'compaction/end',
+    ]);
+    // The compacted summary's sources are not ascending (a set is needed to find repeats): parsed.
+    expect(skimLine(bytesOf(DEMO_2[15]))).toBeUndefined();
+    // The tool result's output, `[{"type":"text","text":"alpha\\n"}]`, is found (to be parsed as []).
+    const output = '[{"type":"text","text":"alpha\\n"}]';
+    const at = DEMO_2[7].indexOf(output);
+    expect(skimLine(bytesOf(DEMO_2[7]))).toEqual({ row: false, seq: 6, time: 1767225700420, surface: 't', content: [at, at + output.length] });
+    expect(skimLine(bytesOf(DEMO_2[5]))).toEqual({ row: false, seq: 4, time: 1767225700400, surface: 'a', calls: [['call_1', 1]] });
     const demo1 = renumbered(DEMO_1.slice(1));
     expect(skimLine(bytesOf(demo1[4]))).toEqual({ row: true, seq: 4, count: 3, lastTime: 1767225600512 });
     expect(skimLine(bytesOf(demo1[5]))).toEqual({ row: false, seq: 7, time: 1767225600513 });
@@ -152,15 +273,27 @@ describe('reading lines without parsing them', () => {
 
   it('a skimmed line is exactly what JSON.parse and dsh’s checks make of it, whatever the damage', () => {
     let skimmed = 0;
+    let messages = 0;
+    let calls = 0;
+    let results = 0;
     fc.assert(
       fc.property(fc.constantFrom(...TEMPLATES), fc.array(damageArbitrary, { maxLength: 3 }), (template, damages) => {
         let bytes: Uint8Array = bytesOf(template);
         for (const damage of damages) bytes = damage(utf8Text(bytes));
-        if (expectSkimSound(bytes)) skimmed++;
+        const line = expectSkimSound(bytes);
+        if (line !== undefined) skimmed++;
+        if (line?.row === false && line.surface === 't') results++;
+        else if (line?.row === false && line.surface !== undefined) {
+          messages++;
+          if (line.calls.length > 0) calls++;
+        }
       }),
-      { numRuns: 20_000 },
+      { numRuns: 30_000 },
     );
     expect(skimmed).toBeGreaterThan(2_000);
+    expect(messages).toBeGreaterThan(1_000);
+    expect(calls).toBeGreaterThan(200);
+    expect(results).toBeGreaterThan(200);
   });
 
   it('random bytes around a line’s key parts are never skimmed into something JSON.parse disagrees with', () => {

@@ -9,7 +9,7 @@
  * and reports by stage order.
  */
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
-import { interruptedTurnClosers, emptyTurnState, trackTurnEvent, type TurnState } from './closers';
+import { interruptedTurnClosers, emptyTurnState, requestToolCall, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
 import type { SkimmedLine } from './lineSkim';
@@ -126,6 +126,11 @@ export class LogFold {
   /** Lets a 'surface' collection go of what a replace shadowed. */
   private readonly onShadowed?: (seqs: readonly number[]) => void;
 
+  /** A full load: kept events go to a sink (so each must be parsed as it is). */
+  get keepsEvents(): boolean {
+    return this.sink !== undefined;
+  }
+
   /** The next seq the log must continue with. */
   get eventCount(): number {
     return this.state.eventCount;
@@ -217,16 +222,26 @@ export class LogFold {
   }
 
   /**
-   * Folds a line read by {@link skimLine} (its seq equals {@link eventCount}): an event or packed
-   * row no stage looks into, which only moves the count and the last time, as {@link accept} and
-   * {@link acceptPackedRow} would. Returns false, folding nothing, when a full load keeps every
-   * event (the line must then be parsed).
+   * Folds a line read by {@link skimLine} (its seq equals {@link eventCount}) as {@link accept}
+   * and {@link acceptPackedRow} would: an event or packed row no stage looks into, which only
+   * moves the count and the last time, or a valid appended message, which also requests its tool
+   * calls and joins the surface. Returns false, folding nothing, for a tool/result or when a full
+   * load keeps the event (the line must then be parsed).
    */
   acceptSkimmed(line: SkimmedLine): boolean {
-    if (this.sink && this.collect === 'all') return false;
+    if (!line.row && line.surface === 't') return false;
+    if (this.sink && (this.collect === 'all' || (!line.row && line.surface !== undefined))) return false;
     const state = this.state;
     state.eventCount += line.row ? line.count : 1;
-    if (state.upgradeFailure === undefined) state.lastTime = line.row ? line.lastTime : line.time;
+    if (state.upgradeFailure !== undefined) return true;
+    state.lastTime = line.row ? line.lastTime : line.time;
+    if (line.row || line.surface === undefined) return true;
+    // A valid appended message, as `accept` folds it: its tool calls, then its surface node.
+    if (state.unknownTypeFailure !== undefined || state.repairFailure !== undefined) return true;
+    for (const [callId, step] of line.calls) requestToolCall(state.turns, callId, step);
+    if (state.sessionFailure !== undefined) return true;
+    state.surface.seqs.push(line.seq);
+    state.surface.kinds += line.surface;
     return true;
   }
 

@@ -52,15 +52,24 @@ export class RecordScanner {
       };
       return;
     }
+    let text: string | undefined;
     if (this.skim && state.issue === undefined) {
       // A line the fold only counts, continuing the seqs: never decoded or parsed.
       const skimmed = skimLine(bytes);
-      if (skimmed !== undefined && skimmed.seq === this.fold.eventCount && this.fold.acceptSkimmed(skimmed)) return;
+      if (skimmed !== undefined && !skimmed.row && skimmed.surface === 't') {
+        // A tool result is parsed, but its output (which no check reads) as an empty array.
+        if (!this.fold.keepsEvents) {
+          const [start, end] = skimmed.content;
+          text = `${utf8Text(bytes.subarray(0, start))}[]${utf8Text(bytes.subarray(end))}`;
+        }
+      } else if (skimmed !== undefined && skimmed.seq === this.fold.eventCount && this.fold.acceptSkimmed(skimmed)) {
+        return;
+      }
     }
     let value: unknown;
     let row: PackedRow | undefined;
     try {
-      value = JSON.parse(utf8Text(bytes));
+      value = JSON.parse(text ?? utf8Text(bytes));
       row = packedRowOf(value);
     } catch {
       state.issue ??= `corrupt session log: unparsable committed event at line ${lineNumber}`;

@@ -256,8 +256,12 @@ describe('createSessionLogLoader gives what loadSessionLog gives', () => {
 describe('SessionLogSummarizer continues from the committed position', () => {
   it('raw: each complete line is parsed once however the file is pushed, a skimmed one never', () => {
     const bytes = rawTranscript(DEMO_2);
-    const parsed = DEMO_2.filter((line) => skimLine(new TextEncoder().encode(line)) === undefined);
-    expect(parsed.length).toBe(DEMO_2.length - 3); // the compaction start, summary and end
+    // A tool result is skimmed to find its output, then parsed without it.
+    const parsed = DEMO_2.filter((line) => {
+      const skimmed = skimLine(new TextEncoder().encode(line));
+      return skimmed === undefined || (!skimmed.row && skimmed.surface === 't');
+    });
+    expect(parsed.length).toBe(DEMO_2.length - 6); // the compaction start, summary and end, three appended messages
     const parse = vi.spyOn(JSON, 'parse');
     try {
       const summarizer = new SessionLogSummarizer('raw');
