@@ -1,4 +1,4 @@
-import { promises as fsp, statSync, type Dirent } from 'node:fs';
+import { promises as fsp, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
@@ -393,14 +393,19 @@ class ForeignStore implements ForeignSessionStore {
     if (depth === -1) {
       if (this.agent === 'codex') await this.refreshNames();
       const base = this.format.base;
-      const isDir = await fsp.stat(this.full(base)).then((stats) => stats.isDirectory(), () => false);
+      const baseDir = this.full(base);
+      const isDir = quickSync.quick
+        ? quickSync.call(() => statSync(baseDir, { throwIfNoEntry: false })?.isDirectory() === true)
+        : await fsp.stat(baseDir).then((stats) => stats.isDirectory(), () => false);
       if (!isDir) this.dropDir(base);
       else if (deep || !this.knownDirs.has(base)) await this.scanDir(base, true, seenDirs);
       return;
     }
     let entries: Dirent[];
     try {
-      entries = await fsp.readdir(this.full(dir), { withFileTypes: true });
+      // Synchronous while that is quick (see quickSync.ts), as dsh's discovery lists its folders.
+      const full = this.full(dir);
+      entries = quickSync.quick ? quickSync.call(() => readdirSync(full, { withFileTypes: true })) : await fsp.readdir(full, { withFileTypes: true });
     } catch {
       this.dropDir(dir);
       return;
@@ -422,15 +427,43 @@ class ForeignStore implements ForeignSessionStore {
     const names = entries.filter((entry) => entry.isFile() && this.format.isSessionFile(entry.name)).map((entry) => entry.name);
     const present = new Set(names);
     for (const name of [...(this.filesByDir.get(dir) ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
-    // Stats are synchronous, reads go through the thread pool a few at a time (one at a time, a walk
-    // of thousands of new files waits on each round trip); the event loop runs every few milliseconds.
-    for (let i = 0; i < names.length; i += 16) {
-      await Promise.all(names.slice(i, i + 16).map((name) => this.refreshFile(`${dir}/${name}`)));
+    // A file the synchronous stat finds unchanged costs no promise (a restart on the cache: every
+    // file); the others are read through the thread pool a few at a time (one at a time, a walk of
+    // thousands of new files waits on each round trip). The event loop runs every few milliseconds.
+    let batch: Promise<void>[] = [];
+    for (const name of names) {
+      const key = `${dir}/${name}`;
+      if (!this.unchanged(key)) batch.push(this.refreshFile(key));
+      if (batch.length >= 16) {
+        await Promise.all(batch);
+        batch = [];
+      }
       if (performance.now() - this.sliceStart > SLICE_MS) {
+        await Promise.all(batch);
+        batch = [];
         await new Promise((resolve) => setImmediate(resolve));
         this.sliceStart = performance.now();
       }
     }
+    await Promise.all(batch);
+  }
+
+  /**
+   * Whether a known file is, by a synchronous stat, of the identity last seen (nothing to do).
+   * False when that cannot be told quickly (see quickSync.ts) or the file is new, changed, gone
+   * or no longer a file: {@link refreshFile} then looks at it (and stats it again).
+   */
+  private unchanged(key: string): boolean {
+    const known = this.entries.get(key);
+    if (known === undefined || known.readFailed === true || !quickSync.quick) return false;
+    const file = this.full(key);
+    let stats;
+    try {
+      stats = quickSync.call(() => statSync(file, { throwIfNoEntry: false }));
+    } catch {
+      return false;
+    }
+    return stats !== undefined && stats.isFile() && sameIdentity(known.identity, fileIdentity(stats));
   }
 
   /** Stats one session file and reads it again when its identity changed. */
