@@ -135,6 +135,8 @@ export function openForeignStore(agent: ForeignAgent, home: string, options: For
 
 class ForeignStore implements ForeignSessionStore {
   private readonly format: AgentFormat;
+  /** The home as `path.join` writes it, with a separator after: what {@link full} puts before a key. */
+  private readonly homePrefix: string;
   private readonly tuning: ForeignStoreTuning;
   private readonly log: (message: string) => void;
   private readonly readText: (file: string, signal?: AbortSignal) => Promise<string>;
@@ -189,6 +191,7 @@ class ForeignStore implements ForeignSessionStore {
     private readonly options: ForeignStoreOptions,
   ) {
     this.format = agent === 'claude-code' ? claudeFormat : codexFormat;
+    this.homePrefix = path.join(home, '_').slice(0, -1);
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.log = options.log ?? (() => undefined);
     this.readText = options.readText ?? readSessionText;
@@ -348,7 +351,10 @@ class ForeignStore implements ForeignSessionStore {
   // ---- walking the home ---------------------------------------------------------------------------
 
   private full(key: string): string {
-    return key === '' ? this.home : path.join(this.home, ...key.split('/'));
+    // Concatenated, not joined: a walk makes one per session file. Keys come from folder listings or
+    // checked cache lines (no empty, `.` or `..` part), so `path.join` would change nothing.
+    if (key === '') return this.home;
+    return this.homePrefix + (path.sep === '/' ? key : key.replaceAll('/', path.sep));
   }
 
   /** -1 for the home, 0 for `base`, then one more per folder below it. */
