@@ -430,9 +430,11 @@ class ForeignStore implements ForeignSessionStore {
       for (const known of [...this.knownDirs]) if (parentOf(known) === dir && !children.has(path.posix.basename(known))) this.dropDir(known);
       return;
     }
-    const names = entries.filter((entry) => entry.isFile() && this.format.isSessionFile(entry.name)).map((entry) => entry.name);
+    // A known name passed isSessionFile when it was added.
+    const known = this.filesByDir.get(dir);
+    const names = entries.filter((entry) => entry.isFile() && (known?.has(entry.name) === true || this.format.isSessionFile(entry.name))).map((entry) => entry.name);
     const present = new Set(names);
-    for (const name of [...(this.filesByDir.get(dir) ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
+    for (const name of [...(known ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
     // A file the synchronous stat finds unchanged costs no promise (a restart on the cache: every
     // file); the others are read through the thread pool a few at a time (one at a time, a walk of
     // thousands of new files waits on each round trip). The event loop runs every few milliseconds.
@@ -686,8 +688,18 @@ class ForeignStore implements ForeignSessionStore {
    * processes wait for it with {@link foreignCacheWritesSettled}; no write starts after.
    */
   private *cachedEntries(): Generator<[string, CachedSummary]> {
+    // The listed files first, in store order: a restart loads the entries in that order, so its first
+    // listing is built already sorted (the sort then only checks it).
+    const written = new Set<string>();
+    for (const summary of this.listing) {
+      const key = this.pathById.get(summary.id);
+      const entry = key === undefined ? undefined : this.entries.get(key);
+      if (key === undefined || entry === undefined || entry.readFailed === true || written.has(key)) continue;
+      written.add(key);
+      yield [key, toCached(entry.identity, entry.summary)];
+    }
     for (const [key, entry] of this.entries) {
-      if (entry.readFailed === true) continue;
+      if (entry.readFailed === true || written.has(key)) continue;
       yield [key, toCached(entry.identity, entry.summary)];
     }
   }
