@@ -369,7 +369,7 @@ class ForeignStore implements ForeignSessionStore {
     await this.scanDir('', true, seenDirs);
     // Folders (and their files) the walk did not meet are gone, cached ones included.
     for (const dir of [...this.knownDirs]) if (!seenDirs.has(dir)) this.dropDir(dir);
-    for (const key of [...this.entries.keys()]) if (!seenDirs.has(parentOf(key))) this.removeFile(key);
+    for (const [dir, names] of [...this.filesByDir]) if (!seenDirs.has(dir)) for (const name of [...names]) this.removeFile(`${dir}/${name}`);
     this.lastFullScanAt = performance.now();
     this.lastFullScanMs = this.lastFullScanAt - started;
     this.afterChanges();
