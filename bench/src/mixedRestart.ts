@@ -5,7 +5,8 @@
  * cache and is stopped once its caches are written; then the builds are restarted on their own
  * caches in turn, `--runs` times each, alternating, and each restart's time to the complete
  * mixed listing (polled as `mixed.js` does) and its process CPU (all threads, from /proc) at that
- * moment are printed. `--dsh-alone`: also dsh alone (this checkout's bin) in the rotation.
+ * moment are printed. `--dsh-alone`: also dsh alone (this checkout's bin) in the rotation;
+ * `--polls`: each restart's polls (how many rows each answer had, and when).
  * Writes nothing in the repository; the store is `mixed.js`'s (`/tmp/dsh-bench-mixed`).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -30,14 +31,19 @@ function cpuSeconds(pid: number): number | undefined {
 }
 
 /** Polls the candidates list as `mixed.js` does until it holds `total` rows and no progress is open. */
-async function waitForListing(server: RunningServer, total: number): Promise<number> {
+async function waitForListing(server: RunningServer, total: number, showPolls = false): Promise<number> {
+  const polls: string[] = [];
   for (;;) {
     const rows = (await server.connection.sendRequest('workspace/executeCommand', {
       command: 'dshSession.candidates',
       arguments: [{ query: '', limit: total + 1 }],
     })) as unknown[];
     const elapsed = performance.now() - server.spawnedAt;
-    if (rows.length === total && server.activeProgress.size === 0) return elapsed;
+    polls.push(`${rows.length}${server.activeProgress.size === 0 ? '' : '+progress'}@${elapsed.toFixed(0)}`);
+    if (rows.length === total && server.activeProgress.size === 0) {
+      if (showPolls) process.stderr.write(`polls (rows, +progress while a progress was open, @ms): ${polls.join(' ')}\n`);
+      return elapsed;
+    }
     if (elapsed > 600_000) throw new Error(`listing has ${rows.length} of ${total} rows after 600 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -94,7 +100,7 @@ async function main(): Promise<void> {
         const profile = profileRoot === undefined ? undefined : path.join(profileRoot, `${index}-${run}`);
         const server = await startServer(launch(build, profile));
         try {
-          const ms = await waitForListing(server, build.total);
+          const ms = await waitForListing(server, build.total, argv.includes('--polls'));
           const cpu = cpuSeconds(server.pid) ?? NaN;
           build.wall.push(ms / 1000);
           build.cpu.push(cpu);
