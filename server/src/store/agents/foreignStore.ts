@@ -443,8 +443,10 @@ class ForeignStore implements ForeignSessionStore {
       const key = `${dir}/${name}`;
       if (!this.unchanged(key)) batch.push(this.refreshFile(key));
       if (batch.length >= 16) {
+        // The event loop ran while the reads were waited for: a new slice starts.
         await Promise.all(batch);
         batch = [];
+        this.sliceStart = performance.now();
       }
       if (performance.now() - this.sliceStart > SLICE_MS) {
         await Promise.all(batch);
