@@ -28,12 +28,16 @@ export function toCandidate(summary: StoredSessionSummary): SessionReferenceCand
  * built at once: an answer of 100,000 rows then makes 100,000 objects, not twice as many.
  */
 export function toMentionCandidate(summary: StoredSessionSummary): SessionReferenceMentionCandidate {
-  if (summary.agent !== undefined) {
-    const candidate = toCandidate(summary);
-    return { ...candidate, mention: formatSessionReferenceMention({ sessionId: candidate.sessionId, label: candidate.label, agent: summary.agent }) };
-  }
   const sessionId = summary.id;
   const label = candidateLabel(summary);
+  const agent = summary.agent;
+  if (agent !== undefined) {
+    // Built at once as well (no spread of a candidate): same keys, same order, plus `agent`.
+    const mention = formatSessionReferenceMention({ sessionId, label, agent });
+    return summary.cwd === undefined
+      ? { sessionId, label, createdAt: summary.createdAt, agent, mention }
+      : { sessionId, label, cwd: summary.cwd, createdAt: summary.createdAt, agent, mention };
+  }
   const mention = formatSessionReferenceMention({ sessionId, label });
   return summary.cwd === undefined
     ? { sessionId, label, createdAt: summary.createdAt, mention }

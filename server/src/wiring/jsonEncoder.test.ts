@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
-import { encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
+import { encodedMessage, encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
 
 const whole = (msg: unknown): Buffer => Buffer.from(JSON.stringify(msg), 'utf-8');
 
@@ -20,6 +20,16 @@ describe('encodeMessage', () => {
       expect(encodeMessage(response as never).equals(whole(response))).toBe(true);
       const notification = { jsonrpc: '2.0', method: 'x/y', params: rows(count) };
       expect(encodeMessage(notification as never).equals(whole(notification))).toBe(true);
+    }
+  });
+
+  it('writes the same bytes whether the sizing pass keeps the slices or the array is stringified again', () => {
+    const response = { jsonrpc: '2.0', id: 7, result: rows(5 * 1024 + 17) };
+    // 0: nothing kept; 50,000: dropped after a few slices; default: every slice kept.
+    for (const kept of [0, 50_000, undefined]) {
+      expect(encodeMessage(response as never, kept).equals(whole(response))).toBe(true);
+      // The header's length is the bytes written.
+      expect(encodedMessage(response as never, kept).byteLength).toBe(whole(response).length);
     }
   });
 

@@ -5,7 +5,7 @@
  * of UTF-8; as one V8 string (two bytes a character once one title is not Latin-1, plus the
  * builder's parts) and then one Buffer it cost well over 100 MB of transient memory. Such an array
  * is stringified a slice at a time, twice: once to size the message for its header, once to write
- * it, slice after slice.
+ * it, slice after slice (up to {@link KEPT_SLICE_BYTES}, the first pass's bytes are kept for the second).
  */
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node';
 
@@ -17,6 +17,13 @@ const SLICE = 1024;
 
 /** The payload fields a message's long array may sit in. */
 const PAYLOAD_FIELDS = ['result', 'params'] as const;
+
+/**
+ * The sizing pass keeps the slices' bytes for the writing pass while they come to at most this many
+ * bytes in all (a few thousand rows: each is then stringified once); a longer array is stringified
+ * again slice by slice, so it is never held whole.
+ */
+export const KEPT_SLICE_BYTES = 4 * 1024 * 1024;
 
 /** A message's UTF-8 JSON: its length, and its bytes a piece at a time. */
 export interface EncodedMessage {
@@ -52,7 +59,7 @@ function whole(msg: Message): EncodedMessage {
  * `params` array of {@link SLICED_ARRAY_LENGTH} elements or more comes a slice at a time (JSON
  * serialization of plain data is deterministic, so both passes give the same text).
  */
-export function encodedMessage(msg: Message): EncodedMessage {
+export function encodedMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES): EncodedMessage {
   const record = msg as unknown as Record<string, unknown>;
   const field = PAYLOAD_FIELDS.find((name) => Array.isArray(record[name]) && (record[name] as unknown[]).length >= SLICED_ARRAY_LENGTH);
   if (field === undefined) return whole(msg);
@@ -65,19 +72,32 @@ export function encodedMessage(msg: Message): EncodedMessage {
   if (at === -1 || outer.indexOf(marker, at + 1) !== -1) return whole(msg);
   const head = outer.slice(0, at + marker.length - 1);
   const tail = outer.slice(at + marker.length - 1);
-  let byteLength = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.ceil(items.length / SLICE) - 1;
-  for (let start = 0; start < items.length; start += SLICE) byteLength += Buffer.byteLength(sliceText(items, start));
+  const sliceBytes = (start: number): Buffer => Buffer.from(start === 0 ? sliceText(items, start) : `,${sliceText(items, start)}`, 'utf-8');
+  let byteLength = Buffer.byteLength(head) + Buffer.byteLength(tail);
+  let kept: Buffer[] | undefined = [];
+  for (let start = 0; start < items.length; start += SLICE) {
+    if (kept === undefined) {
+      byteLength += Buffer.byteLength(sliceText(items, start)) + (start === 0 ? 0 : 1);
+      continue;
+    }
+    const bytes = sliceBytes(start);
+    byteLength += bytes.length;
+    kept.push(bytes);
+    if (byteLength > keptSliceBytes) kept = undefined;
+  }
+  const slices = kept;
   function* chunks(): Generator<Buffer> {
     yield Buffer.from(head, 'utf-8');
-    for (let start = 0; start < items.length; start += SLICE) yield Buffer.from(start === 0 ? sliceText(items, start) : `,${sliceText(items, start)}`, 'utf-8');
+    if (slices !== undefined) yield* slices;
+    else for (let start = 0; start < items.length; start += SLICE) yield sliceBytes(start);
     yield Buffer.from(tail, 'utf-8');
   }
   return { byteLength, chunks };
 }
 
 /** `msg` as one Buffer (what the writer sends after the header). */
-export function encodeMessage(msg: Message): Buffer {
-  return Buffer.concat([...encodedMessage(msg).chunks()]);
+export function encodeMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES): Buffer {
+  return Buffer.concat([...encodedMessage(msg, keptSliceBytes).chunks()]);
 }
 
 /**

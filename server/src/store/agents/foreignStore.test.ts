@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import { quickSync } from '../quickSync';
 import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
 import { foreignCacheRoot, toCached } from './foreignCache';
 import { openForeignStore, type ForeignSessionStore, type ForeignStoreOptions } from './foreignStore';
@@ -140,6 +141,53 @@ describe.each(['claude-code', 'codex'] as const)('%s store: persistent summary c
     appendFileSync(path.join(home, key), JSON.stringify({ type: 'unknown-record-type', note: 'appended while running' }) + '\n');
     await eventually(() => expect(second.reads).toEqual([key, key]), 'the changed file was never read again');
     expect(await second.store.listSessions()).toBe(listing);
+  });
+});
+
+describe.each([
+  ['claude-code', 'synchronous'],
+  ['claude-code', 'through the thread pool'],
+  ['codex', 'synchronous'],
+  ['codex', 'through the thread pool'],
+] as const)('%s store: a restart sees what changed while it was down (stats %s)', (agent, how) => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('lists at once a session changed, added (known and new folder) or removed while down, as a store without a cache does', async () => {
+    const { home, cacheDir } = homeAndCache(agent);
+    const first = counted(agent, home, { cacheDir });
+    const before = await listAndCache(first.store, cacheDir);
+    first.store.dispose();
+    // The thread-pool path is the one taken after slow synchronous calls (a cold disk).
+    if (how !== 'synchronous') vi.spyOn(quickSync, 'quick', 'get').mockReturnValue(false);
+
+    const changedId = agent === 'claude-code' ? CC_RENAMED : CX_RENAMED;
+    const sourceId = agent === 'claude-code' ? CC_UNTITLED : CX_UNTITLED;
+    const removed = before.find((s) => s.id !== changedId && s.id !== sourceId)!;
+    const files = readdirSync(home, { recursive: true, encoding: 'utf8' });
+    const changedFile = path.join(home, files.find((name) => path.basename(name).includes(changedId))!);
+    if (agent === 'claude-code') {
+      appendFileSync(changedFile, JSON.stringify({ type: 'custom-title', customTitle: 'Renamed while down', sessionId: changedId }) + '\n');
+    } else {
+      // Rewritten in place with another cwd (its identity and its row change).
+      const cwd = before.find((s) => s.id === changedId)!.cwd!;
+      writeFileSync(changedFile, readFileSync(changedFile, 'utf8').replaceAll(cwd, '/tmp/moved-while-down'));
+    }
+    rmSync(path.join(home, files.find((name) => path.basename(name).includes(removed.id))!));
+    const addedId = agent === 'claude-code' ? '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8ad0' : '01a23b79-0000-7000-8000-0000000000d0';
+    const inNewFolderId = addedId.replace(/d0$/, 'd1');
+    copySession(agent, home, sourceId, addedId);
+    copySession(agent, home, sourceId, inNewFolderId, agent === 'claude-code' ? path.join('projects', '-tmp-added-while-down') : path.join('sessions', '2026', '12', '05'));
+
+    const second = counted(agent, home, { cacheDir });
+    const listing = await second.store.listSessions();
+    expect(listing.map((s) => s.id).sort()).toEqual([...before.map((s) => s.id).filter((id) => id !== removed.id), addedId, inNewFolderId].sort());
+    const changed = listing.find((s) => s.id === changedId)!;
+    if (agent === 'claude-code') expect(changed.title).toBe('Renamed while down');
+    else expect(changed.cwd).toBe('/tmp/moved-while-down');
+    // Only the changed and the new files were read, and the rows are those of a store that reads every file.
+    expect(second.reads).toHaveLength(3);
+    const fresh = counted(agent, home);
+    expect(listing).toEqual(await fresh.store.listSessions());
   });
 });
 

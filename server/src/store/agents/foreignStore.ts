@@ -1,4 +1,4 @@
-import { promises as fsp, statSync, type Dirent } from 'node:fs';
+import { promises as fsp, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
@@ -135,6 +135,8 @@ export function openForeignStore(agent: ForeignAgent, home: string, options: For
 
 class ForeignStore implements ForeignSessionStore {
   private readonly format: AgentFormat;
+  /** The home as `path.join` writes it, with a separator after: what {@link full} puts before a key. */
+  private readonly homePrefix: string;
   private readonly tuning: ForeignStoreTuning;
   private readonly log: (message: string) => void;
   private readonly readText: (file: string, signal?: AbortSignal) => Promise<string>;
@@ -189,6 +191,7 @@ class ForeignStore implements ForeignSessionStore {
     private readonly options: ForeignStoreOptions,
   ) {
     this.format = agent === 'claude-code' ? claudeFormat : codexFormat;
+    this.homePrefix = path.join(home, '_').slice(0, -1);
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.log = options.log ?? (() => undefined);
     this.readText = options.readText ?? readSessionText;
@@ -348,7 +351,10 @@ class ForeignStore implements ForeignSessionStore {
   // ---- walking the home ---------------------------------------------------------------------------
 
   private full(key: string): string {
-    return key === '' ? this.home : path.join(this.home, ...key.split('/'));
+    // Concatenated, not joined: a walk makes one per session file. Keys come from folder listings or
+    // checked cache lines (no empty, `.` or `..` part), so `path.join` would change nothing.
+    if (key === '') return this.home;
+    return this.homePrefix + (path.sep === '/' ? key : key.replaceAll('/', path.sep));
   }
 
   /** -1 for the home, 0 for `base`, then one more per folder below it. */
@@ -363,7 +369,7 @@ class ForeignStore implements ForeignSessionStore {
     await this.scanDir('', true, seenDirs);
     // Folders (and their files) the walk did not meet are gone, cached ones included.
     for (const dir of [...this.knownDirs]) if (!seenDirs.has(dir)) this.dropDir(dir);
-    for (const key of [...this.entries.keys()]) if (!seenDirs.has(parentOf(key))) this.removeFile(key);
+    for (const [dir, names] of [...this.filesByDir]) if (!seenDirs.has(dir)) for (const name of [...names]) this.removeFile(`${dir}/${name}`);
     this.lastFullScanAt = performance.now();
     this.lastFullScanMs = this.lastFullScanAt - started;
     this.afterChanges();
@@ -393,14 +399,19 @@ class ForeignStore implements ForeignSessionStore {
     if (depth === -1) {
       if (this.agent === 'codex') await this.refreshNames();
       const base = this.format.base;
-      const isDir = await fsp.stat(this.full(base)).then((stats) => stats.isDirectory(), () => false);
+      const baseDir = this.full(base);
+      const isDir = quickSync.quick
+        ? quickSync.call(() => statSync(baseDir, { throwIfNoEntry: false })?.isDirectory() === true)
+        : await fsp.stat(baseDir).then((stats) => stats.isDirectory(), () => false);
       if (!isDir) this.dropDir(base);
       else if (deep || !this.knownDirs.has(base)) await this.scanDir(base, true, seenDirs);
       return;
     }
     let entries: Dirent[];
     try {
-      entries = await fsp.readdir(this.full(dir), { withFileTypes: true });
+      // Synchronous while that is quick (see quickSync.ts), as dsh's discovery lists its folders.
+      const full = this.full(dir);
+      entries = quickSync.quick ? quickSync.call(() => readdirSync(full, { withFileTypes: true })) : await fsp.readdir(full, { withFileTypes: true });
     } catch {
       this.dropDir(dir);
       return;
@@ -419,18 +430,50 @@ class ForeignStore implements ForeignSessionStore {
       for (const known of [...this.knownDirs]) if (parentOf(known) === dir && !children.has(path.posix.basename(known))) this.dropDir(known);
       return;
     }
-    const names = entries.filter((entry) => entry.isFile() && this.format.isSessionFile(entry.name)).map((entry) => entry.name);
+    // A known name passed isSessionFile when it was added.
+    const known = this.filesByDir.get(dir);
+    const names = entries.filter((entry) => entry.isFile() && (known?.has(entry.name) === true || this.format.isSessionFile(entry.name))).map((entry) => entry.name);
     const present = new Set(names);
-    for (const name of [...(this.filesByDir.get(dir) ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
-    // Stats are synchronous, reads go through the thread pool a few at a time (one at a time, a walk
-    // of thousands of new files waits on each round trip); the event loop runs every few milliseconds.
-    for (let i = 0; i < names.length; i += 16) {
-      await Promise.all(names.slice(i, i + 16).map((name) => this.refreshFile(`${dir}/${name}`)));
+    for (const name of [...(known ?? [])]) if (!present.has(name)) this.removeFile(`${dir}/${name}`);
+    // A file the synchronous stat finds unchanged costs no promise (a restart on the cache: every
+    // file); the others are read through the thread pool a few at a time (one at a time, a walk of
+    // thousands of new files waits on each round trip). The event loop runs every few milliseconds.
+    let batch: Promise<void>[] = [];
+    for (const name of names) {
+      const key = `${dir}/${name}`;
+      if (!this.unchanged(key)) batch.push(this.refreshFile(key));
+      if (batch.length >= 16) {
+        // The event loop ran while the reads were waited for: a new slice starts.
+        await Promise.all(batch);
+        batch = [];
+        this.sliceStart = performance.now();
+      }
       if (performance.now() - this.sliceStart > SLICE_MS) {
+        await Promise.all(batch);
+        batch = [];
         await new Promise((resolve) => setImmediate(resolve));
         this.sliceStart = performance.now();
       }
     }
+    await Promise.all(batch);
+  }
+
+  /**
+   * Whether a known file is, by a synchronous stat, of the identity last seen (nothing to do).
+   * False when that cannot be told quickly (see quickSync.ts) or the file is new, changed, gone
+   * or no longer a file: {@link refreshFile} then looks at it (and stats it again).
+   */
+  private unchanged(key: string): boolean {
+    const known = this.entries.get(key);
+    if (known === undefined || known.readFailed === true || !quickSync.quick) return false;
+    const file = this.full(key);
+    let stats;
+    try {
+      stats = quickSync.call(() => statSync(file, { throwIfNoEntry: false }));
+    } catch {
+      return false;
+    }
+    return stats !== undefined && stats.isFile() && sameIdentity(known.identity, fileIdentity(stats));
   }
 
   /** Stats one session file and reads it again when its identity changed. */
@@ -647,8 +690,18 @@ class ForeignStore implements ForeignSessionStore {
    * processes wait for it with {@link foreignCacheWritesSettled}; no write starts after.
    */
   private *cachedEntries(): Generator<[string, CachedSummary]> {
+    // The listed files first, in store order: a restart loads the entries in that order, so its first
+    // listing is built already sorted (the sort then only checks it).
+    const written = new Set<string>();
+    for (const summary of this.listing) {
+      const key = this.pathById.get(summary.id);
+      const entry = key === undefined ? undefined : this.entries.get(key);
+      if (key === undefined || entry === undefined || entry.readFailed === true || written.has(key)) continue;
+      written.add(key);
+      yield [key, toCached(entry.identity, entry.summary)];
+    }
     for (const [key, entry] of this.entries) {
-      if (entry.readFailed === true) continue;
+      if (entry.readFailed === true || written.has(key)) continue;
       yield [key, toCached(entry.identity, entry.summary)];
     }
   }
