@@ -1,5 +1,6 @@
 /** The machine a run measured on, for the top of the results. */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
 /** What the results record about the machine. */
@@ -39,4 +40,15 @@ export function describeMachine(): MachineInfo {
     date: new Date().toISOString(),
     loadAtStart: os.loadavg()[0],
   };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (undefined elsewhere). */
+export function cpuSeconds(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in ticks of 1/100 s.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }

@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describeMachine } from './machine';
+import { cpuSeconds, describeMachine } from './machine';
 import { hotSpots } from './profile';
 import { ensureForeignHomes } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
@@ -45,16 +45,6 @@ async function waitForMixedListing(server: RunningServer, total: number, deadlin
   }
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (undefined elsewhere). */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    // utime and stime are fields 14 and 15 of stat (11 and 12 after the command name), in ticks of 1/100 s.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Every file under `dir` whose name passes `keep`, found by a walk that never follows a link. */
 function filesUnder(dir: string, keep: (name: string) => boolean): string[] {

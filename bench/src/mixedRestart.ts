@@ -9,9 +9,10 @@
  * `--polls`: each restart's polls (how many rows each answer had, and when).
  * Writes nothing in the repository; the store is `mixed.js`'s (`/tmp/dsh-bench-mixed`).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { cpuSeconds } from './machine';
 import { ensureForeignHomes } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
 import { startServer, type RunningServer, type ServerLaunch } from './server/serverProcess';
@@ -21,14 +22,6 @@ function flag(argv: readonly string[], name: string): string | undefined {
   return i >= 0 ? argv[i + 1] : undefined;
 }
 
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Polls the candidates list as `mixed.js` does until it holds `total` rows and no progress is open. */
 async function waitForListing(server: RunningServer, total: number, showPolls = false): Promise<number> {
