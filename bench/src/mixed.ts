@@ -20,7 +20,7 @@ import { cpuSeconds, describeMachine } from './machine';
 import { hotSpots } from './profile';
 import { ensureForeignHomes } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
-import { measureCompletion, waitForCompleteAnswer, type LatencyFigure } from './server/measure';
+import { measureCompletion, waitForCompleteAnswer, waitForListedCount, type LatencyFigure } from './server/measure';
 import { makeQueries } from './server/queries';
 import { REPO_ROOT, startServer, type RunningServer } from './server/serverProcess';
 import { runFloor } from './baselines/floor';
@@ -29,20 +29,6 @@ import { decompressFrames, initFrameDecoding } from './zstd/frames';
 function flag(argv: readonly string[], name: string): string | undefined {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
-}
-
-/** Wait until the candidates list holds every expected session (dsh's and the other agents'). */
-async function waitForMixedListing(server: RunningServer, total: number, deadlineMs: number): Promise<number> {
-  for (;;) {
-    const rows = (await server.connection.sendRequest('workspace/executeCommand', {
-      command: 'dshSession.candidates',
-      arguments: [{ query: '', limit: total + 1 }],
-    })) as unknown[];
-    const elapsed = performance.now() - server.spawnedAt;
-    if (rows.length === total && server.activeProgress.size === 0) return elapsed;
-    if (elapsed > deadlineMs) throw new Error(`mixed listing has ${rows.length} of ${total} sessions after ${(elapsed / 1000).toFixed(0)} s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 
@@ -144,7 +130,7 @@ async function main(): Promise<void> {
       log(`${label} (${phase}) profile ${dir}: ${spots.totalMs.toFixed(0)} ms busy (its newest profile file); ${spots.spots.slice(0, 8).map((s) => `${s.name} ${s.selfMs.toFixed(0)}`).join(', ')}`);
     };
     const ready = (server: RunningServer): Promise<number> =>
-      extraArgs.length === 0 ? waitForCompleteAnswer(server, dshLabels, 600_000).then((answer) => answer.ms) : waitForMixedListing(server, allLabels.size, 600_000);
+      extraArgs.length === 0 ? waitForCompleteAnswer(server, dshLabels, 600_000).then((answer) => answer.ms) : waitForListedCount(server, allLabels.size, 600_000);
     try {
       const server = await startServer(launchFor('cold'));
       try {

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { cpuSeconds } from './machine';
 import { ensureForeignHomes } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
+import { waitForListedCount } from './server/measure';
 import { startServer, type RunningServer, type ServerLaunch } from './server/serverProcess';
 
 function flag(argv: readonly string[], name: string): string | undefined {
@@ -23,23 +24,12 @@ function flag(argv: readonly string[], name: string): string | undefined {
 }
 
 
-/** Polls the candidates list as `mixed.js` does until it holds `total` rows and no progress is open. */
+/** Waits as `mixed.js` does for the complete listing; with `showPolls`, prints each poll. */
 async function waitForListing(server: RunningServer, total: number, showPolls = false): Promise<number> {
   const polls: string[] = [];
-  for (;;) {
-    const rows = (await server.connection.sendRequest('workspace/executeCommand', {
-      command: 'dshSession.candidates',
-      arguments: [{ query: '', limit: total + 1 }],
-    })) as unknown[];
-    const elapsed = performance.now() - server.spawnedAt;
-    polls.push(`${rows.length}${server.activeProgress.size === 0 ? '' : '+progress'}@${elapsed.toFixed(0)}`);
-    if (rows.length === total && server.activeProgress.size === 0) {
-      if (showPolls) process.stderr.write(`polls (rows, +progress while a progress was open, @ms): ${polls.join(' ')}\n`);
-      return elapsed;
-    }
-    if (elapsed > 600_000) throw new Error(`listing has ${rows.length} of ${total} rows after 600 s`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const elapsed = await waitForListedCount(server, total, 600_000, (rows, progress, ms) => polls.push(`${rows}${progress ? '+progress' : ''}@${ms.toFixed(0)}`));
+  if (showPolls) process.stderr.write(`polls (rows, +progress while a progress was open, @ms): ${polls.join(' ')}\n`);
+  return elapsed;
 }
 
 async function main(): Promise<void> {

@@ -234,3 +234,28 @@ export async function measureIdleCpu(server: RunningServer, settleMs: number, wi
   if (before === undefined || after === undefined) throw new Error(`cannot read /proc/${server.pid}/stat`);
   return { windowMs: elapsed, cpuMs: after - before, percentOfCore: (100 * (after - before)) / elapsed };
 }
+
+/**
+ * Polls `dshSession.candidates` every 100 ms until it lists `total` rows with no progress open (a
+ * store whose labels the bench did not generate, such as the other agents' homes); the ms from
+ * spawn. `onPoll` sees each poll's row count, whether a progress was open, and the ms so far.
+ */
+export async function waitForListedCount(
+  server: RunningServer,
+  total: number,
+  deadlineMs: number,
+  onPoll?: (rows: number, progress: boolean, elapsed: number) => void,
+): Promise<number> {
+  for (;;) {
+    const rows = (await server.connection.sendRequest('workspace/executeCommand', {
+      command: 'dshSession.candidates',
+      arguments: [{ query: '', limit: total + 1 }],
+    })) as unknown[];
+    const elapsed = performance.now() - server.spawnedAt;
+    const progress = server.activeProgress.size > 0;
+    onPoll?.(rows.length, progress, elapsed);
+    if (rows.length === total && !progress) return elapsed;
+    if (elapsed > deadlineMs) throw new Error(`listing has ${rows.length} of ${total} sessions after ${(elapsed / 1000).toFixed(0)} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
