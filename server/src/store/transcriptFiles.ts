@@ -1,5 +1,5 @@
 /** The few file operations the store performs, read-only, injectable so tests can observe reads. */
-import { closeSync, constants, fstatSync, lstatSync, openSync, promises as fsp, readFile, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, promises as fsp, readFileSync, readSync, type Stats } from 'node:fs';
 import { quickSync } from './quickSync';
 
 /** An open transcript: metadata of the opened file and positioned reads. */
@@ -46,40 +46,37 @@ export const nodeTranscriptFiles: TranscriptFiles = {
 
 /**
  * `nodeTranscriptFiles.open` with synchronous calls, for a reader that does nothing else meanwhile
- * (the small batch a start summarizes in the main thread): a page-cached read of a session log
- * takes microseconds that way, against a thread-pool round trip per call (open, stat, each read,
- * close) through promises. Undefined when synchronous calls are not quick now (see quickSync.ts);
- * throws what `open` rejects with. A whole-file read still goes through the thread pool.
+ * (an index worker; the small batch a start summarizes in the main thread): a page-cached read of
+ * a session log takes microseconds that way, against a thread-pool round trip per call (open,
+ * stat, each read, close) through promises. Each call runs through `call` (the main thread times
+ * them, see quickSync.ts). Throws what `open` rejects with.
  */
-export function openTranscriptQuickly(file: string): OpenTranscript | undefined {
-  return quickSync.quick ? openSynchronously(file) : undefined;
-}
-
-function openSynchronously(file: string): OpenTranscript {
-  const fd = quickSync.call(() => openSync(file, OPEN_FLAGS));
+export function openTranscriptSync(file: string, call: <T>(sync: () => T) => T = (sync) => sync()): OpenTranscript {
+  const fd = call(() => openSync(file, OPEN_FLAGS));
   let closed = false;
-  const sync = <T>(call: () => T): Promise<T> => {
+  const run = <T>(sync: () => T): Promise<T> => {
     try {
-      return Promise.resolve(quickSync.call(call));
+      return Promise.resolve(call(sync));
     } catch (error) {
       return Promise.reject(error);
     }
   };
   return {
-    stat: () => sync(() => fstatSync(fd)),
-    read: (buffer, offset, length, position) => sync(() => ({ bytesRead: readSync(fd, buffer, offset, length, position) })),
-    // A whole file may be large: read through the thread pool, which a slow disk cannot stall.
-    readFile: () =>
-      new Promise((resolve, reject) => {
-        readFile(fd, (error, bytes) => (error ? reject(error) : resolve(bytes)));
-      }),
+    stat: () => run(() => fstatSync(fd)),
+    read: (buffer, offset, length, position) => run(() => ({ bytesRead: readSync(fd, buffer, offset, length, position) })),
+    readFile: () => run(() => readFileSync(fd)),
     close: () =>
-      sync(() => {
+      run(() => {
         if (closed) return;
         closed = true;
         closeSync(fd);
       }),
   };
+}
+
+/** {@link openTranscriptSync} in the main thread, timed by quickSync: undefined when synchronous calls are not quick now. */
+export function openTranscriptQuickly(file: string): OpenTranscript | undefined {
+  return quickSync.quick ? openTranscriptSync(file, (sync) => quickSync.call(sync)) : undefined;
 }
 
 /**

@@ -2,9 +2,9 @@
  * The index worker's entry (run by `worker_threads`, see pool.ts): summarizes the transcripts it
  * is sent, one at a time in arrival order, and posts each outcome back with the task's id.
  */
-import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { OPEN_FLAGS, type TranscriptFiles } from '../transcriptFiles';
+import { openTranscriptSync, type TranscriptFiles } from '../transcriptFiles';
 import { summarizeTranscriptFile, taskErrorOf, type SummarizeOutcome } from './summarizeFile';
 import type { WorkerReply, WorkerRequest } from './protocol';
 
@@ -15,15 +15,7 @@ import type { WorkerReply, WorkerRequest } from './protocol';
 const blockingFiles: TranscriptFiles = {
   lstat: async (file) => lstatSync(file),
   stat: async (file) => statSync(file),
-  async open(file) {
-    const fd = openSync(file, OPEN_FLAGS);
-    return {
-      stat: async () => fstatSync(fd),
-      read: async (buffer, offset, length, position) => ({ bytesRead: readSync(fd, buffer, offset, length, position) }),
-      readFile: async () => readFileSync(fd),
-      close: async () => closeSync(fd),
-    };
-  },
+  open: async (file) => openTranscriptSync(file),
 };
 
 const port = parentPort;
