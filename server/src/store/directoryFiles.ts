@@ -3,7 +3,7 @@
  * classifying directories, watching them), injectable so tests can observe or replace it.
  * Transcript contents go through `TranscriptFiles` instead.
  */
-import { promises as fsp, readdirSync, watch as fsWatch, type Dirent, type FSWatcher, type Stats } from 'node:fs';
+import { promises as fsp, lstatSync, readdirSync, watch as fsWatch, type Dirent, type FSWatcher, type Stats } from 'node:fs';
 
 /** Creates a watcher for one directory (fs.watch by default). */
 export type WatchFactory = (dir: string, listener: (event: string, name: string | null) => void) => FSWatcher;
@@ -21,6 +21,11 @@ export interface DirectoryFiles {
    * through the thread pool. Optional: without it discovery uses `readdir`.
    */
   readdirSync?(dir: string): Dirent[];
+  /**
+   * `lstat`, synchronously; undefined when the entry does not exist (other errors throw).
+   * Optional: without it discovery uses `lstat`.
+   */
+  lstatSync?(file: string): Stats | undefined;
   watch: WatchFactory;
 }
 
@@ -31,6 +36,7 @@ export const nodeDirectoryFiles: DirectoryFiles = {
   lstat: (file) => fsp.lstat(file),
   readdir: (dir) => fsp.readdir(dir, { withFileTypes: true }),
   readdirSync: (dir) => readdirSync(dir, { withFileTypes: true }),
+  lstatSync: (file) => lstatSync(file, { throwIfNoEntry: false }),
   watch: (dir, listener) =>
     // Not persistent: watches alone must never keep a CLI process alive.
     fsWatch(dir, { persistent: false }, (event, name) => listener(event, name === null ? null : String(name))),

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { discover, DISCOVERY_REASONS, inScope, scopeOfChange, sessionScopeOf } from './discovery';
 
 let base: string;
@@ -20,6 +21,9 @@ beforeAll(() => {
   file('--p--/b/session.jsonl.zstd');
   file('--p--/b/session.jsonl.zstd.0123456789ab.tmp');
   file('--p--/c/notes.txt');
+  file('--p--/both/session.jsonl');
+  file('--p--/both/session.jsonl.zstd');
+  mkdirSync(path.join(root, '--p--', 'dir-named-like-a-transcript', 'session.jsonl'), { recursive: true });
   file('--p--/flat.jsonl');
   file('--p--/flat2.jsonl.zstd');
   file('--p--/readme.md');
@@ -43,6 +47,8 @@ describe('discover', () => {
     expect(result.transcripts.map((t) => t.key).sort()).toEqual([
       '--p--/a/session.jsonl',
       '--p--/b/session.jsonl.zstd',
+      '--p--/both/session.jsonl',
+      '--p--/both/session.jsonl.zstd',
       '.hidden/d/session.jsonl',
       '_no-cwd/e/session.jsonl',
     ]);
@@ -72,7 +78,12 @@ describe('discover', () => {
 
   it('narrows to one project directory', async () => {
     const result = await discover(root, { kind: 'project', projectDir: '--p--' });
-    expect(result.transcripts.map((t) => t.key).sort()).toEqual(['--p--/a/session.jsonl', '--p--/b/session.jsonl.zstd']);
+    expect(result.transcripts.map((t) => t.key).sort()).toEqual([
+      '--p--/a/session.jsonl',
+      '--p--/b/session.jsonl.zstd',
+      '--p--/both/session.jsonl',
+      '--p--/both/session.jsonl.zstd',
+    ]);
     expect(result.problems.map((p) => p.key).sort()).toEqual([
       '--p--/flat.jsonl',
       '--p--/flat2.jsonl.zstd',
@@ -84,6 +95,28 @@ describe('discover', () => {
     expect(linked.transcripts).toEqual([]);
     expect(linked.problems).toEqual([{ key: '--linked-project--', reason: DISCOVERY_REASONS.symlink }]);
     expect(await discover(root, { kind: 'project', projectDir: '--missing--' })).toEqual({ transcripts: [], problems: [], directories: [] });
+  });
+
+  it('looks a session directory up by transcript name instead of listing it, synchronously or through the thread pool', async () => {
+    const listed: string[] = [];
+    const recording: DirectoryFiles = {
+      ...nodeDirectoryFiles,
+      readdirSync: (dir) => {
+        listed.push(path.relative(root, dir));
+        return nodeDirectoryFiles.readdirSync!(dir);
+      },
+    };
+    const sorted = (result: Awaited<ReturnType<typeof discover>>) => ({
+      transcripts: [...result.transcripts].sort((x, y) => (x.key < y.key ? -1 : 1)),
+      problems: [...result.problems].sort((x, y) => (x.key < y.key ? -1 : 1)),
+      directories: [...result.directories].sort(),
+    });
+    const viaSync = sorted(await discover(root, { kind: 'root' }, recording));
+    // The root and the project directories are listed; no session directory is.
+    expect(listed.sort()).toEqual(['', '--p--', '.hidden', '_no-cwd']);
+    const { readdirSync: _readdirSync, lstatSync: _lstatSync, ...threadPoolOnly } = nodeDirectoryFiles;
+    expect(sorted(await discover(root, { kind: 'root' }, threadPoolOnly))).toEqual(viaSync);
+    expect(viaSync.transcripts.map((t) => t.key)).not.toContain('--p--/dir-named-like-a-transcript/session.jsonl');
   });
 
   it('narrows to one session directory or flat file', async () => {

@@ -2,7 +2,7 @@
  * Discovery: which transcripts a sessions root holds (dsh-session-store.md §1.4), never
  * following a symbolic link below the root. Header-level checks happen later, in the index.
  */
-import type { Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
@@ -94,36 +94,63 @@ interface Found {
 /** Directory reads in flight during a scan: a directory read mostly waits, and a root holds 100,000 session directories. */
 const DIRECTORY_READS_IN_FLIGHT = 32;
 
-function kindOf(dirent: Dirent): Found['kind'] {
-  return dirent.isSymbolicLink() ? 'symlink' : dirent.isDirectory() ? 'dir' : dirent.isFile() ? 'file' : 'other';
+/** One entry of a directory, by name. */
+interface NamedEntry {
+  name: string;
+  kind: Found['kind'];
+}
+
+function kindOf(entry: Dirent | Stats): Found['kind'] {
+  return entry.isSymbolicLink() ? 'symlink' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
 }
 
 /** A directory's entries; none when it cannot be read (gone, not a directory, no permission). */
-async function readEntries(files: DirectoryFiles, dir: string): Promise<Dirent[]> {
+async function readEntries(files: DirectoryFiles, dir: string): Promise<NamedEntry[]> {
   try {
-    if (files.readdirSync !== undefined && quickSync.quick) return quickSync.call(() => files.readdirSync!(dir));
-    return await files.readdir(dir);
+    const dirents = files.readdirSync !== undefined && quickSync.quick ? quickSync.call(() => files.readdirSync!(dir)) : await files.readdir(dir);
+    return dirents.map((dirent) => ({ name: dirent.name, kind: kindOf(dirent) }));
   } catch {
     return [];
   }
 }
 
 /**
+ * The entries of `dir` named in `names` that exist, each looked up by its name: a session
+ * directory is read only for its transcript, and two `lstat`s cost less than half of listing it.
+ * A name that cannot be looked up (no permission, `dir` gone or not a directory) is left out.
+ */
+async function namedEntries(files: DirectoryFiles, dir: string, names: ReadonlySet<string>): Promise<NamedEntry[]> {
+  const found: NamedEntry[] = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    try {
+      const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
+      if (stats !== undefined) found.push({ name, kind: kindOf(stats) });
+    } catch {
+      // Missing (through the thread pool) or unreadable: not there for discovery.
+    }
+  }
+  return found;
+}
+
+/**
  * Every entry below `base` down to `maxDepth` levels (at the last level only those named in
- * `leafNames`), descending only into real directories: symbolic links are reported as such and
- * never followed. Streamed, deepest directories first, so a root of 100,000 sessions never holds
- * all its directory entries at once; entries come in no particular order.
+ * `leafNames`, looked up by name), descending only into real directories: symbolic links are
+ * reported as such and never followed. Streamed, deepest directories first, so a root of 100,000
+ * sessions never holds all its directory entries at once; entries come in no particular order.
  */
 async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: ReadonlySet<string>): AsyncGenerator<Found> {
   const toRead: { rel: string; depth: number }[] = [{ rel: '', depth: 0 }];
-  const read: { rel: string; depth: number; entries: Dirent[] }[] = [];
+  const read: { rel: string; depth: number; entries: NamedEntry[] }[] = [];
   let reading = 0;
   let wake: (() => void) | undefined;
   for (;;) {
     while (reading < DIRECTORY_READS_IN_FLIGHT && toRead.length > 0) {
       const dir = toRead.pop() as { rel: string; depth: number };
       reading++;
-      void readEntries(files, dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'))).then((entries) => {
+      const dirPath = dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'));
+      const entries = leafNames !== undefined && dir.depth + 1 === maxDepth ? namedEntries(files, dirPath, leafNames) : readEntries(files, dirPath);
+      void entries.then((entries) => {
         reading--;
         read.push({ ...dir, entries });
         wake?.();
@@ -135,11 +162,10 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
       wake = undefined;
       continue;
     }
-    const { rel, depth, entries } = read.pop() as { rel: string; depth: number; entries: Dirent[] };
+    const { rel, depth, entries } = read.pop() as { rel: string; depth: number; entries: NamedEntry[] };
     const below = depth + 1;
-    for (const dirent of entries) {
-      if (below === maxDepth && leafNames !== undefined && !leafNames.has(dirent.name)) continue;
-      const entry: Found = { rel: rel === '' ? dirent.name : `${rel}/${dirent.name}`, kind: kindOf(dirent) };
+    for (const { name, kind } of entries) {
+      const entry: Found = { rel: rel === '' ? name : `${rel}/${name}`, kind };
       if (entry.kind === 'dir' && below < maxDepth) toRead.push({ rel: entry.rel, depth: below });
       yield entry;
     }
@@ -153,11 +179,7 @@ async function* underProject(projectDir: string, entries: AsyncIterable<Found>):
 
 async function lstatKind(files: DirectoryFiles, file: string): Promise<Found['kind'] | 'missing'> {
   try {
-    const stats = await files.lstat(file);
-    if (stats.isSymbolicLink()) return 'symlink';
-    if (stats.isDirectory()) return 'dir';
-    if (stats.isFile()) return 'file';
-    return 'other';
+    return kindOf(await files.lstat(file));
   } catch {
     return 'missing';
   }
