@@ -57,6 +57,24 @@ describe('requireWithCodeCache', () => {
     // compilation of the source): test/e2e/codeCache.test.ts.
   });
 
+  it('makes the cache when asked later (the CLI: at exit), with the functions the run compiled since', () => {
+    const atLoad = bundleDir();
+    load(atLoad.file, { XDG_CACHE_HOME: atLoad.userCache });
+    const [madeAtLoad] = cacheFiles(path.join(atLoad.dir, 'code-cache'));
+
+    const { dir, file, userCache } = bundleDir();
+    let make: (() => void) | undefined;
+    const later = requireWithCodeCache(file, { env: { XDG_CACHE_HOME: userCache }, makeLater: (maker) => (make = maker) });
+    expect(later.cache).toBe('missing');
+    expect(cacheFiles(path.join(dir, 'code-cache'))).toEqual([]);
+    expect((later.exports as { work(n: number): number }).work(4)).toBe(12);
+    make!();
+    const [madeLater] = cacheFiles(path.join(dir, 'code-cache'));
+    expect(madeLater).toBe(codeCacheName(file, statSync(file).size, statSync(file).mtimeMs));
+    // `work` was compiled after the top level ran: only the later cache holds its bytecode.
+    expect(statSync(path.join(dir, 'code-cache', madeLater!)).size).toBeGreaterThan(statSync(path.join(atLoad.dir, 'code-cache', madeAtLoad!)).size);
+  });
+
   it('names the cache after the bundle, so a rebuilt bundle never reads the old bytecode, and drops the old cache', () => {
     const { dir, file, userCache } = bundleDir();
     const env = { XDG_CACHE_HOME: userCache };

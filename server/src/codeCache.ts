@@ -7,11 +7,12 @@
  * bundle, Node version and architecture, named after the bundle's size and mtime (a rebuilt or
  * reinstalled bundle gets a new name), in `code-cache/` beside the bundle or, where the package
  * directory is read-only, in the user's cache directory. It holds no user data. A cache V8 rejects
- * (another V8, other flags) or one that is missing is made again as soon as the bundle's top level
- * has run: V8 accepts a cache only under the flags it was made with, and the server changes flags
- * later (and a worker's start resets them), so the load is the one moment they are known to match
- * the next start's. (Made at exit instead, with every function the run compiled, it saved no
- * measurable CPU more.) Nothing here ever stops a start: on any error the bundle loads as a plain
+ * (another V8, other flags) or one that is missing is made again: by default as soon as the
+ * bundle's top level has run, since V8 accepts a cache only under the flags it was made with and
+ * the server changes flags later (and a worker's start resets them), so the load is the one moment
+ * they are known to match the next start's. A process that never changes flags (the CLI) makes it
+ * at exit instead, holding every function the run compiled, so the next run compiles none of
+ * them either. Nothing here ever stops a start: on any error the bundle loads as a plain
  * `require` would.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -92,8 +93,18 @@ function removeOutdated(directory: string, name: string): void {
   }
 }
 
+/** How {@link requireWithCodeCache} reads and makes the cache. */
+export interface CodeCacheOptions {
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Given, a missing or rejected cache is made when this calls the function it is handed (e.g.
+   * at exit), not once the bundle's top level has run. Only for a process that sets no V8 flags.
+   */
+  makeLater?: (make: () => void) => void;
+}
+
 /** Requires `bundleFile` (a CommonJS bundle) through V8's code cache. */
-export function requireWithCodeCache(bundleFile: string, options: { env?: NodeJS.ProcessEnv } = {}): CodeCacheLoad {
+export function requireWithCodeCache(bundleFile: string, options: CodeCacheOptions = {}): CodeCacheLoad {
   const env = options.env ?? process.env;
   const off = env[NO_CODE_CACHE_ENV];
   if (off !== undefined && off !== '' && off !== '0') {
@@ -125,11 +136,15 @@ export function requireWithCodeCache(bundleFile: string, options: { env?: NodeJS
   loaded.loaded = true;
 
   if (cache !== 'accepted') {
-    try {
-      writeFirst(directories, name, script.createCachedData());
-    } catch {
-      // a cache is an optimisation: never an error
-    }
+    const make = () => {
+      try {
+        writeFirst(directories, name, script.createCachedData());
+      } catch {
+        // a cache is an optimisation: never an error
+      }
+    };
+    if (options.makeLater) options.makeLater(make);
+    else make();
   }
   return { exports: loaded.exports, cache };
 }
@@ -139,7 +154,7 @@ export function requireWithCodeCache(bundleFile: string, options: { env?: NodeJS
  * there is none (the extension's single-file build holds every module in one file, and the
  * unbundled build's modules are required as usual).
  */
-export function loadSiblingBundle(name: string, directory: string = __dirname, options: Parameters<typeof requireWithCodeCache>[1] = {}): unknown {
+export function loadSiblingBundle(name: string, directory: string = __dirname, options: CodeCacheOptions = {}): unknown {
   const file = path.join(directory, `${name}.js`);
   if (path.basename(directory) !== 'bundle' || !existsSync(file)) return undefined;
   return requireWithCodeCache(file, options).exports;

@@ -31,9 +31,12 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
       ((loadSiblingBundle('serverProcess') ?? require('./serverProcess')) as ServerProcess).startServer(invocation, args);
       return;
-    default:
+    default: {
+      // The CLI sets no V8 flags: its code cache is made at exit, with all the run compiled.
+      const cli = loadSiblingBundle('cliProcess', __dirname, { makeLater: (make) => process.once('exit', make) });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
-      ((loadSiblingBundle('cliProcess') ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation);
+      ((cli ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation);
+    }
   }
 }
 
