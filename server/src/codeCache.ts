@@ -7,13 +7,13 @@
  * bundle, Node version and architecture, named after the bundle's size and mtime (a rebuilt or
  * reinstalled bundle gets a new name), in `code-cache/` beside the bundle or, where the package
  * directory is read-only, in the user's cache directory. It holds no user data. A cache V8 rejects
- * (another V8, other flags) or one that is missing is made again: by default as soon as the
- * bundle's top level has run, since V8 accepts a cache only under the flags it was made with and
- * the server changes flags later (and a worker's start resets them), so the load is the one moment
- * they are known to match the next start's. A process that never changes flags (the CLI) makes it
- * at exit instead, holding every function the run compiled, so the next run compiles none of
- * them either. Nothing here ever stops a start: on any error the bundle loads as a plain
- * `require` would.
+ * (another V8, other flags) or one that is missing is made again, with every function the run
+ * has compiled by then, so the next start compiles none of them: the CLI at exit, the server once
+ * its first index is built (or when it stops). V8 accepts a cache only under the flags it was made
+ * with, and the server changes flags after it loads (as does a worker's start), so the server
+ * makes it with its flags set back to their start-up values (`withStartupV8Flags`). Without a
+ * `makeLater`, the cache is made as soon as the bundle's top level has run. Nothing here ever
+ * stops a start: on any error the bundle loads as a plain `require` would.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';

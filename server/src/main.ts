@@ -27,10 +27,15 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
     case 'version':
       process.stdout.write(SERVER_VERSION + '\n');
       return;
-    case 'server':
+    case 'server': {
+      // The server changes V8 flags after it loads: it makes its code cache itself, under the
+      // start-up flags, once its first index is built (or when it stops).
+      let makeCodeCache: (() => void) | undefined;
+      const server = loadSiblingBundle('serverProcess', __dirname, { makeLater: (make) => (makeCodeCache = make) });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
-      ((loadSiblingBundle('serverProcess') ?? require('./serverProcess')) as ServerProcess).startServer(invocation, args);
+      ((server ?? require('./serverProcess')) as ServerProcess).startServer(invocation, args, makeCodeCache ? { makeCodeCache } : {});
       return;
+    }
     default: {
       // The CLI sets no V8 flags: its code cache is made at exit, with all the run compiled.
       const cli = loadSiblingBundle('cliProcess', __dirname, { makeLater: (make) => process.once('exit', make) });

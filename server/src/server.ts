@@ -50,7 +50,7 @@ const SHUTDOWN_CACHE_WAIT_MS = 3000;
  * status and indexing progress) is here; every feature request goes through `wiring/routes.ts` to the
  * language service, and every failure there becomes a JSON-RPC error while the server goes on.
  */
-export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): { dispose(): void } {
+export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): { dispose(): void; whenIndexed(): Promise<void> } {
   const documents = new TextDocuments(TextDocument);
   // Every position on the wire goes through `wire` (UTF-8 clients); the features see UTF-16.
   const wire = withPositionEncoding(connection, documents);
@@ -296,5 +296,5 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
 
   documents.listen(checkedDocumentSync(wire, options.log));
   connection.listen();
-  return { dispose: stop };
+  return { dispose: stop, whenIndexed: () => workspace.whenIndexed() };
 }

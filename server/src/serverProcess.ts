@@ -13,7 +13,7 @@ import { LifecycleGate } from './wiring/lifecycle';
 import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';
 import { SERVER_VERSION } from './version';
-import { setRuntimeV8Flag } from './store/runtimeV8Flags';
+import { setRuntimeV8Flag, withStartupV8Flags } from './store/runtimeV8Flags';
 
 /**
  * How much V8 lets the old generation grow past what the last full collection kept, in percent.
@@ -36,16 +36,34 @@ export const YOUNG_GENERATION_FIXED = '--semi-space-growth-factor=1';
 /** How long a stopping server waits for an index-cache write to finish or be removed before it exits anyway. */
 const STOP_GRACE_MS = 5000;
 
+/** How long after its first index the server makes its bundle's code cache (when main.js asks it to). */
+const CODE_CACHE_AFTER_INDEX_MS = 2000;
+
+/** What main.js hands the server. */
+export interface ServerStartOptions {
+  /**
+   * Makes the bundle's V8 code cache (codeCache.ts), when it was missing or rejected: called once,
+   * with the start-up V8 flags, after the first index (what the start compiled by then) or at stop.
+   */
+  makeCodeCache?: () => void;
+}
+
 /** Starts the language server on the transport named in `args`. */
-export function startServer(invocation: Extract<Invocation, { kind: 'server' }>, args: readonly string[]): void {
+export function startServer(invocation: Extract<Invocation, { kind: 'server' }>, args: readonly string[], options: ServerStartOptions = {}): void {
   const transport = openServerTransport(args);
   if (transport === undefined) {
     process.stderr.write('USAGE: give --stdio, --node-ipc, --socket=PORT or --pipe=NAME\n');
     process.exitCode = 2;
     return;
   }
-  setRuntimeV8Flag(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-  setRuntimeV8Flag(YOUNG_GENERATION_FIXED);
+  setRuntimeV8Flag(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`, '--heap-growing-percent=0');
+  setRuntimeV8Flag(YOUNG_GENERATION_FIXED, '--semi-space-growth-factor=2');
+  let makeCodeCache = options.makeCodeCache;
+  const codeCacheNow = (): void => {
+    const make = makeCodeCache;
+    makeCodeCache = undefined;
+    if (make) withStartupV8Flags(make);
+  };
   // Nothing a client sends may stop the server: a stray rejection or exception is logged, not fatal.
   process.on('unhandledRejection', (reason) => logToStderr(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
   process.on('uncaughtException', (error) => logToStderr(`uncaught exception: ${error.stack ?? error.message}`));
@@ -58,6 +76,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
     if (stopping) return;
     stopping = true;
     logToStderr(`stopping (${why})`);
+    codeCacheNow();
     watchdog.dispose();
     try {
       server.dispose();
@@ -94,4 +113,10 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
     version: SERVER_VERSION,
   });
   if (CLIENT_PROCESS_ID !== undefined) watchdog.watch(CLIENT_PROCESS_ID);
+  if (makeCodeCache) {
+    server
+      .whenIndexed()
+      .then(() => setTimeout(codeCacheNow, CODE_CACHE_AFTER_INDEX_MS).unref())
+      .catch(() => undefined);
+  }
 }

@@ -38,13 +38,18 @@ function candidates(bundle: string): string {
   return result.stdout;
 }
 
-/** The one cache file of `prefix` in the bundle's code-cache directory, with its inode and bytes. */
-function cacheOf(bundle: string, prefix: string): { name: string; ino: number; bytes: Buffer } {
+/**
+ * The one cache file of `prefix` in the bundle's code-cache directory, with its inode, mtime and
+ * bytes (a cache made again is byte for byte the same, and may even get the freed inode back: only
+ * its mtime tells that it was written again).
+ */
+function cacheOf(bundle: string, prefix: string): { name: string; ino: number; mtimeMs: number; bytes: Buffer } {
   const dir = path.join(bundle, 'code-cache');
   const names = readdirSync(dir).filter((name) => name.startsWith(`${prefix}-${process.version}-`));
   expect(names, `one ${prefix} cache in ${dir}`).toHaveLength(1);
   const file = path.join(dir, names[0]!);
-  return { name: names[0]!, ino: statSync(file).ino, bytes: readFileSync(file) };
+  const stats = statSync(file);
+  return { name: names[0]!, ino: stats.ino, mtimeMs: stats.mtimeMs, bytes: readFileSync(file) };
 }
 
 describe('the code cache of the split bundles', () => {
@@ -63,6 +68,7 @@ describe('the code cache of the split bundles', () => {
     expect(candidates(bundle)).toBe(plain);
     const read = cacheOf(bundle, 'cliProcess');
     expect(read.ino).toBe(made.ino);
+    expect(read.mtimeMs).toBe(made.mtimeMs);
     expect(read.bytes.equals(made.bytes)).toBe(true);
 
     writeFileSync(path.join(bundle, 'code-cache', made.name), 'damaged: not a code cache');
@@ -70,7 +76,7 @@ describe('the code cache of the split bundles', () => {
     const replaced = cacheOf(bundle, 'cliProcess');
     expect(replaced.bytes.length).toBeGreaterThan(10_000);
     expect(candidates(bundle)).toBe(plain);
-    expect(cacheOf(bundle, 'cliProcess').ino).toBe(replaced.ino);
+    expect(cacheOf(bundle, 'cliProcess')).toMatchObject({ ino: replaced.ino, mtimeMs: replaced.mtimeMs });
     expect(readdirSync(path.join(bundle, 'code-cache')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
@@ -90,6 +96,7 @@ describe('the code cache of the split bundles', () => {
     expect(await serve()).toEqual(first);
     const read = cacheOf(bundle, 'serverProcess');
     expect(read.ino).toBe(made.ino);
+    expect(read.mtimeMs).toBe(made.mtimeMs);
     expect(read.bytes.equals(made.bytes)).toBe(true);
   });
 });

@@ -1,7 +1,8 @@
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reapplyRuntimeV8Flags, setRuntimeV8Flag } from './runtimeV8Flags';
+import { Script } from 'node:vm';
+import { reapplyRuntimeV8Flags, setRuntimeV8Flag, withStartupV8Flags } from './runtimeV8Flags';
 
 /** The main isolate's new space after allocating ~100 MB of short-lived objects, some surviving a while (bytes). */
 function newSpaceAfterChurn(): number {
@@ -29,12 +30,29 @@ function startedWorker(): Promise<void> {
 
 describe('runtime V8 flags', () => {
   afterAll(() => {
-    v8.setFlagsFromString('--semi-space-growth-factor=2'); // V8's default, for whatever runs next in this process
+    v8.setFlagsFromString('--semi-space-growth-factor=2'); // V8's defaults, for whatever runs next in this process
+    v8.setFlagsFromString('--heap-growing-percent=0');
+  });
+
+  it('are back at their start-up values inside withStartupV8Flags, where a code cache the next process accepts is made', () => {
+    // V8 accepts a code cache only under the flags it was made with: one made before any flag was
+    // set stands for the next process's start. Each check compiles under a new file name, so that
+    // V8's in-process compilation cache never answers in place of the code cache.
+    const source = `(function startupFlagsProbe() { return ${Date.now()}; })()`;
+    const madeAtStart = new Script(source, { filename: 'probe.js' }).createCachedData();
+    let checks = 0;
+    const accepted = () => !new Script(source, { filename: `probe-check-${++checks}.js`, cachedData: madeAtStart }).cachedDataRejected;
+    expect(accepted()).toBe(true);
+    setRuntimeV8Flag('--heap-growing-percent=25', '--heap-growing-percent=0');
+    expect(accepted()).toBe(false);
+    expect(withStartupV8Flags(accepted)).toBe(true);
+    // And set again after.
+    expect(accepted()).toBe(false);
   });
 
   it('are set again by reapplyRuntimeV8Flags after a worker starts, which loses them on Node 20 and 22', async () => {
     // With growth factor 1 the new space never grows past its size when the flag was set.
-    setRuntimeV8Flag('--semi-space-growth-factor=1');
+    setRuntimeV8Flag('--semi-space-growth-factor=1', '--semi-space-growth-factor=2');
     const fixed = newSpaceAfterChurn();
     expect(newSpaceAfterChurn()).toBe(fixed);
     await startedWorker();

@@ -6,15 +6,33 @@
  */
 import v8 from 'node:v8';
 
-const flags: string[] = [];
+/** Each flag set, with the value the process started with. */
+const flags: { flag: string; startup: string }[] = [];
 
-/** Sets `flag` (e.g. `--heap-growing-percent=25`) now and after every worker start. */
-export function setRuntimeV8Flag(flag: string): void {
-  if (!flags.includes(flag)) flags.push(flag);
+/**
+ * Sets `flag` (e.g. `--heap-growing-percent=25`) now and after every worker start. `startup`: the
+ * same flag at its start-up value (V8's default, e.g. `--heap-growing-percent=0`).
+ */
+export function setRuntimeV8Flag(flag: string, startup: string): void {
+  if (!flags.some((set) => set.flag === flag)) flags.push({ flag, startup });
   v8.setFlagsFromString(flag);
 }
 
 /** Sets the flags again (a worker has started); nothing when none were set. */
 export function reapplyRuntimeV8Flags(): void {
-  for (const flag of flags) v8.setFlagsFromString(flag);
+  for (const { flag } of flags) v8.setFlagsFromString(flag);
+}
+
+/**
+ * Runs `run` with every flag back at its start-up value, then sets them again: V8 accepts a code
+ * cache only in a process whose flags match those it was made under, and the next process starts
+ * with the start-up values.
+ */
+export function withStartupV8Flags<T>(run: () => T): T {
+  for (const { startup } of flags) v8.setFlagsFromString(startup);
+  try {
+    return run();
+  } finally {
+    reapplyRuntimeV8Flags();
+  }
 }
