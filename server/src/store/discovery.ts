@@ -122,13 +122,8 @@ async function readEntries(files: DirectoryFiles, dir: string): Promise<NamedEnt
 async function namedEntries(files: DirectoryFiles, dir: string, names: ReadonlySet<string>): Promise<NamedEntry[]> {
   const found: NamedEntry[] = [];
   for (const name of names) {
-    const file = path.join(dir, name);
-    try {
-      const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
-      if (stats !== undefined) found.push({ name, kind: kindOf(stats) });
-    } catch {
-      // Missing (through the thread pool) or unreadable: not there for discovery.
-    }
+    const kind = await lstatKind(files, path.join(dir, name));
+    if (kind !== 'missing') found.push({ name, kind });
   }
   return found;
 }
@@ -177,9 +172,11 @@ async function* underProject(projectDir: string, entries: AsyncIterable<Found>):
   for await (const entry of entries) yield { rel: `${projectDir}/${entry.rel}`, kind: entry.kind };
 }
 
+/** What `file` is, not following a link; 'missing' when it cannot be looked up (gone, no permission). */
 async function lstatKind(files: DirectoryFiles, file: string): Promise<Found['kind'] | 'missing'> {
   try {
-    return kindOf(await files.lstat(file));
+    const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
+    return stats === undefined ? 'missing' : kindOf(stats);
   } catch {
     return 'missing';
   }
