@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real editors the end-to-end tests in test/editors/ drive (Neovim 0.7, Emacs 30 with
-# built-in eglot + lsp-mode, Vim + ALE) and the zstd CLI the store fixtures need, on Debian 12
+# built-in eglot + lsp-mode, Vim + ALE), the zstd CLI the store fixtures need and clang-14/lld-14
+# (the line skim's WebAssembly check), on Debian 12
 # (bookworm). Idempotent and non-interactive: safe to run again; does nothing when all is present.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -13,6 +14,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO='sudo'; fi
 have_all() {
   command -v nvim >/dev/null && command -v emacs >/dev/null && command -v vim >/dev/null &&
     command -v zstd >/dev/null && command -v script >/dev/null && command -v chromium >/dev/null &&
+    command -v clang-14 >/dev/null && command -v wasm-ld-14 >/dev/null &&
     dpkg -s libkrb5-dev >/dev/null 2>&1 &&
     [ -d /usr/share/vim/vimfiles/pack/dist-bundle/opt/ale ] &&
     emacs --batch --eval '(progn (require (quote eglot)) (require (quote lsp-mode)))' >/dev/null 2>&1 &&
@@ -42,6 +44,9 @@ $SUDO apt-get update -q
 # chromium drives code-server's web UI (test/editors/vscode.test.ts); libkrb5-dev lets code-server's
 # postinstall build kerberos (its prebuilt download is unreachable here).
 apt_install zstd bsdutils neovim vim vim-ale chromium libkrb5-dev
+# clang-14 and lld-14 (wasm-ld) rebuild the line skim's WebAssembly from server/wasm/lineSkim.c, so
+# lineSkimWasm.test.ts can check the committed module is what the source builds.
+apt_install clang-14 lld-14
 # -t bookworm-backports for both: without it, elpa-lsp-mode's dh-elpa-helper would make apt remove
 # emacs-nox 30 (real-lsp-clients.md, Setup notes). Never elpa-eglot next to Emacs 30 (Breaks).
 apt_install -t bookworm-backports emacs-nox elpa-lsp-mode

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KNOWN_EVENT_TYPES, envelopeProblem } from './eventRules';
-import { skimLine, type SkimmedLine } from './lineSkim';
+import { lineSkim, skimLine, type SkimmedLine } from './lineSkim';
 import { utf8Text } from './lines';
 import { packedRowOf } from './rows';
 import { SessionLogSummarizer } from './summarizer';
@@ -236,8 +236,8 @@ function expectSkimSound(bytes: Uint8Array): SkimmedLine | undefined {
   return skimmed;
 }
 
-function summarize(log: Uint8Array, skimLines: boolean, pieces: number[]): unknown {
-  const summarizer = new SessionLogSummarizer('raw', { skimLines });
+function summarize(log: Uint8Array, skimLines: boolean, pieces: number[], maxRecordBytes?: number): unknown {
+  const summarizer = new SessionLogSummarizer('raw', { skimLines, maxRecordBytes });
   let at = 0;
   for (const size of pieces) {
     summarizer.push(log.subarray(at, Math.min(log.length, at + size)));
@@ -248,6 +248,11 @@ function summarize(log: Uint8Array, skimLines: boolean, pieces: number[]): unkno
 }
 
 describe('reading lines without parsing them', () => {
+  it('runs here: the skim (WebAssembly with SIMD) loads on every Node this project supports', () => {
+    // Without it every line would be parsed: correct, but the index would be several times slower.
+    expect(lineSkim()).not.toBeNull();
+  });
+
   it('skims the chunk, row, bookkeeping and appended message lines of the demos, and parses the rest', () => {
     const skimmed = renumbered(DEMO_2.slice(1)).filter((line) => skimLine(bytesOf(line)) !== undefined);
     expect(skimmed.map((line) => (JSON.parse(line) as Json).type)).toEqual([
@@ -325,5 +330,18 @@ describe('reading lines without parsing them', () => {
       ),
       { numRuns: 3_000 },
     );
+  });
+
+  it('a line over the record limit amid skimmed lines fails the log as it does without skimming', () => {
+    const lines = renumbered([...TEMPLATES.slice(0, 12), ...TEMPLATES.slice(0, 12)]).map(bytesOf);
+    const longest = Math.max(...lines.map((line) => line.length));
+    const log = concatBytes([bytesOf(`${headerLine('s-1')}\n`), ...lines.flatMap((line) => [line, bytesOf('\n')])]);
+    for (const limit of [longest - 1, longest, 400]) {
+      for (const pieces of [[], [17], [300, 5, 900]]) {
+        const skimmed = summarize(log, true, pieces, limit) as { summary: { error?: unknown } };
+        expect(skimmed).toEqual(summarize(log, false, pieces, limit));
+        if (limit < longest) expect(JSON.stringify(skimmed.summary)).toContain('"reason":"too-large"');
+      }
+    }
   });
 });

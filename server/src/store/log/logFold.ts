@@ -221,6 +221,22 @@ export class LogFold {
     if (state.upgradeFailure === undefined) state.lastTime = row.lastTime;
   }
 
+  /** Whether {@link acceptSkimmedRun} may fold runs of skimmed lines (not when a full load keeps every event). */
+  get foldsSkimmedRuns(): boolean {
+    return !(this.sink && this.collect === 'all');
+  }
+
+  /**
+   * Folds a run of lines read by the skim, each an event or packed row no stage looks into, whose
+   * seqs continue from {@link eventCount} up to `eventCount` (exclusive), the last at `lastTime`:
+   * as many calls of {@link acceptSkimmed} would (only when {@link foldsSkimmedRuns}).
+   */
+  acceptSkimmedRun(eventCount: number, lastTime: number): void {
+    const state = this.state;
+    state.eventCount = eventCount;
+    if (state.upgradeFailure === undefined) state.lastTime = lastTime;
+  }
+
   /**
    * Folds a line read by {@link skimLine} (its seq equals {@link eventCount}) as {@link accept}
    * and {@link acceptPackedRow} would: an event or packed row no stage looks into, which only

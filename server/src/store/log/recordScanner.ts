@@ -5,9 +5,9 @@
  * which makes the log corrupt.
  */
 import { isObjectLike } from './eventRules';
-import { skimLine } from './lineSkim';
+import { lineSkim, RUN_END, RUN_TOO_LONG, type SkimmedLine } from './lineSkim';
 import type { FoldFailure, LogFold } from './logFold';
-import { utf8Text, type LineHandler } from './lines';
+import { utf8Text, type LineHandler, type LineSplitter } from './lines';
 import { packedRowOf, type PackedRow } from './rows';
 
 /** Serializable scanner state. */
@@ -40,8 +40,55 @@ export class RecordScanner {
     return this.state.issue === undefined && this.state.fatal === undefined;
   }
 
+  /**
+   * Feeds `chunk` through `lines` (see {@link LineSplitter.push}), each complete line to
+   * {@link line}. With the skim on, runs of lines that only move the fold's count and time are
+   * read in the skim's memory and folded at once, without a view, a call or an object per line.
+   */
+  push(lines: LineSplitter, bytes: Uint8Array): void {
+    const skim = this.skim ? lineSkim() : null;
+    if (skim === null || !this.fold.foldsSkimmedRuns) {
+      lines.push(bytes, this.line);
+      return;
+    }
+    let chunk = bytes;
+    if (lines.pendingBytes > 0) {
+      // The line an earlier chunk began ends at the first newline.
+      const newline = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0x0a);
+      lines.push(newline < 0 ? bytes : bytes.subarray(0, newline + 1), this.line);
+      if (newline < 0) return;
+      chunk = bytes.subarray(newline + 1);
+    }
+    if (!skim.stage(chunk)) {
+      lines.push(chunk, this.line);
+      return;
+    }
+    const state = this.state;
+    let start = 0;
+    while (start < chunk.length && state.issue === undefined && state.fatal === undefined) {
+      const run = skim.run(start, chunk.length, this.fold.eventCount, this.maxRecordBytes);
+      if (run.lines > 0) {
+        state.lineNumber += run.lines;
+        this.fold.acceptSkimmedRun(run.eventCount, run.lastTime);
+      }
+      start = run.next;
+      if (run.stop === RUN_END || run.stop === RUN_TOO_LONG) break;
+      const bytes = chunk.subarray(start, run.stopEnd);
+      this.read(bytes, bytes.length, skim.found(run.stop, bytes));
+      start = run.stopEnd + 1;
+    }
+    if (start < chunk.length) lines.push(chunk.subarray(start), this.line);
+  }
+
   /** Handles one complete line (pass as a {@link LineHandler}). */
   readonly line: LineHandler = (bytes, length) => {
+    if (this.state.fatal !== undefined) return;
+    if (bytes !== undefined && this.skim && this.state.issue === undefined) this.read(bytes, length, lineSkim()?.line(bytes));
+    else this.read(bytes, length, undefined);
+  };
+
+  /** Handles one complete line, given what the skim found of it (undefined: it must be parsed, or the skim is off). */
+  private read(bytes: Uint8Array | undefined, length: number, skimmed: SkimmedLine | undefined): void {
     const state = this.state;
     if (state.fatal !== undefined) return;
     const lineNumber = ++state.lineNumber;
@@ -53,16 +100,15 @@ export class RecordScanner {
       return;
     }
     let text: string | undefined;
-    if (this.skim && state.issue === undefined) {
+    if (skimmed !== undefined) {
       // A line the fold only counts, continuing the seqs: never decoded or parsed.
-      const skimmed = skimLine(bytes);
-      if (skimmed !== undefined && !skimmed.row && skimmed.surface === 't') {
+      if (!skimmed.row && skimmed.surface === 't') {
         // A tool result is parsed, but its output (which no check reads) as an empty array.
         if (!this.fold.keepsEvents) {
           const [start, end] = skimmed.content;
           text = `${utf8Text(bytes.subarray(0, start))}[]${utf8Text(bytes.subarray(end))}`;
         }
-      } else if (skimmed !== undefined && skimmed.seq === this.fold.eventCount && this.fold.acceptSkimmed(skimmed)) {
+      } else if (skimmed.seq === this.fold.eventCount && this.fold.acceptSkimmed(skimmed)) {
         return;
       }
     }
@@ -96,5 +142,5 @@ export class RecordScanner {
     }
     if (row !== undefined) this.fold.acceptPackedRow(row);
     else this.fold.accept(value as Record<string, unknown>, bytes);
-  };
+  }
 }

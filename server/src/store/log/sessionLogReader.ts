@@ -254,10 +254,16 @@ export class SessionLogReader {
   }
 
   private pushRaw(bytes: Uint8Array): void {
-    this.lines.push(bytes, (line, length) => {
-      if (this.scanner) this.scanner.line(line, length);
-      else if (!this.settled) this.acceptHeader(line && utf8Text(line), length);
-    });
+    let body = bytes;
+    if (this.scanner === undefined) {
+      // The header line first: once it starts the fold, the lines after it go to the scanner.
+      const newline = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0x0a);
+      body = newline < 0 ? bytes.subarray(bytes.length) : bytes.subarray(newline + 1);
+      this.lines.push(bytes.subarray(0, bytes.length - body.length), (line, length) => {
+        if (!this.settled) this.acceptHeader(line && utf8Text(line), length);
+      });
+    }
+    if (this.scanner && body.length > 0) this.scanner.push(this.lines, body);
     this.committedBytes = this.consumedBytes - this.lines.pendingBytes;
   }
 
@@ -298,7 +304,7 @@ export class SessionLogReader {
     const header = scanner ? undefined : new SingleLineCollector(this.maxRecordBytes);
     const sink: PlaintextSink = scanner
       ? (piece) => {
-          if (scanner.state.fatal === undefined) this.lines.push(piece, scanner.line);
+          if (scanner.state.fatal === undefined) scanner.push(this.lines, piece);
         }
       : (header as SingleLineCollector).push;
     const decoder = this.decoder as ZstdFrameDecoder;
@@ -365,7 +371,7 @@ export class SessionLogReader {
       const why = decodeInto(
         (into) => decoder.decodeBlocks(prefix, torn, into),
         (piece) => {
-          if (scanner.state.fatal === undefined) lines.push(piece, scanner.line);
+          if (scanner.state.fatal === undefined) scanner.push(lines, piece);
         },
       );
       if (why === undefined) {

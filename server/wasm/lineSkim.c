@@ -1,0 +1,885 @@
+/*
+ * The line skim of `server/src/store/log/lineSkim.ts`, compiled to WebAssembly with 128-bit SIMD.
+ *
+ * It reads what the index needs of the lines that make up most of a dsh log (chunk events, packed
+ * chunk rows, bookkeeping events, plain appended messages, tool results) straight from their bytes,
+ * after checking that the bytes are JSON that `JSON.parse` accepts and that every check dsh makes
+ * of the kind passes. Whenever anything is unusual the answer is "parse it" (0), and the full fold
+ * decides: the skim is sound, not complete. lineSkim.ts (its JavaScript side) documents the rules
+ * and the results, and `lineSkim.test.ts` proves with fast-check that every line skimmed is what
+ * `JSON.parse` and dsh's checks make of it, and that summaries with and without the skim are
+ * identical.
+ *
+ * Build: `node server/wasm/build.mjs` (clang 14 and wasm-ld 14, Debian's clang-14 and lld-14). It
+ * writes `lineSkimWasm.ts`, the module as base64; `lineSkimWasm.test.ts` rebuilds it and compares.
+ *
+ * Memory: the line is written at `line_buffer(length)`, which keeps 16 bytes of slack after it.
+ * Results are read from `results()` (see `struct results`) and `calls()`.
+ */
+#include <stdint.h>
+#include <wasm_simd128.h>
+
+#define EXPORT(name) __attribute__((export_name(#name)))
+
+enum { PARSE = 0, PLAIN = 1, TEXT_ROW = 2, TOOL_ROW = 3, ASSISTANT = 4, USER = 5, TOOL_RESULT = 6 };
+
+#define QUOTE 0x22
+#define BACKSLASH 0x5c
+#define COLON 0x3a
+#define COMMA 0x2c
+#define OPEN_BRACE 0x7b
+#define CLOSE_BRACE 0x7d
+#define OPEN_BRACKET 0x5b
+#define CLOSE_BRACKET 0x5d
+#define MINUS 0x2d
+#define ZERO 0x30
+#define NINE 0x39
+#define MAX_DEPTH 64
+#define MAX_SAFE_DIGITS 15
+#define MAX_SAFE_INTEGER 9007199254740991LL
+#define MAX_CALLS 1024
+#define MAX_TYPES 128
+#define MAX_TYPE_LENGTH 64
+#define PAGE 65536u
+
+extern unsigned char __heap_base;
+
+/* What the skim found (read by lineSkim.ts). */
+struct results {
+  double seq;
+  double time;
+  double count;
+  double last_time;
+  int32_t content_start;
+  int32_t content_end;
+  int32_t step_start;
+  int32_t step_end;
+  int32_t call_count;
+};
+static struct results R;
+static int32_t CALL_IDS[2 * MAX_CALLS];
+
+/* Known type names and what each makes of a line. */
+static uint8_t TYPE_NAMES[MAX_TYPES][MAX_TYPE_LENGTH];
+static uint32_t TYPE_LENGTHS[MAX_TYPES];
+static int32_t TYPE_CODES[MAX_TYPES];
+static uint32_t TYPE_COUNT;
+
+/* The line being skimmed. */
+static const uint8_t *B;
+static uint32_t P;
+static uint32_t E;
+/* Where the last plain key or string read began (after its quote) and ended (at its closing quote). */
+static uint32_t S0;
+static uint32_t S1;
+static int ESCAPED;
+
+static inline int is_digit(uint32_t c) { return c >= ZERO && c <= NINE; }
+static inline int is_hex(uint32_t c) { return is_digit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46); }
+static inline int is_space(uint32_t c) { return c == 0x20 || c == 0x0a || c == 0x0d || c == 0x09; }
+
+static inline void space(void) {
+  while (P < E && is_space(B[P])) P++;
+}
+
+static inline int take(uint8_t byte) {
+  if (P < E && B[P] == byte) {
+    P++;
+    return 1;
+  }
+  space();
+  if (P < E && B[P] == byte) {
+    P++;
+    return 1;
+  }
+  return 0;
+}
+
+static inline int peek(void) {
+  if (P >= E) return -1;
+  uint8_t c = B[P];
+  if (!is_space(c)) return c;
+  space();
+  return P < E ? B[P] : -1;
+}
+
+/* The first byte at or after `p` (before `e`) that is a quote, a backslash or a control byte; `e` if none. */
+static inline uint32_t string_stop(const uint8_t *b, uint32_t p, uint32_t e) {
+  const v128_t quote = wasm_i8x16_splat(QUOTE);
+  const v128_t backslash = wasm_i8x16_splat(BACKSLASH);
+  const v128_t control = wasm_i8x16_splat(0x20);
+  while (p + 16 <= e) {
+    v128_t v = wasm_v128_load(b + p);
+    v128_t hit = wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, quote), wasm_i8x16_eq(v, backslash)), wasm_u8x16_lt(v, control));
+    uint32_t mask = wasm_i8x16_bitmask(hit);
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+  while (p < e) {
+    uint8_t c = b[p];
+    if (c == QUOTE || c == BACKSLASH || c < 0x20) return p;
+    p++;
+  }
+  return e;
+}
+
+/* A JSON string at P (its opening quote). Sets S0, S1 and ESCAPED. */
+static int string(void) {
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t p = P + 1;
+  uint32_t start = p;
+  int escaped = 0;
+  for (;;) {
+    p = string_stop(b, p, e);
+    if (p >= e) return 0;
+    uint8_t c = b[p];
+    if (c < 0x20) return 0;
+    if (c == QUOTE) break;
+    escaped = 1;
+    p++;
+    if (p >= e) return 0;
+    uint8_t x = b[p++];
+    if (x == 0x75) {
+      if (p + 4 > e || !is_hex(b[p]) || !is_hex(b[p + 1]) || !is_hex(b[p + 2]) || !is_hex(b[p + 3])) return 0;
+      p += 4;
+    } else if (x != QUOTE && x != BACKSLASH && x != 0x2f && x != 0x62 && x != 0x66 && x != 0x6e && x != 0x72 && x != 0x74) {
+      return 0;
+    }
+  }
+  S0 = start;
+  S1 = p;
+  ESCAPED = escaped;
+  P = p + 1;
+  return 1;
+}
+
+static int plain_string(void) { return peek() == QUOTE && string() && !ESCAPED; }
+
+/* The last string read equals `name` byte for byte. */
+static int last_is(const char *name, uint32_t length) {
+  if (S1 - S0 != length) return 0;
+  for (uint32_t k = 0; k < length; k++)
+    if (B[S0 + k] != (uint8_t)name[k]) return 0;
+  return 1;
+}
+#define LAST_IS(literal) last_is(literal, sizeof(literal) - 1)
+
+struct name {
+  const char *text;
+  uint32_t length;
+};
+#define NAME(literal) {literal, sizeof(literal) - 1}
+
+/* An object key and its colon: its index in `names`, -1 for any other plain key, -2 when unreadable or escaped. */
+static int key(const struct name *names, int count) {
+  if (peek() != QUOTE) return -2;
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t start = P + 1;
+  uint32_t p = start;
+  while (p < e) {
+    uint8_t c = b[p];
+    if (c == QUOTE) break;
+    if (c == BACKSLASH || c < 0x20) return -2;
+    p++;
+  }
+  if (p >= e) return -2;
+  uint32_t length = p - start;
+  P = p + 1;
+  if (!take(COLON)) return -2;
+  for (int i = 0; i < count; i++) {
+    if (names[i].length != length) continue;
+    uint32_t k = 0;
+    while (k < length && b[start + k] == (uint8_t)names[i].text[k]) k++;
+    if (k == length) return i;
+  }
+  return -1;
+}
+
+/* A JSON number, any form. */
+static int number(void) {
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t p = P;
+  if (b[p] == MINUS) p++;
+  if (p >= e || !is_digit(b[p])) return 0;
+  if (b[p] == ZERO)
+    p++;
+  else
+    while (p < e && is_digit(b[p])) p++;
+  if (p < e && b[p] == 0x2e) {
+    p++;
+    if (p >= e || !is_digit(b[p])) return 0;
+    while (p < e && is_digit(b[p])) p++;
+  }
+  if (p < e && (b[p] == 0x65 || b[p] == 0x45)) {
+    p++;
+    if (p < e && (b[p] == 0x2b || b[p] == MINUS)) p++;
+    if (p >= e || !is_digit(b[p])) return 0;
+    while (p < e && is_digit(b[p])) p++;
+  }
+  P = p;
+  return 1;
+}
+
+/* An integer written as plain digits (never -0), short enough to be safe; 0 (and *out unset) for anything else. */
+static int integer(int64_t *out) {
+  space();
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t p = P;
+  int negative = p < e && b[p] == MINUS;
+  if (negative) p++;
+  uint32_t first = p;
+  int64_t value = 0;
+  while (p < e) {
+    uint8_t c = b[p];
+    if (c < ZERO || c > NINE) break;
+    /* Past MAX_SAFE_DIGITS the answer is no: stop adding before the value could overflow. */
+    if (p - first < 18) value = value * 10 + (c - ZERO);
+    p++;
+  }
+  uint32_t digits = p - first;
+  if (digits == 0 || digits > MAX_SAFE_DIGITS || (digits > 1 && b[first] == ZERO)) return 0;
+  if (negative && value == 0) return 0;
+  if (p < e && (b[p] == 0x2e || b[p] == 0x65 || b[p] == 0x45)) return 0;
+  P = p;
+  *out = negative ? -value : value;
+  return 1;
+}
+
+static int word(const char *literal, uint32_t length) {
+  if (P + length > E) return 0;
+  for (uint32_t i = 0; i < length; i++)
+    if (B[P + i] != (uint8_t)literal[i]) return 0;
+  P += length;
+  return 1;
+}
+#define WORD(literal) word(literal, sizeof(literal) - 1)
+
+/* Any JSON value. */
+static int value(int depth) {
+  int c = peek();
+  if (c == QUOTE) return string();
+  if (c == OPEN_BRACE) {
+    if (depth >= MAX_DEPTH) return 0;
+    P++;
+    if (take(CLOSE_BRACE)) return 1;
+    do {
+      if (peek() != QUOTE || !string() || !take(COLON) || !value(depth + 1)) return 0;
+    } while (take(COMMA));
+    return take(CLOSE_BRACE);
+  }
+  if (c == OPEN_BRACKET) {
+    if (depth >= MAX_DEPTH) return 0;
+    P++;
+    if (take(CLOSE_BRACKET)) return 1;
+    do {
+      if (!value(depth + 1)) return 0;
+    } while (take(COMMA));
+    return take(CLOSE_BRACKET);
+  }
+  if (c == MINUS || (c >= 0 && is_digit((uint32_t)c))) return number();
+  return WORD("true") || WORD("false") || WORD("null");
+}
+
+/* The compact form of a non-empty array of strings with no escape or control byte: its length, or 0 (P unmoved). */
+static uint32_t compact_string_array(void) {
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t p = P;
+  if (p >= e || b[p] != OPEN_BRACKET) return 0;
+  p++;
+  uint32_t count = 0;
+  for (;;) {
+    if (p >= e || b[p] != QUOTE) return 0;
+    p = string_stop(b, p + 1, e);
+    if (p >= e || b[p] != QUOTE) return 0;
+    p++;
+    count++;
+    if (p >= e) return 0;
+    uint8_t c = b[p++];
+    if (c == COMMA) continue;
+    if (c != CLOSE_BRACKET) return 0;
+    P = p;
+    return count;
+  }
+}
+
+/* A non-empty array of strings: its length, or 0. */
+static uint32_t string_array(void) {
+  space();
+  uint32_t compact = compact_string_array();
+  if (compact > 0) return compact;
+  if (!take(OPEN_BRACKET)) return 0;
+  uint32_t count = 0;
+  do {
+    if (peek() != QUOTE || !string()) return 0;
+    count++;
+  } while (take(COMMA));
+  return take(CLOSE_BRACKET) ? count : 0;
+}
+
+static uint32_t GAP_COUNT;
+static int64_t GAP_SUM;
+
+/*
+ * The compact form of an array of integers at P: sets GAP_COUNT and GAP_SUM (from `start`; with
+ * `ascending`, the last element, the elements non-negative and strictly ascending); 0 (P unmoved)
+ * for anything else.
+ */
+static int compact_integers(int64_t start, int ascending) {
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t p = P;
+  if (p >= e || b[p] != OPEN_BRACKET) return 0;
+  p++;
+  uint32_t count = 0;
+  int64_t sum = start;
+  int64_t last = -1;
+  if (p < e && b[p] == CLOSE_BRACKET) {
+    P = p + 1;
+    GAP_COUNT = 0;
+    GAP_SUM = ascending ? -1 : sum;
+    return 1;
+  }
+  for (;;) {
+    int negative = p < e && b[p] == MINUS;
+    if (negative) {
+      if (ascending) return 0;
+      p++;
+    }
+    uint32_t first = p;
+    int64_t value = 0;
+    while (p < e) {
+      uint8_t digit = b[p];
+      if (digit < ZERO || digit > NINE) break;
+      if (p - first < 18) value = value * 10 + (digit - ZERO);
+      p++;
+    }
+    uint32_t digits = p - first;
+    if (digits == 0 || digits > MAX_SAFE_DIGITS || (digits > 1 && b[first] == ZERO) || (negative && value == 0)) return 0;
+    if (p >= e) return 0;
+    count++;
+    if (ascending) {
+      if (!(value > last)) return 0;
+      last = value;
+    } else {
+      sum += negative ? -value : value;
+      if (sum > MAX_SAFE_INTEGER || sum < -MAX_SAFE_INTEGER) return 0;
+    }
+    uint8_t c = b[p++];
+    if (c == COMMA) continue;
+    if (c != CLOSE_BRACKET) return 0;
+    P = p;
+    GAP_COUNT = count;
+    GAP_SUM = ascending ? last : sum;
+    return 1;
+  }
+}
+
+/* An array of safe integers added up from `start`; 0 when it is not one or a sum leaves the safe range. */
+static int gaps(int64_t start) {
+  space();
+  if (compact_integers(start, 0)) return 1;
+  if (!take(OPEN_BRACKET)) return 0;
+  uint32_t count = 0;
+  int64_t sum = start;
+  if (!take(CLOSE_BRACKET)) {
+    do {
+      int64_t gap;
+      if (!integer(&gap)) return 0;
+      sum += gap;
+      if (sum > MAX_SAFE_INTEGER || sum < -MAX_SAFE_INTEGER) return 0;
+      count++;
+    } while (take(COMMA));
+    if (!take(CLOSE_BRACKET)) return 0;
+  }
+  GAP_COUNT = count;
+  GAP_SUM = sum;
+  return 1;
+}
+
+/* Keys of a log line the skim knows, by index (a bit each in a seen-mask). */
+static const struct name LINE_KEYS[] = {NAME("type"), NAME("seq"), NAME("time"), NAME("data"), NAME("ignorable"), NAME("seq0"), NAME("time0"), NAME("surfaceOp"), NAME("sourceEventSeqs")};
+enum { K_TYPE, K_SEQ, K_TIME, K_DATA, K_IGNORABLE, K_SEQ0, K_TIME0, K_SURFACE_OP, K_SOURCES };
+static const struct name ROW_DATA_KEYS[] = {NAME("turn"), NAME("step"), NAME("index"), NAME("dt"), NAME("texts"), NAME("args"), NAME("id"), NAME("name")};
+enum { ROW_INDEX = 2, ROW_DT = 3, ROW_TEXTS = 4, ROW_ARGS = 5, ROW_ID = 6, ROW_NAME = 7 };
+#define BIT(index) (1u << (index))
+#define TEXT_ROW_REQUIRED (BIT(0) | BIT(1) | BIT(ROW_INDEX) | BIT(ROW_DT) | BIT(ROW_TEXTS))
+#define TOOL_ROW_REQUIRED (BIT(0) | BIT(1) | BIT(ROW_INDEX) | BIT(ROW_ID) | BIT(ROW_DT) | BIT(ROW_ARGS))
+#define ROW_LINE_KEYS (BIT(K_TYPE) | BIT(K_SEQ0) | BIT(K_TIME0) | BIT(K_DATA))
+#define EVENT_LINE_REQUIRED (BIT(K_TYPE) | BIT(K_SEQ) | BIT(K_TIME) | BIT(K_DATA))
+#define EVENT_LINE_REFUSED (BIT(K_SEQ0) | BIT(K_TIME0) | BIT(K_SURFACE_OP) | BIT(K_SOURCES))
+#define ROW_ONLY (BIT(K_SEQ0) | BIT(K_TIME0))
+#define COUNT(names) ((int)(sizeof(names) / sizeof((names)[0])))
+
+static uint32_t ROW_COUNT;
+static int64_t ROW_LAST_TIME;
+
+/* A packed row's data exactly as dsh writes it; sets ROW_COUNT and ROW_LAST_TIME. */
+static int row_data(int tool_call, int64_t time0) {
+  if (!take(OPEN_BRACE)) return 0;
+  uint32_t seen = 0;
+  uint32_t members = 0;
+  int64_t gap_count = -1;
+  int64_t last_time = 0;
+  do {
+    int k = key(ROW_DATA_KEYS, COUNT(ROW_DATA_KEYS));
+    if (k < 0 || (seen & BIT(k)) != 0) return 0;
+    seen |= BIT(k);
+    int c = peek();
+    if (k <= ROW_INDEX) {
+      if (!(c == MINUS || (c >= 0 && is_digit((uint32_t)c))) || !number()) return 0;
+    } else if (k == (tool_call ? ROW_ARGS : ROW_TEXTS)) {
+      members = string_array();
+      if (members == 0) return 0;
+    } else if (k == ROW_DT) {
+      if (!gaps(time0)) return 0;
+      gap_count = GAP_COUNT;
+      last_time = GAP_SUM;
+    } else if (tool_call && (k == ROW_ID || k == ROW_NAME)) {
+      if (c != QUOTE || !string()) return 0;
+    } else {
+      return 0;
+    }
+  } while (take(COMMA));
+  if (!take(CLOSE_BRACE)) return 0;
+  uint32_t required = tool_call ? TOOL_ROW_REQUIRED : TEXT_ROW_REQUIRED;
+  if ((seen & required) != required || gap_count != (int64_t)members - 1) return 0;
+  ROW_COUNT = members;
+  ROW_LAST_TIME = last_time;
+  return 1;
+}
+
+static const struct name MESSAGE_KEYS[] = {NAME("id"), NAME("role"), NAME("source"), NAME("content")};
+enum { M_ID, M_ROLE, M_SOURCE, M_CONTENT };
+#define MESSAGE_REQUIRED (BIT(M_ID) | BIT(M_ROLE) | BIT(M_SOURCE) | BIT(M_CONTENT))
+static const struct name ASSISTANT_DATA_KEYS[] = {NAME("message"), NAME("step")};
+static const struct name SOURCE_KEYS[] = {NAME("kind"), NAME("provider"), NAME("model")};
+static const struct name BLOCK_KEYS[] = {NAME("type"), NAME("id")};
+
+static int non_empty_string(void) { return peek() == QUOTE && string() && S1 > S0; }
+
+/* A message's source: a non-empty string kind; for the assistant kind `model` and a non-empty provider and model. */
+static int source(int assistant) {
+  if (!take(OPEN_BRACE)) return 0;
+  uint32_t seen = 0;
+  if (!take(CLOSE_BRACE)) {
+    do {
+      int k = key(SOURCE_KEYS, COUNT(SOURCE_KEYS));
+      if (k == -2) return 0;
+      if (k < 0) {
+        if (!value(3)) return 0;
+        continue;
+      }
+      if ((seen & BIT(k)) != 0) return 0;
+      seen |= BIT(k);
+      if (k == 0) {
+        if (!non_empty_string()) return 0;
+        if (assistant && (ESCAPED || !LAST_IS("model"))) return 0;
+      } else if (assistant) {
+        if (!non_empty_string()) return 0;
+      } else if (!value(3)) {
+        return 0;
+      }
+    } while (take(COMMA));
+    if (!take(CLOSE_BRACE)) return 0;
+  }
+  return (seen & 1) != 0 && (!assistant || seen == 7);
+}
+
+/* An assistant message's content: an array of objects; each tool-call block's id range goes to CALL_IDS. */
+static int assistant_content(void) {
+  if (!take(OPEN_BRACKET)) return 0;
+  if (take(CLOSE_BRACKET)) return 1;
+  do {
+    if (!take(OPEN_BRACE)) return 0;
+    uint32_t seen = 0;
+    int tool_call = 0;
+    int32_t id_start = -1;
+    int32_t id_end = -1;
+    if (!take(CLOSE_BRACE)) {
+      do {
+        int k = key(BLOCK_KEYS, COUNT(BLOCK_KEYS));
+        if (k == -2) return 0;
+        if (k >= 0) {
+          if ((seen & BIT(k)) != 0) return 0;
+          seen |= BIT(k);
+        }
+        space();
+        uint32_t start = P;
+        if (!value(5)) return 0;
+        if (k == 0) {
+          if (B[start] == QUOTE) {
+            if (ESCAPED) return 0;
+            tool_call = LAST_IS("tool-call");
+          }
+        } else if (k == 1) {
+          id_start = (int32_t)start;
+          id_end = (int32_t)P;
+        }
+      } while (take(COMMA));
+      if (!take(CLOSE_BRACE)) return 0;
+    }
+    if (tool_call) {
+      if (R.call_count >= MAX_CALLS) return 0;
+      CALL_IDS[2 * R.call_count] = id_start;
+      CALL_IDS[2 * R.call_count + 1] = id_end;
+      R.call_count++;
+    }
+  } while (take(COMMA));
+  return take(CLOSE_BRACKET);
+}
+
+/* A surface message object (a user/message's data, an assistant/message's data.message). */
+static int message(int assistant) {
+  if (!take(OPEN_BRACE)) return 0;
+  uint32_t seen = 0;
+  if (take(CLOSE_BRACE)) return 0;
+  do {
+    int k = key(MESSAGE_KEYS, COUNT(MESSAGE_KEYS));
+    if (k == -2) return 0;
+    if (k < 0) {
+      if (!value(3)) return 0;
+      continue;
+    }
+    if ((seen & BIT(k)) != 0) return 0;
+    seen |= BIT(k);
+    switch (k) {
+      case M_ID:
+        if (!non_empty_string()) return 0;
+        break;
+      case M_ROLE:
+        if (!plain_string() || !(assistant ? LAST_IS("assistant") : LAST_IS("user"))) return 0;
+        break;
+      case M_SOURCE:
+        if (!source(assistant)) return 0;
+        break;
+      default:
+        if (assistant) {
+          if (!assistant_content()) return 0;
+        } else if (peek() != OPEN_BRACKET || !value(2)) {
+          return 0;
+        }
+    }
+  } while (take(COMMA));
+  return take(CLOSE_BRACE) && seen == MESSAGE_REQUIRED;
+}
+
+/* An assistant/message's data: an object with a valid message; the range of `step` goes to R. */
+static int assistant_data(void) {
+  if (!take(OPEN_BRACE)) return 0;
+  uint32_t seen = 0;
+  if (take(CLOSE_BRACE)) return 0;
+  do {
+    int k = key(ASSISTANT_DATA_KEYS, COUNT(ASSISTANT_DATA_KEYS));
+    if (k == -2) return 0;
+    if (k >= 0) {
+      if ((seen & BIT(k)) != 0) return 0;
+      seen |= BIT(k);
+    }
+    if (k == 0) {
+      if (!message(1)) return 0;
+    } else {
+      space();
+      uint32_t start = P;
+      if (!value(2)) return 0;
+      if (k == 1) {
+        R.step_start = (int32_t)start;
+        R.step_end = (int32_t)P;
+      }
+    }
+  } while (take(COMMA));
+  return take(CLOSE_BRACE) && (seen & 1) != 0;
+}
+
+static const struct name DATA_MESSAGE_KEYS[] = {NAME("message")};
+static const struct name CONTENT_KEYS[] = {NAME("content")};
+
+/* An object whose key `names[0]` occurs exactly once and holds what `inner` accepts; other values only validated. */
+static int object_with(const struct name *names, int depth, int (*inner)(void)) {
+  if (!take(OPEN_BRACE)) return 0;
+  if (take(CLOSE_BRACE)) return 0;
+  int found = 0;
+  do {
+    int k = key(names, 1);
+    if (k == -2) return 0;
+    if (k == 0) {
+      if (found || !inner()) return 0;
+      found = 1;
+    } else if (!value(depth + 1)) {
+      return 0;
+    }
+  } while (take(COMMA));
+  return take(CLOSE_BRACE) && found;
+}
+
+/* The tool's output: an array, recorded in R.content_start and R.content_end. */
+static int tool_output(void) {
+  if (peek() != OPEN_BRACKET) return 0;
+  uint32_t start = P;
+  if (!value(4)) return 0;
+  R.content_start = (int32_t)start;
+  R.content_end = (int32_t)P;
+  return 1;
+}
+
+/* data.message.content: an array whose first element is an object with a `content` array. */
+static int tool_result_content(void) {
+  if (!take(OPEN_BRACKET)) return 0;
+  if (peek() != OPEN_BRACE || !object_with(CONTENT_KEYS, 3, tool_output)) return 0;
+  while (take(COMMA))
+    if (!value(3)) return 0;
+  return take(CLOSE_BRACKET);
+}
+
+static int tool_result_message(void) { return peek() == OPEN_BRACE && object_with(CONTENT_KEYS, 1, tool_result_content); }
+
+/* A tool/result's data, down to its first block's content. */
+static int tool_result_data(void) {
+  R.content_start = -1;
+  return object_with(DATA_MESSAGE_KEYS, 0, tool_result_message);
+}
+
+static int64_t LAST_SOURCE;
+
+/* sourceEventSeqs: non-empty (unless `empty_allowed`), strictly ascending non-negative safe integers. */
+static int sources(int empty_allowed) {
+  space();
+  if (compact_integers(0, 1)) {
+    LAST_SOURCE = GAP_SUM;
+    return empty_allowed || GAP_COUNT > 0;
+  }
+  if (!take(OPEN_BRACKET)) return 0;
+  int64_t last = -1;
+  if (take(CLOSE_BRACKET)) {
+    LAST_SOURCE = -1;
+    return empty_allowed;
+  }
+  do {
+    int64_t seq;
+    if (!integer(&seq) || !(seq > last)) return 0;
+    last = seq;
+  } while (take(COMMA));
+  LAST_SOURCE = last;
+  return take(CLOSE_BRACKET);
+}
+
+/* The code of the type name S0..S1, 0 when it is not known. */
+static int type_code(void) {
+  uint32_t length = S1 - S0;
+  for (uint32_t i = 0; i < TYPE_COUNT; i++) {
+    if (TYPE_LENGTHS[i] != length) continue;
+    uint32_t k = 0;
+    while (k < length && B[S0 + k] == TYPE_NAMES[i][k]) k++;
+    if (k == length) return TYPE_CODES[i];
+  }
+  return 0;
+}
+
+static int skim(void) {
+  if (!take(OPEN_BRACE)) return PARSE;
+  int code = 0;
+  int has_seq = 0;
+  int has_time = 0;
+  int64_t seq = 0;
+  int64_t time = 0;
+  uint32_t seen = 0;
+  uint32_t row_count = 0;
+  int64_t row_last_time = 0;
+  int64_t last_source = -1;
+  R.call_count = 0;
+  R.step_start = -1;
+  R.step_end = -1;
+  R.content_start = -1;
+  R.content_end = -1;
+  do {
+    int k = key(LINE_KEYS, COUNT(LINE_KEYS));
+    if (k < 0 || (seen & BIT(k)) != 0) return PARSE;
+    seen |= BIT(k);
+    switch (k) {
+      case K_TYPE:
+        if (!plain_string()) return PARSE;
+        if (S1 == S0) return PARSE;
+        code = type_code();
+        if (code == 0) return PARSE;
+        break;
+      case K_SEQ:
+      case K_SEQ0:
+        if (!integer(&seq) || seq < 0) return PARSE;
+        has_seq = 1;
+        break;
+      case K_TIME:
+      case K_TIME0:
+        if (!integer(&time)) return PARSE;
+        has_time = 1;
+        break;
+      case K_DATA:
+        if (code == 0) return PARSE;
+        if (code == TEXT_ROW || code == TOOL_ROW) {
+          if (!has_time || !row_data(code == TOOL_ROW, time)) return PARSE;
+          row_count = ROW_COUNT;
+          row_last_time = ROW_LAST_TIME;
+        } else if (code == ASSISTANT) {
+          if (!assistant_data()) return PARSE;
+        } else if (code == USER) {
+          if (!message(0)) return PARSE;
+        } else if (code == TOOL_RESULT) {
+          if (!tool_result_data()) return PARSE;
+        } else if (!value(0)) {
+          return PARSE;
+        }
+        break;
+      case K_SURFACE_OP:
+        if (code == TOOL_RESULT) {
+          if (!value(1)) return PARSE;
+        } else if (!plain_string() || !LAST_IS("append")) {
+          return PARSE;
+        }
+        break;
+      case K_SOURCES:
+        if (code == TOOL_RESULT) {
+          if (!value(1)) return PARSE;
+          break;
+        }
+        if (code != ASSISTANT && code != USER) return PARSE;
+        if (!sources(code == ASSISTANT)) return PARSE;
+        last_source = LAST_SOURCE;
+        break;
+      default:
+        space();
+        if (!WORD("true")) return PARSE;
+    }
+  } while (take(COMMA));
+  if (!take(CLOSE_BRACE)) return PARSE;
+  space();
+  if (P != E || code == 0) return PARSE;
+  R.seq = has_seq ? (double)seq : __builtin_nan("");
+  R.time = has_time ? (double)time : __builtin_nan("");
+  if (code == TEXT_ROW || code == TOOL_ROW) {
+    if (seen != ROW_LINE_KEYS) return PARSE;
+    R.count = row_count;
+    R.last_time = (double)row_last_time;
+    return code;
+  }
+  if ((seen & EVENT_LINE_REQUIRED) != EVENT_LINE_REQUIRED || (seen & ROW_ONLY) != 0) return PARSE;
+  if (code == PLAIN) return (seen & EVENT_LINE_REFUSED) != 0 ? PARSE : PLAIN;
+  if (code == TOOL_RESULT) return TOOL_RESULT;
+  if ((seen & BIT(K_SURFACE_OP)) == 0 || last_source >= seq) return PARSE;
+  return code;
+}
+
+static uint32_t buffer_capacity(void) { return __builtin_wasm_memory_size(0) * PAGE - (uint32_t)&__heap_base; }
+
+/* Where to write a line of `length` bytes (the memory grows as needed); 0 when it cannot grow. */
+EXPORT(line_buffer) uint32_t line_buffer(uint32_t length) {
+  uint32_t needed = length + 16;
+  uint32_t capacity = buffer_capacity();
+  if (needed > capacity) {
+    uint32_t pages = (needed - capacity + PAGE - 1) / PAGE;
+    if (__builtin_wasm_memory_grow(0, pages) == (uint32_t)-1) return 0;
+  }
+  return (uint32_t)&__heap_base;
+}
+
+/* Adds a known type name (written at the line buffer) and the code its lines get; 0 when the table is full. */
+EXPORT(add_type) int add_type(uint32_t length, int code) {
+  if (TYPE_COUNT >= MAX_TYPES || length == 0 || length > MAX_TYPE_LENGTH) return 0;
+  const uint8_t *name = &__heap_base;
+  for (uint32_t k = 0; k < length; k++) TYPE_NAMES[TYPE_COUNT][k] = name[k];
+  TYPE_LENGTHS[TYPE_COUNT] = length;
+  TYPE_CODES[TYPE_COUNT] = code;
+  TYPE_COUNT++;
+  return 1;
+}
+
+/* Skims the line of `length` bytes at the line buffer: PARSE, or the kind it is (see the enum). */
+EXPORT(skim_line) int skim_line(uint32_t length) {
+  B = &__heap_base;
+  P = 0;
+  E = length;
+  return skim();
+}
+
+/* The first newline at or after `p` (before `e`); `e` if none. */
+static uint32_t newline(const uint8_t *b, uint32_t p, uint32_t e) {
+  const v128_t lf = wasm_i8x16_splat(0x0a);
+  while (p + 16 <= e) {
+    uint32_t mask = wasm_i8x16_bitmask(wasm_i8x16_eq(wasm_v128_load(b + p), lf));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+  while (p < e && b[p] != 0x0a) p++;
+  return e;
+}
+
+/* What skim_run did (read by lineSkim.ts). */
+struct run {
+  double event_count;
+  double last_time;
+  int32_t lines;
+  int32_t next;
+  int32_t stop_code;
+  int32_t stop_end;
+};
+static struct run RUN;
+#define NO_LINE (-1)
+#define TOO_LONG (-2)
+
+/*
+ * Skims the complete lines of the `length` bytes at the line buffer from `start` on, for as long
+ * as each is an event or packed row that only moves the count and the last time and continues the
+ * seqs from `expected`. Stops at the first other line (RUN.stop_code: its skim code, PARSE
+ * included, with R filled as skim_line fills it; RUN.next..RUN.stop_end: its bytes), at a line
+ * longer than `max_line` (TOO_LONG), or where no complete line is left (NO_LINE; RUN.next: the
+ * unterminated rest). RUN.lines lines were read; RUN.event_count and RUN.last_time are the fold's
+ * count and last time after them (last_time unset when RUN.lines is 0).
+ */
+EXPORT(skim_run) uint32_t skim_run(uint32_t start, uint32_t length, double expected, uint32_t max_line) {
+  const uint8_t *base = &__heap_base;
+  uint32_t p = start;
+  int32_t lines = 0;
+  double last_time = 0;
+  int32_t stop = NO_LINE;
+  uint32_t end = length;
+  while (p < length) {
+    uint32_t lf = newline(base, p, length);
+    if (lf >= length) break;
+    if (lf - p > max_line) {
+      stop = TOO_LONG;
+      end = lf;
+      break;
+    }
+    B = base + p;
+    P = 0;
+    E = lf - p;
+    int code = skim();
+    if ((code == PLAIN || code == TEXT_ROW || code == TOOL_ROW) && R.seq == expected) {
+      if (code == PLAIN) {
+        expected += 1;
+        last_time = R.time;
+      } else {
+        expected += R.count;
+        last_time = R.last_time;
+      }
+      lines++;
+      p = lf + 1;
+      continue;
+    }
+    stop = code;
+    end = lf;
+    break;
+  }
+  RUN.event_count = expected;
+  RUN.last_time = last_time;
+  RUN.lines = lines;
+  RUN.next = (int32_t)p;
+  RUN.stop_code = stop;
+  RUN.stop_end = (int32_t)end;
+  return (uint32_t)&RUN;
+}
+
+EXPORT(results) uint32_t results(void) { return (uint32_t)&R; }
+EXPORT(calls) uint32_t calls(void) { return (uint32_t)CALL_IDS; }
