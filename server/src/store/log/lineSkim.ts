@@ -182,11 +182,18 @@ export class LineSkim {
   /** Skims the staged chunk's lines from `start` (see `skim_run` in lineSkim.c). */
   run(start: number, length: number, expected: number, maxLine: number): SkimRun {
     const at = this.wasm.skim_run(start, length, expected, maxLine);
-    const buffer = this.wasm.memory.buffer;
-    const numbers = new Float64Array(buffer, at, 2);
-    const ints = new Int32Array(buffer, at + 16, 4);
+    if (this.runNumbers.length === 0 || this.runNumbers.byteOffset !== at) {
+      this.runNumbers = new Float64Array(this.wasm.memory.buffer, at, 2);
+      this.runInts = new Int32Array(this.wasm.memory.buffer, at + 16, 4);
+    }
+    const numbers = this.runNumbers;
+    const ints = this.runInts;
     return { eventCount: numbers[0], lastTime: numbers[1], lines: ints[0], next: ints[1], stop: ints[2], stopEnd: ints[3] };
   }
+
+  /** `struct run` (the views go stale, length 0, when the memory grows). */
+  private runNumbers = new Float64Array(0);
+  private runInts = new Int32Array(0);
 }
 
 /** What {@link LineSkim.run} read of a chunk. */

@@ -242,7 +242,8 @@ async function readInto(
   let position = summarizer.consumedBytes;
   let decodeError: unknown;
   // One buffer per read: the summarizer copies whatever it keeps of a push (so does the digest).
-  const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, Math.max(0, size - position)));
+  // Not zero-filled: only the bytes each read fills are used.
+  const buffer = Buffer.allocUnsafeSlow(Math.min(READ_CHUNK_BYTES, Math.max(0, size - position)));
   while (position < size && decodeError === undefined) {
     const length = Math.min(buffer.length, size - position);
     const { bytesRead } = await handle.read(buffer, 0, length, position);
