@@ -70,7 +70,8 @@ export class LineSplitter {
       const rest = chunk.length - lineStart;
       // Past the limit the line can only be reported as too large, so its bytes need not be kept.
       if (this.fragmentLength + rest <= this.maxLineBytes) {
-        this.fragments.push(chunk.slice(lineStart));
+        // A copy even of a Buffer, whose own `slice` is a view the caller may overwrite.
+        this.fragments.push(Uint8Array.prototype.slice.call(chunk, lineStart));
       } else {
         this.fragments = [];
       }

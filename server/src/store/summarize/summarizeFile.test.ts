@@ -47,6 +47,22 @@ describe('summarizeTranscriptFile', () => {
     expect(outcome.saved?.prefixSha256).toBe(createHash('sha256').update(rawTranscript(DEMO_2)).digest('hex'));
   });
 
+  it('reads a raw log of many read chunks, lines across every chunk boundary, as parsing every line does', async () => {
+    // Lines of every length around the 256 KiB reads: a line begun in one read ends in a later one.
+    const lines = [headerLine('many-chunks'), ev.turnStart(0), ev.stepStart(1)];
+    for (let seq = 2; lines.join('\n').length < 1_500_000; seq++) {
+      lines.push(seq % 7 === 0 ? ev.title(seq, `title ${seq}`) : ev.of('assistant/chunk', seq, { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x'.repeat((seq * 7919) % 90_000) } }));
+    }
+    const bytes = rawTranscript(lines);
+    const outcome = summaryOf(await summarizeTranscriptFile({ file: writeLog(bytes), encoding: 'raw' }));
+    expect(outcome.summary.error).toBeUndefined();
+    // Every event, and the closers of the turn left open.
+    expect(outcome.summary.eventCount).toBe(lines.length - 1 + 2);
+    expect(outcome.summary.title).toBe(`title ${lines.length - 1 - ((lines.length - 1) % 7)}`);
+    const parsed = await summarizeTranscriptFile({ file: writeLog(bytes), encoding: 'raw' }, nodeTranscriptFiles, { skimLines: false });
+    expect(outcome.summary).toEqual(summaryOf(parsed).summary);
+  });
+
   it('gives plain data only (a structured clone is identical, classes included)', async () => {
     const damaged = writeLog(concatBytes([rawTranscript(DEMO_2.slice(0, 4)), new TextEncoder().encode('{"type":\n'), rawTranscript(DEMO_2.slice(4))]));
     for (const file of [writeLog(rawTranscript(DEMO_2)), damaged, path.join(dir, 'missing')]) {

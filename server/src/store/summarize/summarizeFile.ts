@@ -242,8 +242,10 @@ async function readInto(
   let position = summarizer.consumedBytes;
   let decodeError: unknown;
   // One buffer per read: the summarizer copies whatever it keeps of a push (so does the digest).
-  // Not zero-filled: only the bytes each read fills are used.
-  const buffer = Buffer.allocUnsafeSlow(Math.min(READ_CHUNK_BYTES, Math.max(0, size - position)));
+  // Not zero-filled (only the bytes each read fills are used), and a plain Uint8Array, whose
+  // `slice` copies (a Buffer's is a view of memory the next read overwrites).
+  const capacity = Math.min(READ_CHUNK_BYTES, Math.max(0, size - position));
+  const buffer = new Uint8Array(Buffer.allocUnsafeSlow(capacity).buffer, 0, capacity);
   while (position < size && decodeError === undefined) {
     const length = Math.min(buffer.length, size - position);
     const { bytesRead } = await handle.read(buffer, 0, length, position);
