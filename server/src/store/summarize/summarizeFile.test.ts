@@ -55,7 +55,8 @@ describe('summarizeTranscriptFile', () => {
     }
     const bytes = rawTranscript(lines);
     const outcome = summaryOf(await summarizeTranscriptFile({ file: writeLog(bytes), encoding: 'raw' }));
-    expect(outcome.summary.error).toBeUndefined();
+    expect(outcome.summary.bodyError).toBeUndefined();
+    expect(outcome.summary.headerProblem).toBeUndefined();
     // Every event, and the closers of the turn left open.
     expect(outcome.summary.eventCount).toBe(lines.length - 1 + 2);
     expect(outcome.summary.title).toBe(`title ${lines.length - 1 - ((lines.length - 1) % 7)}`);
