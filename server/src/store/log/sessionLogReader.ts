@@ -8,7 +8,7 @@
  */
 import { SessionReadError } from '../../resolver/sessionStore';
 import { parseHeaderLineForLoad, type SessionHeaderRecord } from './header';
-import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type CollectedLine } from './lines';
+import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type CollectedLine, type LineHandler } from './lines';
 import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
 import { RecordScanner, type ScanState } from './recordScanner';
 import type { KeptEvent } from './storedLines';
@@ -254,16 +254,19 @@ export class SessionLogReader {
   }
 
   private pushRaw(bytes: Uint8Array): void {
+    const header: LineHandler = (line, length) => {
+      if (!this.settled) this.acceptHeader(line && utf8Text(line), length);
+    };
     let body = bytes;
     if (this.scanner === undefined) {
       // The header line first: once it starts the fold, the lines after it go to the scanner.
       const newline = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0x0a);
       body = newline < 0 ? bytes.subarray(bytes.length) : bytes.subarray(newline + 1);
-      this.lines.push(bytes.subarray(0, bytes.length - body.length), (line, length) => {
-        if (!this.settled) this.acceptHeader(line && utf8Text(line), length);
-      });
+      this.lines.push(bytes.subarray(0, bytes.length - body.length), header);
     }
-    if (this.scanner && body.length > 0) this.scanner.push(this.lines, body);
+    // After a header that failed, the rest is only split (what stays pending is not committed).
+    if (this.scanner) this.scanner.push(this.lines, body);
+    else this.lines.push(body, header);
     this.committedBytes = this.consumedBytes - this.lines.pendingBytes;
   }
 
