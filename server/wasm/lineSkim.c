@@ -14,7 +14,8 @@
  * writes `lineSkimWasm.ts`, the module as base64; `lineSkimWasm.test.ts` rebuilds it and compares.
  *
  * Memory: the line is written at `line_buffer(length)`, which keeps 16 bytes of slack after it.
- * Results are read from `results()` (see `struct results`) and `calls()`.
+ * Results are read from `results()` (see `struct results`), `calls()` and `run_results()`
+ * (`struct run`).
  */
 #include <stdint.h>
 #include <wasm_simd128.h>
@@ -59,11 +60,14 @@ struct results {
 static struct results R;
 static int32_t CALL_IDS[2 * MAX_CALLS];
 
-/* Known type names and what each makes of a line. */
-static uint8_t TYPE_NAMES[MAX_TYPES][MAX_TYPE_LENGTH];
-static uint32_t TYPE_LENGTHS[MAX_TYPES];
+/* Known type names (TYPES, their bytes in TYPE_TEXT) and what each makes of a line. */
+static char TYPE_TEXT[MAX_TYPES][MAX_TYPE_LENGTH];
+static struct name {
+  const char *text;
+  uint32_t length;
+} TYPES[MAX_TYPES];
 static int32_t TYPE_CODES[MAX_TYPES];
-static uint32_t TYPE_COUNT;
+static int TYPE_COUNT;
 
 /* The line being skimmed. */
 static const uint8_t *B;
@@ -156,20 +160,24 @@ static int string(void) {
 
 static int plain_string(void) { return peek() == QUOTE && string() && !ESCAPED; }
 
-/* The last string read equals `name` byte for byte. */
-static int last_is(const char *name, uint32_t length) {
-  if (S1 - S0 != length) return 0;
+/* The `length` bytes at `bytes` are those of `text`. */
+static inline int same_bytes(const uint8_t *bytes, const char *text, uint32_t length) {
   for (uint32_t k = 0; k < length; k++)
-    if (B[S0 + k] != (uint8_t)name[k]) return 0;
+    if (bytes[k] != (uint8_t)text[k]) return 0;
   return 1;
 }
-#define LAST_IS(literal) last_is(literal, sizeof(literal) - 1)
 
-struct name {
-  const char *text;
-  uint32_t length;
-};
+/* The index in `names` of the `length` bytes at `bytes`; -1 when they are none of them. */
+static int find_name(const uint8_t *bytes, uint32_t length, const struct name *names, int count) {
+  for (int i = 0; i < count; i++)
+    if (names[i].length == length && same_bytes(bytes, names[i].text, length)) return i;
+  return -1;
+}
 #define NAME(literal) {literal, sizeof(literal) - 1}
+
+/* The last string read equals `name` byte for byte. */
+static int last_is(const char *name, uint32_t length) { return S1 - S0 == length && same_bytes(B + S0, name, length); }
+#define LAST_IS(literal) last_is(literal, sizeof(literal) - 1)
 
 /* An object key and its colon: its index in `names`, -1 for any other plain key, -2 when unreadable or escaped. */
 static int key(const struct name *names, int count) {
@@ -185,16 +193,9 @@ static int key(const struct name *names, int count) {
     p++;
   }
   if (p >= e) return -2;
-  uint32_t length = p - start;
   P = p + 1;
   if (!take(COLON)) return -2;
-  for (int i = 0; i < count; i++) {
-    if (names[i].length != length) continue;
-    uint32_t k = 0;
-    while (k < length && b[start + k] == (uint8_t)names[i].text[k]) k++;
-    if (k == length) return i;
-  }
-  return -1;
+  return find_name(b + start, p - start, names, count);
 }
 
 /* A JSON number, any form. */
@@ -223,12 +224,12 @@ static int number(void) {
   return 1;
 }
 
-/* An integer written as plain digits (never -0), short enough to be safe; 0 (and *out unset) for anything else. */
-static int integer(int64_t *out) {
-  space();
-  const uint8_t *b = B;
-  uint32_t e = E;
-  uint32_t p = P;
+/*
+ * The integer at `p` (before `e`) written as plain digits, optionally negative, never `-0`, no
+ * leading zero, at most MAX_SAFE_DIGITS digits: its value in *out and where it ends in *end;
+ * 0 for anything else. What follows the digits is the caller's to check.
+ */
+static inline int safe_digits(const uint8_t *b, uint32_t p, uint32_t e, int64_t *out, uint32_t *end) {
   int negative = p < e && b[p] == MINUS;
   if (negative) p++;
   uint32_t first = p;
@@ -241,18 +242,24 @@ static int integer(int64_t *out) {
     p++;
   }
   uint32_t digits = p - first;
-  if (digits == 0 || digits > MAX_SAFE_DIGITS || (digits > 1 && b[first] == ZERO)) return 0;
-  if (negative && value == 0) return 0;
-  if (p < e && (b[p] == 0x2e || b[p] == 0x65 || b[p] == 0x45)) return 0;
-  P = p;
+  if (digits == 0 || digits > MAX_SAFE_DIGITS || (digits > 1 && b[first] == ZERO) || (negative && value == 0)) return 0;
   *out = negative ? -value : value;
+  *end = p;
+  return 1;
+}
+
+/* An integer (see safe_digits) after optional white space, not followed by a fraction or exponent; 0 (and *out unset) for anything else. */
+static int integer(int64_t *out) {
+  space();
+  uint32_t end;
+  if (!safe_digits(B, P, E, out, &end)) return 0;
+  if (end < E && (B[end] == 0x2e || B[end] == 0x65 || B[end] == 0x45)) return 0;
+  P = end;
   return 1;
 }
 
 static int word(const char *literal, uint32_t length) {
-  if (P + length > E) return 0;
-  for (uint32_t i = 0; i < length; i++)
-    if (B[P + i] != (uint8_t)literal[i]) return 0;
+  if (P + length > E || !same_bytes(B + P, literal, length)) return 0;
   P += length;
   return 1;
 }
@@ -345,28 +352,14 @@ static int compact_integers(int64_t start, int ascending) {
     return 1;
   }
   for (;;) {
-    int negative = p < e && b[p] == MINUS;
-    if (negative) {
-      if (ascending) return 0;
-      p++;
-    }
-    uint32_t first = p;
-    int64_t value = 0;
-    while (p < e) {
-      uint8_t digit = b[p];
-      if (digit < ZERO || digit > NINE) break;
-      if (p - first < 18) value = value * 10 + (digit - ZERO);
-      p++;
-    }
-    uint32_t digits = p - first;
-    if (digits == 0 || digits > MAX_SAFE_DIGITS || (digits > 1 && b[first] == ZERO) || (negative && value == 0)) return 0;
-    if (p >= e) return 0;
+    int64_t value;
+    if (!safe_digits(b, p, e, &value, &p) || p >= e) return 0;
     count++;
     if (ascending) {
       if (!(value > last)) return 0;
       last = value;
     } else {
-      sum += negative ? -value : value;
+      sum += value;
       if (sum > MAX_SAFE_INTEGER || sum < -MAX_SAFE_INTEGER) return 0;
     }
     uint8_t c = b[p++];
@@ -669,14 +662,8 @@ static int sources(int empty_allowed) {
 
 /* The code of the type name S0..S1, 0 when it is not known. */
 static int type_code(void) {
-  uint32_t length = S1 - S0;
-  for (uint32_t i = 0; i < TYPE_COUNT; i++) {
-    if (TYPE_LENGTHS[i] != length) continue;
-    uint32_t k = 0;
-    while (k < length && B[S0 + k] == TYPE_NAMES[i][k]) k++;
-    if (k == length) return TYPE_CODES[i];
-  }
-  return 0;
+  int i = find_name(B + S0, S1 - S0, TYPES, TYPE_COUNT);
+  return i < 0 ? 0 : TYPE_CODES[i];
 }
 
 static int skim(void) {
@@ -788,8 +775,9 @@ EXPORT(line_buffer) uint32_t line_buffer(uint32_t length) {
 EXPORT(add_type) int add_type(uint32_t length, int code) {
   if (TYPE_COUNT >= MAX_TYPES || length == 0 || length > MAX_TYPE_LENGTH) return 0;
   const uint8_t *name = &__heap_base;
-  for (uint32_t k = 0; k < length; k++) TYPE_NAMES[TYPE_COUNT][k] = name[k];
-  TYPE_LENGTHS[TYPE_COUNT] = length;
+  for (uint32_t k = 0; k < length; k++) TYPE_TEXT[TYPE_COUNT][k] = (char)name[k];
+  TYPES[TYPE_COUNT].text = TYPE_TEXT[TYPE_COUNT];
+  TYPES[TYPE_COUNT].length = length;
   TYPE_CODES[TYPE_COUNT] = code;
   TYPE_COUNT++;
   return 1;
@@ -837,7 +825,7 @@ static struct run RUN;
  * unterminated rest). RUN.lines lines were read; RUN.event_count and RUN.last_time are the fold's
  * count and last time after them (last_time unset when RUN.lines is 0).
  */
-EXPORT(skim_run) uint32_t skim_run(uint32_t start, uint32_t length, double expected, uint32_t max_line) {
+EXPORT(skim_run) void skim_run(uint32_t start, uint32_t length, double expected, uint32_t max_line) {
   const uint8_t *base = &__heap_base;
   uint32_t p = start;
   int32_t lines = 0;
@@ -878,8 +866,8 @@ EXPORT(skim_run) uint32_t skim_run(uint32_t start, uint32_t length, double expec
   RUN.next = (int32_t)p;
   RUN.stop_code = stop;
   RUN.stop_end = (int32_t)end;
-  return (uint32_t)&RUN;
 }
 
 EXPORT(results) uint32_t results(void) { return (uint32_t)&R; }
+EXPORT(run_results) uint32_t run_results(void) { return (uint32_t)&RUN; }
 EXPORT(calls) uint32_t calls(void) { return (uint32_t)CALL_IDS; }

@@ -94,8 +94,9 @@ interface SkimExports {
   line_buffer(length: number): number;
   add_type(length: number, code: number): number;
   skim_line(length: number): number;
-  skim_run(start: number, length: number, expected: number, maxLine: number): number;
+  skim_run(start: number, length: number, expected: number, maxLine: number): void;
   results(): number;
+  run_results(): number;
   calls(): number;
 }
 
@@ -106,9 +107,12 @@ export class LineSkim {
   private numbers: Float64Array;
   private ranges: Int32Array;
   private callIds: Int32Array;
+  /** `struct run`: event_count, last_time as doubles, then lines, next, stop_code, stop_end as int32. */
+  private runNumbers: Float64Array;
+  private runInts: Int32Array;
 
   constructor(private readonly wasm: SkimExports) {
-    this.heap = this.numbers = this.ranges = this.callIds = undefined as never;
+    this.heap = this.numbers = this.ranges = this.callIds = this.runNumbers = this.runInts = undefined as never;
     this.views();
     const types: Array<[string, number]> = [];
     for (const type of KNOWN_EVENT_TYPES) if (!LOOKED_INTO.has(type)) types.push([type, PLAIN]);
@@ -116,9 +120,7 @@ export class LineSkim {
     types.push(['assistant/message', ASSISTANT], ['user/message', USER], ['tool/result', TOOL_RESULT]);
     for (const [name, code] of types) {
       const bytes = Buffer.from(name, 'latin1');
-      const pointer = this.buffer(bytes.length);
-      this.heap.set(bytes, pointer);
-      if (pointer === 0 || wasm.add_type(bytes.length, code) !== 1) throw new Error(`line skim: cannot add the type ${name}`);
+      if (!this.stage(bytes) || wasm.add_type(bytes.length, code) !== 1) throw new Error(`line skim: cannot add the type ${name}`);
     }
   }
 
@@ -128,6 +130,8 @@ export class LineSkim {
     this.numbers = new Float64Array(buffer, this.wasm.results(), 4);
     this.ranges = new Int32Array(buffer, this.wasm.results() + 32, 5);
     this.callIds = new Int32Array(buffer, this.wasm.calls(), 2048);
+    this.runNumbers = new Float64Array(buffer, this.wasm.run_results(), 2);
+    this.runInts = new Int32Array(buffer, this.wasm.run_results() + 16, 4);
   }
 
   /** Where a line of `length` bytes goes (0 when the memory cannot hold it). */
@@ -145,10 +149,7 @@ export class LineSkim {
   private capacity = 0;
 
   line(bytes: Uint8Array): SkimmedLine | undefined {
-    const pointer = bytes.length <= this.capacity ? this.pointer : this.buffer(bytes.length);
-    if (pointer === 0) return undefined;
-    this.heap.set(bytes, pointer);
-    return this.found(this.wasm.skim_line(bytes.length), bytes);
+    return this.stage(bytes) ? this.found(this.wasm.skim_line(bytes.length), bytes) : undefined;
   }
 
   /** What the skim found of `bytes` (the line it last read), given its code. */
@@ -171,7 +172,7 @@ export class LineSkim {
     return { row: false, seq, time, surface: code === ASSISTANT ? 'a' : 'u', calls };
   }
 
-  /** Copies `chunk` into the skim's memory for {@link run}; false when the memory cannot hold it. */
+  /** Copies `chunk` (a line, or a chunk for {@link run}) into the skim's memory; false when the memory cannot hold it. */
   stage(chunk: Uint8Array): boolean {
     const pointer = chunk.length <= this.capacity ? this.pointer : this.buffer(chunk.length);
     if (pointer === 0) return false;
@@ -181,19 +182,11 @@ export class LineSkim {
 
   /** Skims the staged chunk's lines from `start` (see `skim_run` in lineSkim.c). */
   run(start: number, length: number, expected: number, maxLine: number): SkimRun {
-    const at = this.wasm.skim_run(start, length, expected, maxLine);
-    if (this.runNumbers.length === 0 || this.runNumbers.byteOffset !== at) {
-      this.runNumbers = new Float64Array(this.wasm.memory.buffer, at, 2);
-      this.runInts = new Int32Array(this.wasm.memory.buffer, at + 16, 4);
-    }
+    this.wasm.skim_run(start, length, expected, maxLine);
     const numbers = this.runNumbers;
     const ints = this.runInts;
     return { eventCount: numbers[0], lastTime: numbers[1], lines: ints[0], next: ints[1], stop: ints[2], stopEnd: ints[3] };
   }
-
-  /** `struct run` (the views go stale, length 0, when the memory grows). */
-  private runNumbers = new Float64Array(0);
-  private runInts = new Int32Array(0);
 }
 
 /** What {@link LineSkim.run} read of a chunk. */
