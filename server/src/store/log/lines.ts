@@ -79,6 +79,14 @@ export class LineSplitter {
     }
   }
 
+  /** Feeds `chunk` up to and including its first `\n` (all of it when it has none), as {@link push}; the rest. */
+  pushFirstLine(chunk: Uint8Array, onLine: LineHandler): Uint8Array {
+    const newline = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).indexOf(NEWLINE);
+    const end = newline < 0 ? chunk.length : newline + 1;
+    this.push(chunk.subarray(0, end), onLine);
+    return chunk.subarray(end);
+  }
+
   private joined(extra?: Uint8Array): Uint8Array {
     const out = new Uint8Array(this.fragmentLength + (extra?.length ?? 0));
     let offset = 0;

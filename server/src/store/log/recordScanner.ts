@@ -51,14 +51,8 @@ export class RecordScanner {
       lines.push(bytes, this.line);
       return;
     }
-    let chunk = bytes;
-    if (lines.pendingBytes > 0) {
-      // The line an earlier chunk began ends at the first newline.
-      const newline = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0x0a);
-      lines.push(newline < 0 ? bytes : bytes.subarray(0, newline + 1), this.line);
-      if (newline < 0) return;
-      chunk = bytes.subarray(newline + 1);
-    }
+    // The line an earlier chunk began ends at the first newline.
+    const chunk = lines.pendingBytes > 0 ? lines.pushFirstLine(bytes, this.line) : bytes;
     if (!skim.stage(chunk)) {
       lines.push(chunk, this.line);
       return;

@@ -257,13 +257,8 @@ export class SessionLogReader {
     const header: LineHandler = (line, length) => {
       if (!this.settled) this.acceptHeader(line && utf8Text(line), length);
     };
-    let body = bytes;
-    if (this.scanner === undefined) {
-      // The header line first: once it starts the fold, the lines after it go to the scanner.
-      const newline = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(0x0a);
-      body = newline < 0 ? bytes.subarray(bytes.length) : bytes.subarray(newline + 1);
-      this.lines.push(bytes.subarray(0, bytes.length - body.length), header);
-    }
+    // The header line first: once it starts the fold, the lines after it go to the scanner.
+    const body = this.scanner === undefined ? this.lines.pushFirstLine(bytes, header) : bytes;
     // After a header that failed, the rest is only split (what stays pending is not committed).
     if (this.scanner) this.scanner.push(this.lines, body);
     else this.lines.push(body, header);
