@@ -248,10 +248,8 @@ export class LogFold {
     if (!line.row && line.surface === 't') return false;
     if (this.sink && (this.collect === 'all' || (!line.row && line.surface !== undefined))) return false;
     const state = this.state;
-    state.eventCount += line.row ? line.count : 1;
-    if (state.upgradeFailure !== undefined) return true;
-    state.lastTime = line.row ? line.lastTime : line.time;
-    if (line.row || line.surface === undefined) return true;
+    this.acceptSkimmedRun(state.eventCount + (line.row ? line.count : 1), line.row ? line.lastTime : line.time);
+    if (state.upgradeFailure !== undefined || line.row || line.surface === undefined) return true;
     // A valid appended message, as `accept` folds it: its tool calls, then its surface node.
     if (state.unknownTypeFailure !== undefined || state.repairFailure !== undefined) return true;
     for (const [callId, step] of line.calls) requestToolCall(state.turns, callId, step);
