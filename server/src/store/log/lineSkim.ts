@@ -25,6 +25,7 @@
 import { KNOWN_EVENT_TYPES } from './eventRules';
 import { utf8Text } from './lines';
 import { LINE_SKIM_WASM } from './lineSkimWasm';
+import { compileForThisThread } from './wasmCompile';
 
 /** A tool call an assistant message requests: its block's `id` and the message's `data.step` (undefined when absent). */
 export type RequestedCall = [callId: unknown, step: unknown];
@@ -214,8 +215,8 @@ let SKIM: LineSkim | null | undefined;
 
 function loadSkim(): LineSkim | null {
   try {
-    const module = new WebAssembly.Module(Buffer.from(LINE_SKIM_WASM, 'base64'));
-    SKIM = new LineSkim(new WebAssembly.Instance(module).exports as SkimExports);
+    const exports = compileForThisThread(() => new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(LINE_SKIM_WASM, 'base64'))).exports);
+    SKIM = new LineSkim(exports as SkimExports);
   } catch {
     SKIM = null;
   }

@@ -11,6 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { compileForThisThread } from './wasmCompile';
 
 /** The little of the WebAssembly API used here (the compiler's ES2022 library does not type it). */
 interface WasmMemory {
@@ -19,7 +20,8 @@ interface WasmMemory {
 }
 interface WasmApi {
   Memory: abstract new (...args: never[]) => WasmMemory;
-  instantiate(bytes: Uint8Array, imports: Record<string, Record<string, unknown>>): Promise<{ instance: { exports: Record<string, unknown> } }>;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
 }
 const WebAssembly = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
@@ -185,7 +187,7 @@ function candidatePaths(): string[] {
 export async function instantiateWasmZstd(bytes: Uint8Array): Promise<WasmZstd | undefined> {
   try {
     let memory: WasmMemory | undefined;
-    const { instance } = await WebAssembly.instantiate(bytes, imports(() => memory));
+    const instance = compileForThisThread(() => new WebAssembly.Instance(new WebAssembly.Module(bytes), imports(() => memory)));
     const wasm = bindExports(instance);
     if (!wasm) return undefined;
     memory = wasm.memory;

@@ -16,7 +16,7 @@ import { reapplyRuntimeV8Flags } from '../runtimeV8Flags';
 import { FifoQueue } from '../concurrency';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import type { WorkerReply, WorkerRequest } from './protocol';
-import { summarizeTranscriptFile, type SummarizeOptions, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
+import { summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
 /** The worker entry's file name: next to this module in tsc's output and in the extension bundle's dist/. */
 export const SUMMARIZE_WORKER_FILE = 'summarizeWorker.js';
@@ -167,8 +167,8 @@ export class SummarizePool {
     const request = { id: this.nextId++, task };
     if (!this.inline && !this.disposed && this.fitsInline(bytes)) {
       this.smallRunning++;
-      // A small batch in the main thread: parsed, not skimmed (see SummarizeOptions.skimLines).
-      return this.runInline(request, { skimLines: false }).finally(() => {
+      // A small batch in the main thread.
+      return this.runInline(request).finally(() => {
         this.smallRunning--;
         this.lastDoneAt = performance.now();
       });
@@ -216,9 +216,9 @@ export class SummarizePool {
     });
   }
 
-  private runInline(request: WorkerRequest, options: SummarizeOptions = {}): Promise<SummarizeOutcome> {
+  private runInline(request: WorkerRequest): Promise<SummarizeOutcome> {
     if (request.testHook !== undefined) return Promise.resolve(failed('no worker for a test hook (inline)'));
-    return summarizeTranscriptFile(request.task, this.files, options);
+    return summarizeTranscriptFile(request.task, this.files);
   }
 
   private nextPending(): Pending | undefined {

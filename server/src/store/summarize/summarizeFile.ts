@@ -266,8 +266,7 @@ async function readInto(
 export interface SummarizeOptions {
   /**
    * Whether lines no summary depends on are checked by the byte skim instead of parsed (default
-   * true). The skim is a loop over bytes: fast once V8 has optimized it, several times slower than
-   * `JSON.parse` before that, so the small batch a start summarizes in the main thread parses.
+   * true; false folds every line, as the tests' oracle does).
    */
   skimLines?: boolean;
 }
