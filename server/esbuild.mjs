@@ -77,6 +77,25 @@ const oneLanguageServerCopy = {
 };
 
 /**
+ * The language server library's `files.js` requires `child_process` at load, for helpers that look
+ * up npm's and yarn's global folders, which this server never calls. Loading the module (with
+ * `net` and `dgram` behind it) cost ~6 ms of each start. Here the library gets a stand-in that
+ * requires `child_process` on first use.
+ */
+const lazyChildProcessForLibrary = {
+  name: 'lazy-child-process-for-library',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /[\\/]vscode-languageserver[\\/]lib[\\/]node[\\/]files\.js$/.test(args.importer) ? { path: 'child_process', namespace: 'lazy-child-process' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
+      contents: `let loaded;\nmodule.exports = new Proxy({}, { get: (_target, key) => (loaded ??= require('node:child_process'))[key] });\n`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * esbuild options for the server's bundles in `outdir`.
  * split: main.js + serverProcess.js + cliProcess.js (the bin: `--version` and the CLI load only what they run);
  * otherwise one `serverFile` holding the whole entry (the extension).
@@ -89,10 +108,10 @@ export function serverBundles({ outdir, split = true, serverFile = 'main.js', ta
   }
   const options = common({ target, sourcemap });
   const worker = { ...options, entryPoints: [source('store', 'summarize', 'summarizeWorker.ts')], outfile: path.join(outdir, 'summarizeWorker.js') };
-  if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile), plugins: [oneLanguageServerCopy] }, worker];
+  if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile), plugins: [oneLanguageServerCopy, lazyChildProcessForLibrary] }, worker];
   return [
     { ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, 'main.js'), plugins: [siblingProcessModules] },
-    { ...options, entryPoints: [source('serverProcess.ts')], outfile: path.join(outdir, 'serverProcess.js'), plugins: [oneLanguageServerCopy] },
+    { ...options, entryPoints: [source('serverProcess.ts')], outfile: path.join(outdir, 'serverProcess.js'), plugins: [oneLanguageServerCopy, lazyChildProcessForLibrary] },
     { ...options, entryPoints: [source('cliProcess.ts')], outfile: path.join(outdir, 'cliProcess.js'), plugins: [cliWithoutProtocolLibrary] },
     worker,
   ];
