@@ -20,6 +20,20 @@ const figure = (kind: LatencyFigure['kind'], roundTrip: number[], server?: numbe
 
 const latencyLines = (results: SizeResult[]) => checkBudgets(results).filter((line) => line.budget.startsWith('warm completion'));
 
+describe('the peak RSS budget', () => {
+  const rssLine = (cold: number, restart: number) =>
+    checkBudgets([{ ...sizeWith(100_000, []), peakRss: { cold, restart } } as SizeResult]).find((line) => line.budget.startsWith('peak RSS'))!;
+
+  it('is 300 decimal megabytes (286.1 MiB), on the larger of the cold and restarted runs', () => {
+    expect(rssLine(299e6, 250e6).verdict).toBe('met');
+    expect(rssLine(250e6, 300e6).verdict).toBe('met');
+    // 298.6 MiB is under 300 MiB but over 300 MB.
+    const over = rssLine(298.6 * 2 ** 20, 250 * 2 ** 20);
+    expect(over.verdict).toContain('missed');
+    expect(over.measured).toBe('298.6 MiB (313.1 MB)');
+  });
+});
+
 describe('latency budgets', () => {
   it('give the server side and the round trip each their own verdict, on the worst query kind', () => {
     const lines = latencyLines([

@@ -22,6 +22,7 @@ import {
   textDocumentUri,
   type CommandArgument,
 } from './commandArguments';
+import type { MentionCandidateOnWrite } from '../resolver/candidates';
 import { UnknownCommandError } from './errors';
 import { foreignAgentsEnabled } from './foreignMentions';
 import { previewCommand } from './modelPreview';
@@ -39,18 +40,23 @@ function openDocumentText(services: SessionServices, uri: string): string {
   return document.getText();
 }
 
-/** `dshSession.candidates`: mention-carrying candidates for the target, dsh's labels unchanged. */
+/**
+ * `dshSession.candidates`: mention-carrying candidates for the target, dsh's labels unchanged.
+ * `toJson`: the answer only goes to JSON, so its rows may be made as they are written.
+ */
 export async function listCandidatesCommand(
   argument: CommandArgument<CandidatesCommandArgument>,
   services: SessionServices,
   signal?: AbortSignal,
-): Promise<SessionCommandResult<typeof SessionCommands.candidates>> {
+  toJson = false,
+): Promise<SessionCommandResult<typeof SessionCommands.candidates> | MentionCandidateOnWrite[]> {
   const query = optionalString(argument, 'query') ?? '';
   const limit = argument.limit === null ? undefined : argument.limit;
   const resolver = services.resolver(configOverride(argument));
   const documentUri = textDocumentUri(argument);
   const target = await services.resolveTarget(targetRequest(argument), documentUri, signal);
   // The resolver validates the limit (INVALID_REFERENCE) and defaults it to candidateLimit.
+  if (toJson) return resolver.listMentionCandidatesOnWrite(target, query, limit as number | undefined, signal);
   return resolver.listMentionCandidates(target, query, limit as number | undefined, signal);
 }
 
@@ -109,12 +115,17 @@ export function formatMentionCommand(
   });
 }
 
-/** One command's handler: its argument object as received (fields unchecked), typed by the shared command map. */
+/**
+ * One command's handler: its argument object as received (fields unchecked), typed by the shared
+ * command map. `toJson`: the answer only goes to JSON, and may then hold values that give that
+ * result's JSON when written (`toJSON`) instead of the result itself.
+ */
 type CommandHandler<C extends SessionCommandName> = (
   argument: CommandArgument<SessionCommandArgument<C>>,
   services: SessionServices,
   signal?: AbortSignal,
-) => Promise<SessionCommandResult<C>> | SessionCommandResult<C>;
+  toJson?: boolean,
+) => Promise<SessionCommandResult<C> | MentionCandidateOnWrite[]> | SessionCommandResult<C>;
 
 /**
  * The one command table (lsp-contract.md, Commands): every command of `SessionCommandMap`, each with its
@@ -146,9 +157,9 @@ export async function executeSessionCommand<C extends SessionCommandName>(
   services: SessionServices,
   signal?: AbortSignal,
 ): Promise<SessionCommandResult<C>>;
-export async function executeSessionCommand(command: string, args: unknown, services: SessionServices, signal?: AbortSignal): Promise<unknown>;
-export async function executeSessionCommand(command: string, args: unknown, services: SessionServices, signal?: AbortSignal): Promise<unknown> {
+export async function executeSessionCommand(command: string, args: unknown, services: SessionServices, signal?: AbortSignal, toJson?: boolean): Promise<unknown>;
+export async function executeSessionCommand(command: string, args: unknown, services: SessionServices, signal?: AbortSignal, toJson = false): Promise<unknown> {
   if (!isCommandName(command)) throw new UnknownCommandError(command);
   const handler = COMMAND_TABLE[command] as CommandHandler<SessionCommandName>;
-  return handler(commandArgument(command, args) as CommandArgument<SessionCommandArgument<SessionCommandName>>, services, signal);
+  return handler(commandArgument(command, args) as CommandArgument<SessionCommandArgument<SessionCommandName>>, services, signal, toJson);
 }

@@ -36,6 +36,11 @@ export interface CommandOptions {
   signal?: AbortSignal;
   /** Called when the command must wait for the first index (for work-done progress). */
   onWait?(): void;
+  /**
+   * The answer goes straight to a JSON writer (the LSP wire): it may then hold rows that make their
+   * JSON as they are written (the same JSON), so a long answer is never whole in memory.
+   */
+  toJson?: boolean;
 }
 
 /**
@@ -84,7 +89,7 @@ export function createSessionLanguageService(services: SessionServiceViews): Ses
 
   function executeCommand(command: string, args: unknown, options: CommandOptions = {}): Promise<unknown> {
     const view = options.onWait === undefined ? waiting : services.view({ onWait: () => options.onWait?.() });
-    return executeSessionCommand(command, args, view, options.signal);
+    return executeSessionCommand(command, args, view, options.signal, options.toJson);
   }
 
   return {

@@ -44,6 +44,21 @@ export function toMentionCandidate(summary: StoredSessionSummary): SessionRefere
     : { sessionId, label, cwd: summary.cwd, createdAt: summary.createdAt, mention };
 }
 
+/**
+ * A {@link toMentionCandidate} row for an answer that only ever goes to JSON (the LSP wire): it
+ * keeps the listed summary (listings are rebuilt, never changed in place) and makes the row in
+ * `toJSON`. The wire encoder writes a long answer a slice at a time, so a 100,000-row answer no
+ * longer holds 100,000 rows and their mentions at once (~20 MiB at 100,000 sessions). `toJSON`
+ * takes no key: the row's JSON is the same wherever it sits, which the encoder relies on.
+ */
+export class MentionCandidateOnWrite {
+  constructor(private readonly summary: StoredSessionSummary) {}
+
+  toJSON(): SessionReferenceMentionCandidate {
+    return toMentionCandidate(this.summary);
+  }
+}
+
 // Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,
 // lower-cased haystacks that native `indexOf` searches: a session's segment is its lower-cased id, then (when
 // it has a title) its lower-cased label, each followed by SEPARATOR. A hit of a needle without SEPARATOR lies

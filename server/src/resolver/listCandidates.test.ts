@@ -206,6 +206,19 @@ describe('listMentionCandidates', () => {
   });
 });
 
+describe('listMentionCandidatesOnWrite', () => {
+  it('gives the JSON of listMentionCandidates, query, target, limit and errors alike', async () => {
+    const store = exampleStore();
+    const resolver = createSessionReferenceResolver(store);
+    const target = { sessionId: 'same', cwd: '/same' };
+    for (const [query, limit] of [['', undefined], ['LATEST', 2], ['e', 3], ['zzz', 5], ['', 1]] as const) {
+      const rows = await resolver.listMentionCandidatesOnWrite(target, query, limit);
+      expect(JSON.parse(JSON.stringify(rows))).toEqual(await resolver.listMentionCandidates(target, query, limit));
+    }
+    await expect(resolver.listMentionCandidatesOnWrite(undefined, '', 0)).rejects.toMatchObject({ code: 'SESSION_REFERENCE_INVALID_REFERENCE' });
+  });
+});
+
 describe('createSessionReferenceResolver', () => {
   it('validates the config with dsh messages and fills defaults', () => {
     const store = new InMemorySessionStore();

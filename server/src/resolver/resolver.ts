@@ -13,7 +13,7 @@ import {
 } from '@dsh-session-ls/shared';
 import { retainWithinBudget } from './budget';
 import { raceWithSignal, throwIfCancelled } from './cancellation';
-import { selectCandidates, toCandidate, toMentionCandidate } from './candidates';
+import { MentionCandidateOnWrite, selectCandidates, toCandidate, toMentionCandidate } from './candidates';
 import { projectSessionSurface } from './projection';
 import { renderReferencedSessionsPrompt } from './prompt';
 import { normalizeReferences, type NormalizedReference } from './references';
@@ -40,6 +40,13 @@ export interface SessionReferenceResolver {
     limit?: number,
     signal?: AbortSignal,
   ): Promise<SessionReferenceMentionCandidate[]>;
+  /** `listMentionCandidates` for an answer that goes straight to JSON: the same JSON, each row made as it is written. */
+  listMentionCandidatesOnWrite(
+    target: SessionReferenceTarget | undefined,
+    query?: string,
+    limit?: number,
+    signal?: AbortSignal,
+  ): Promise<MentionCandidateOnWrite[]>;
   /** Snapshot the referenced sessions into one context message (session-reference.md §7). */
   prepare(
     target: SessionReferenceTarget | undefined,
@@ -133,6 +140,16 @@ export function createSessionReferenceResolver(
     return selectListed(target, query === undefined ? '' : query, limit === undefined ? resolved.candidateLimit : limit, signal, toMentionCandidate);
   }
 
+  function listMentionCandidatesOnWrite(
+    target: SessionReferenceTarget | undefined,
+    query?: string,
+    limit?: number,
+    signal?: AbortSignal,
+  ): Promise<MentionCandidateOnWrite[]> {
+    const onWrite = (summary: StoredSessionSummary) => new MentionCandidateOnWrite(summary);
+    return selectListed(target, query === undefined ? '' : query, limit === undefined ? resolved.candidateLimit : limit, signal, onWrite);
+  }
+
   async function prepare(
     target: SessionReferenceTarget | undefined,
     content: ContentBlock[],
@@ -176,5 +193,5 @@ export function createSessionReferenceResolver(
     return { content: acceptedContent, additionalContext };
   }
 
-  return { config: resolved, listCandidates, listMentionCandidates, prepare };
+  return { config: resolved, listCandidates, listMentionCandidates, listMentionCandidatesOnWrite, prepare };
 }

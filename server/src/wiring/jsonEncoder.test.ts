@@ -52,6 +52,27 @@ describe('encodeMessage', () => {
     expect(encoded).toBe(JSON.stringify(msg));
     expect(encoded).toContain(`"at ${SLICED_ARRAY_LENGTH}"`);
   });
+
+  it('slices rows whose toJSON takes no key, making each row as its slice is written', () => {
+    const plain = rows(5 * 1024 + 17);
+    let made = 0;
+    const onWrite = plain.map((row) => ({
+      toJSON() {
+        made++;
+        return row;
+      },
+    }));
+    const msg = { jsonrpc: '2.0', id: 3, result: onWrite };
+    const expected = whole({ jsonrpc: '2.0', id: 3, result: plain });
+    // Nothing kept from the sizing pass: every row is made once to size the message, once to write it.
+    const encoded = encodedMessage(msg as never, 0);
+    expect(made).toBe(plain.length);
+    const chunks = [...encoded.chunks()];
+    expect(made).toBe(2 * plain.length);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(Buffer.concat(chunks).equals(expected)).toBe(true);
+    expect(encoded.byteLength).toBe(expected.length);
+  });
 });
 
 describe('SlicedStreamMessageWriter', () => {

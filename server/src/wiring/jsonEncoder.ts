@@ -33,12 +33,15 @@ export interface EncodedMessage {
 
 /**
  * Whether every element serializes the same alone as inside the whole array: a `toJSON` is called
- * with the element's index as its key, which a slice would change.
+ * with the element's index as its key, which a slice would change, unless it takes no parameter
+ * (rows made as they are written, `MentionCandidateOnWrite`).
  */
 function sliceable(items: readonly unknown[]): boolean {
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
-    if (typeof item === 'object' && item !== null && typeof (item as { toJSON?: unknown }).toJSON === 'function') return false;
+    if (typeof item !== 'object' || item === null) continue;
+    const toJSON = (item as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function' && toJSON.length > 0) return false;
   }
   return true;
 }

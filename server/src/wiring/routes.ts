@@ -186,7 +186,7 @@ export function registerSessionRoutes(
           ? undefined
           : new FirstIndexWaitProgress(options.firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
       try {
-        return await service.executeCommand(params.command, params.arguments, { signal, onWait: () => progress?.begin() });
+        return await service.executeCommand(params.command, params.arguments, { signal, onWait: () => progress?.begin(), toJson: true });
       } finally {
         progress?.done();
       }
