@@ -1,34 +1,50 @@
+import { spawnSync } from 'node:child_process';
 import v8 from 'node:v8';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { compileForThisThread } from './wasmCompile';
+import { compileForThisThread, defaultWasmTieringBudget } from './wasmCompile';
 
 // V8 offers no way to read a flag back, so these watch the calls that set them (the time it saves
-// is measured by \`npm run bench\`, in the start section).
+// is measured by \`npm run bench\`, in the start section; the code cache it must not break, by
+// test/e2e/codeCache.test.ts).
 describe('compileForThisThread', () => {
   afterEach(() => {
     vi.restoreAllMocks();
   });
 
-  it('compiles on the main thread with Liftoff only, and clears the flag at once', () => {
-    const setFlags = vi.spyOn(v8, 'setFlagsFromString');
-    const during = compileForThisThread(() => setFlags.mock.calls.map(([flag]) => flag), true);
-    expect(during).toEqual(['--liftoff-only']);
-    expect(setFlags.mock.calls.map(([flag]) => flag)).toEqual(['--liftoff-only', '--no-liftoff-only']);
+  const flagsSet = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.map(([flag]) => flag);
+
+  it('knows the tier-up budget default of the V8 it runs on, as node --v8-options gives it', () => {
+    const options = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8' }).stdout;
+    const match = /--wasm-tiering-budget=(\d+)/.exec(options.slice(options.indexOf('--wasm-tiering-budget (')));
+    expect(match, 'node --v8-options lists --wasm-tiering-budget').not.toBeNull();
+    expect(defaultWasmTieringBudget()).toBe(Number(match![1]));
   });
 
-  it('clears the flag when the compile throws', () => {
+  it('compiles on the main thread with a 100 times larger budget, and sets it back at once', () => {
+    const setFlags = vi.spyOn(v8, 'setFlagsFromString');
+    const during = compileForThisThread(() => flagsSet(setFlags), true, '11.3.244.8-node.33');
+    expect(during).toEqual(['--wasm-tiering-budget=180000000']);
+    expect(flagsSet(setFlags)).toEqual(['--wasm-tiering-budget=180000000', '--wasm-tiering-budget=1800000']);
+  });
+
+  it('sets the budget back when the compile throws', () => {
     const setFlags = vi.spyOn(v8, 'setFlagsFromString');
     expect(() =>
-      compileForThisThread(() => {
-        throw new Error('bad module');
-      }, true),
+      compileForThisThread(
+        () => {
+          throw new Error('bad module');
+        },
+        true,
+        '13.6.233.17-node.37',
+      ),
     ).toThrow('bad module');
-    expect(setFlags.mock.calls.map(([flag]) => flag)).toEqual(['--liftoff-only', '--no-liftoff-only']);
+    expect(flagsSet(setFlags)).toEqual(['--wasm-tiering-budget=1300000000', '--wasm-tiering-budget=13000000']);
   });
 
-  it('leaves the flags alone off the main thread', () => {
+  it('leaves the flags alone off the main thread, and on a V8 whose default it does not know', () => {
     const setFlags = vi.spyOn(v8, 'setFlagsFromString');
     expect(compileForThisThread(() => 'compiled', false)).toBe('compiled');
+    expect(compileForThisThread(() => 'compiled', true, '99.1.2')).toBe('compiled');
     expect(setFlags).not.toHaveBeenCalled();
   });
 
