@@ -2,7 +2,8 @@
  * The line skim of `server/src/store/log/lineSkim.ts`, compiled to WebAssembly with 128-bit SIMD.
  *
  * It reads what the index needs of the lines that make up most of a dsh log (chunk events, packed
- * chunk rows, bookkeeping events, plain appended messages, tool results) straight from their bytes,
+ * chunk rows, bookkeeping events, the turn, step and tool-call events the closers track, plain
+ * appended messages, tool results) straight from their bytes,
  * after checking that the bytes are JSON that `JSON.parse` accepts and that every check dsh makes
  * of the kind passes. Whenever anything is unusual the answer is "parse it" (0), and the full fold
  * decides: the skim is sound, not complete. lineSkim.ts (its JavaScript side) documents the rules
@@ -22,7 +23,7 @@
 
 #define EXPORT(name) __attribute__((export_name(#name)))
 
-enum { PARSE = 0, PLAIN = 1, TEXT_ROW = 2, TOOL_ROW = 3, ASSISTANT = 4, USER = 5, TOOL_RESULT = 6 };
+enum { PARSE = 0, PLAIN = 1, TEXT_ROW = 2, TOOL_ROW = 3, ASSISTANT = 4, USER = 5, TOOL_RESULT = 6, TURN_START = 7, TURN_END = 8, STEP_START = 9, STEP_END = 10, TOOL_CALL = 11 };
 
 #define QUOTE 0x22
 #define BACKSLASH 0x5c
@@ -636,6 +637,72 @@ static int tool_result_data(void) {
   return object_with(DATA_MESSAGE_KEYS, 0, tool_result_message);
 }
 
+/* Keys of a tracked event's data (turn/start, turn/end, step/start, tool/call) that the skim looks at. */
+static const struct name TRACKED_DATA_KEYS[] = {NAME("turn"), NAME("step"), NAME("callId"), NAME("trigger"), NAME("reason")};
+enum { T_TURN, T_STEP, T_CALL_ID, T_TRIGGER, T_REASON };
+
+/*
+ * The data of a turn/start, step/start or tool/call: an object (the closers' tracking reads a key
+ * of it), each of TRACKED_DATA_KEYS at most once, the range of the `wanted` one's value going to
+ * R.step_start and R.step_end (-1 when absent); with `legacy_trigger`, no `trigger` key (a
+ * turn/start with one has a legacy form).
+ */
+static int tracked_data(int wanted, int legacy_trigger) {
+  if (!take(OPEN_BRACE)) return 0;
+  if (take(CLOSE_BRACE)) return 1;
+  uint32_t seen = 0;
+  do {
+    int k = key(TRACKED_DATA_KEYS, COUNT(TRACKED_DATA_KEYS));
+    if (k == -2) return 0;
+    if (k >= 0) {
+      if ((seen & BIT(k)) != 0) return 0;
+      seen |= BIT(k);
+    }
+    if (k == T_TRIGGER && legacy_trigger) return 0;
+    space();
+    uint32_t start = P;
+    if (!value(2)) return 0;
+    if (k == wanted) {
+      R.step_start = (int32_t)start;
+      R.step_end = (int32_t)P;
+    }
+  } while (take(COMMA));
+  return take(CLOSE_BRACE);
+}
+
+static const struct name REASON_KEYS[] = {NAME("kind")};
+static const struct name PLAIN_REASONS[] = {NAME("completed"), NAME("blocked"), NAME("max-tokens"), NAME("interrupted")};
+
+/* A turn/end's reason that no legacy upgrade changes: {"kind": one of PLAIN_REASONS}, nothing else. */
+static int plain_reason(void) {
+  if (!take(OPEN_BRACE)) return 0;
+  if (key(REASON_KEYS, COUNT(REASON_KEYS)) != 0) return 0;
+  if (!plain_string() || find_name(B + S0, S1 - S0, PLAIN_REASONS, COUNT(PLAIN_REASONS)) < 0) return 0;
+  return take(CLOSE_BRACE);
+}
+
+/*
+ * A turn/end's data as dsh writes it now, which its load checks and leaves as it is: exactly
+ * `turn` (an integer of at least 1) and a plain `reason`, once each. Any other form (a legacy one,
+ * another reason) is parsed.
+ */
+static int turn_end_data(void) {
+  if (!take(OPEN_BRACE)) return 0;
+  uint32_t seen = 0;
+  do {
+    int k = key(TRACKED_DATA_KEYS, COUNT(TRACKED_DATA_KEYS));
+    if ((k != T_TURN && k != T_REASON) || (seen & BIT(k)) != 0) return 0;
+    seen |= BIT(k);
+    if (k == T_TURN) {
+      int64_t turn;
+      if (!integer(&turn) || turn < 1) return 0;
+    } else if (!plain_reason()) {
+      return 0;
+    }
+  } while (take(COMMA));
+  return take(CLOSE_BRACE) && seen == (BIT(T_TURN) | BIT(T_REASON));
+}
+
 static int64_t LAST_SOURCE;
 
 /* sourceEventSeqs: non-empty (unless `empty_allowed`), strictly ascending non-negative safe integers. */
@@ -715,6 +782,11 @@ static int skim(void) {
           if (!message(0)) return PARSE;
         } else if (code == TOOL_RESULT) {
           if (!tool_result_data()) return PARSE;
+        } else if (code == TURN_START || code == STEP_START || code == TOOL_CALL) {
+          int wanted = code == TURN_START ? T_TURN : code == STEP_START ? T_STEP : T_CALL_ID;
+          if (!tracked_data(wanted, code == TURN_START)) return PARSE;
+        } else if (code == TURN_END) {
+          if (!turn_end_data()) return PARSE;
         } else if (!value(0)) {
           return PARSE;
         }
@@ -752,7 +824,7 @@ static int skim(void) {
     return code;
   }
   if ((seen & EVENT_LINE_REQUIRED) != EVENT_LINE_REQUIRED || (seen & ROW_ONLY) != 0) return PARSE;
-  if (code == PLAIN) return (seen & EVENT_LINE_REFUSED) != 0 ? PARSE : PLAIN;
+  if (code == PLAIN || code >= TURN_START) return (seen & EVENT_LINE_REFUSED) != 0 ? PARSE : code;
   if (code == TOOL_RESULT) return TOOL_RESULT;
   if ((seen & BIT(K_SURFACE_OP)) == 0 || last_source >= seq) return PARSE;
   return code;

@@ -11,7 +11,9 @@ import { utf8Text } from './lines';
 import { packedRowOf } from './rows';
 import { SessionLogSummarizer } from './summarizer';
 import { foldSurfaceEvent, emptySurface } from './surfaceFold';
-import { emptyTurnState, requestToolCall, trackTurnEvent } from './closers';
+import { emptyTurnState, requestToolCall, trackTurnEvent, type TurnState } from './closers';
+import type { SessionHeaderRecord } from './header';
+import { emptyFoldState, LogFold, type LogFoldState } from './logFold';
 import { legacyRefusalOf, upgradeLegacyEvent } from './legacy';
 import { DEMO_1, DEMO_2, concatBytes, headerLine } from '../../testing/testLogs';
 
@@ -45,6 +47,22 @@ const TEMPLATES: string[] = [
   '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"turn":1,"step":3,"callId":"call_1","name":"read","arguments":"{}"}}',
   '{"type":"turn/start","seq":0,"time":1767225600703,"data":{"turn":2}}',
   '{"type":"step/start","seq":0,"time":1767225600703,"data":{"turn":2,"step":1}}',
+  // The kinds the closers track, as dsh writes them, and near misses: legacy forms, other reasons, odd values.
+  '{"type":"turn/start","seq":0,"time":1767225600703,"data":{"turn":3,"trigger":{"kind":"user"}}}',
+  '{"type":"turn/start","seq":0,"time":1767225600703,"data":{"turn":{"n":[1,"x"]},"mode":"plan"}}',
+  '{"type":"turn/start","seq":0,"time":1767225600703,"data":{}}',
+  '{"type":"step/start","seq":0,"time":1767225600704,"data":{"turn":2,"step":"s-\u00e9"}}',
+  '{"type":"step/end","seq":0,"time":1767225600705,"data":{"turn":2,"step":1,"usage":{"inputTokens":3}}}',
+  '{"type":"step/end","seq":0,"time":1767225600705,"data":null}',
+  '{"type":"turn/end","seq":0,"time":1767225600706,"data":{"turn":2,"reason":{"kind":"completed"}}}',
+  '{"type":"turn/end","seq":0,"time":1767225600706,"data":{"reason":{"kind":"max-tokens"},"turn":1}}',
+  '{"type":"turn/end","seq":0,"time":1767225600706,"data":{"turn":2,"reason":{"kind":"aborted"}}}',
+  '{"type":"turn/end","seq":0,"time":1767225600706,"data":{"turn":2,"reason":{"kind":"error","step":1,"message":"m"}}}',
+  '{"type":"turn/end","seq":0,"time":1767225600706,"data":{"turn":2,"reason":{"kind":"aborted","reason":{"kind":"user"}}}}',
+  '{"type":"turn/end","seq":0,"time":1767225600706,"data":{"turn":0,"reason":{"kind":"completed"}}}',
+  '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"callId":"call_2"}}',
+  '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"turn":1,"name":"x"}}',
+  '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"callId":7,"arguments":"{\\"a\\":1}"}}',
 ];
 
 type Json = Record<string, unknown>;
@@ -184,6 +202,24 @@ const damageArbitrary: fc.Arbitrary<(line: string) => Uint8Array> = fc.oneof(
       [/"content":\[\{"type":"tool-result"/, '"content":[7,{"type":"tool-result"'],
       [/"content":\[\{"type":"tool-result"/, '"content":[],"content":[{"type":"tool-result"'],
       [/"toolCallId":"(\w+)"/, '"toolCallId":"x"'],
+      [/"turn":(\d+)/, '"turn":$1,"turn":2'],
+      [/"turn":(\d+)/, '"turn":"$1"'],
+      [/"turn":(\d+)/, '"turn":$1.0'],
+      [/"turn":(\d+)/, '"t\\u0075rn":$1'],
+      [/"data":\{/, '"data":{"trigger":{"kind":"user"},'],
+      [/"data":\{/, '"data":{"tr\\u0069gger":1,'],
+      [/"data":\{[^{}]*\}/, '"data":null'],
+      [/"data":\{[^{}]*\}/, '"data":[]'],
+      [/"data":\{[^{}]*\}/, '"data":"x"'],
+      [/"kind":"completed"/, '"kind":"disposed"'],
+      [/"kind":"completed"/, '"kind":"completed","kind":"blocked"'],
+      [/"kind":"completed"/, '"kind":"completed","x":1'],
+      [/"reason":\{/, '"reason":{"kind":"blocked"},"reason":{'],
+      [/"callId":"(\w+)"/, '"callId":"$1","callId":"call_2"'],
+      [/"callId":"(\w+)"/, '"callId":null'],
+      [/"type":"([^"]+)"/, '"type":"turn/start"'],
+      [/"type":"([^"]+)"/, '"type":"step/end"'],
+      [/"type":"([^"]+)"/, '"type":"tool/call"'],
     )
     .map(([pattern, replacement]) => (line: string) => bytesOf(line.replace(pattern, replacement))),
 );
@@ -221,7 +257,10 @@ function expectSkimSound(bytes: Uint8Array): SkimmedLine | undefined {
     expect(foldSurfaceEvent(surface, value, skimmed.seq)).toBeUndefined();
     const turns = emptyTurnState();
     expect(trackTurnEvent(turns, value, skimmed.seq)).toBeUndefined();
-    if (skimmed.surface === undefined) {
+    if (skimmed.track !== undefined) {
+      expect(value.type).toBe(skimmed.track);
+      expect(surface).toEqual(emptySurface());
+    } else if (skimmed.surface === undefined) {
       expect(surface).toEqual(emptySurface());
       expect(turns).toEqual(emptyTurnState());
       expect(value.type === 'assistant/message' || value.type === 'user/message').toBe(false);
@@ -232,8 +271,26 @@ function expectSkimSound(bytes: Uint8Array): SkimmedLine | undefined {
       for (const [callId, step] of skimmed.calls) requestToolCall(replayed, callId, step);
       expect(turns).toEqual(replayed);
     }
+    expectFoldedAlike(value, skimmed);
   }
   return skimmed;
+}
+
+const HEADER: SessionHeaderRecord = { type: 'session', version: 1, id: 's', createdAt: 0, delegationDepth: 0 };
+
+/** A fold at `seq` in the middle of a turn: a step open, calls pending (one started), one of them without an id. */
+function midTurn(seq: number): LogFoldState {
+  const pending: TurnState['pending'] = [['call_1', 2, null], ['call_2', 2, 4], [undefined, 2, null], [7, 1, null]];
+  return { ...emptyFoldState(), eventCount: seq, lastTime: 5, turns: { turnOpen: true, turn: 1, stepOpen: true, step: 2, pending } };
+}
+
+/** Folded in the middle of a turn, the skimmed line leaves the fold exactly as its parsed event does. */
+function expectFoldedAlike(value: Json, skimmed: SkimmedLine): void {
+  const parsed = new LogFold(HEADER, midTurn(skimmed.seq));
+  parsed.accept(value);
+  const read = new LogFold(HEADER, midTurn(skimmed.seq));
+  expect(read.acceptSkimmed(skimmed)).toBe(true);
+  expect(read.state).toEqual(parsed.state);
 }
 
 function summarize(log: Uint8Array, skimLines: boolean, pieces: number[], maxRecordBytes?: number): unknown {
@@ -253,17 +310,28 @@ describe('reading lines without parsing them', () => {
     expect(lineSkim()).not.toBeNull();
   });
 
-  it('skims the chunk, row, bookkeeping and appended message lines of the demos, and parses the rest', () => {
+  it('skims the chunk, row, bookkeeping, tracked and appended message lines of the demos, and parses the rest', () => {
     const skimmed = renumbered(DEMO_2.slice(1)).filter((line) => skimLine(bytesOf(line)) !== undefined);
     expect(skimmed.map((line) => (JSON.parse(line) as Json).type)).toEqual([
+      'turn/start',
+      'step/start',
       'user/message',
       'assistant/message',
+      'tool/call',
       'tool/result',
+      'step/end',
+      'step/start',
       'assistant/message',
+      'step/end',
+      'turn/end',
       'compaction/start',
       'compaction/summary',
       'compaction/end',
     ]);
+    // What the closers' tracking reads of each: the value under its one key.
+    expect(skimLine(bytesOf(DEMO_2[1]))).toEqual({ row: false, seq: 0, time: 1767225700010, track: 'turn/start', value: 1 });
+    expect(skimLine(bytesOf(DEMO_2[6]))).toEqual({ row: false, seq: 5, time: 1767225700401, track: 'tool/call', value: 'call_1' });
+    expect(skimLine(bytesOf(DEMO_2[12]))).toEqual({ row: false, seq: 11, time: 1767225700801, track: 'turn/end', value: undefined });
     // The compacted summary's sources are not ascending (a set is needed to find repeats): parsed.
     expect(skimLine(bytesOf(DEMO_2[15]))).toBeUndefined();
     // The tool result's output, `[{"type":"text","text":"alpha\\n"}]`, is found (to be parsed as []).
@@ -281,12 +349,14 @@ describe('reading lines without parsing them', () => {
     let messages = 0;
     let calls = 0;
     let results = 0;
+    let tracked = 0;
     fc.assert(
       fc.property(fc.constantFrom(...TEMPLATES), fc.array(damageArbitrary, { maxLength: 3 }), (template, damages) => {
         let bytes: Uint8Array = bytesOf(template);
         for (const damage of damages) bytes = damage(utf8Text(bytes));
         const line = expectSkimSound(bytes);
         if (line !== undefined) skimmed++;
+        if (line?.row === false && line.track !== undefined) tracked++;
         if (line?.row === false && line.surface === 't') results++;
         else if (line?.row === false && line.surface !== undefined) {
           messages++;
@@ -299,6 +369,7 @@ describe('reading lines without parsing them', () => {
     expect(messages).toBeGreaterThan(1_000);
     expect(calls).toBeGreaterThan(200);
     expect(results).toBeGreaterThan(200);
+    expect(tracked).toBeGreaterThan(1_000);
   });
 
   it('random bytes around a line’s key parts are never skimmed into something JSON.parse disagrees with', () => {

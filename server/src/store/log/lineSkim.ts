@@ -30,29 +30,39 @@ import { compileForThisThread } from './wasmCompile';
 /** A tool call an assistant message requests: its block's `id` and the message's `data.step` (undefined when absent). */
 export type RequestedCall = [callId: unknown, step: unknown];
 
+/** The event kinds the closers' tracking follows (closers.ts), which the skim reads too. */
+export type TrackedKind = 'turn/start' | 'turn/end' | 'step/start' | 'step/end' | 'tool/call';
+
 /** What a skimmed line stands for, as the fold needs it. */
 export type SkimmedLine =
   /** One event of a kind that only moves the seq and the last time. */
-  | { row: false; seq: number; time: number; surface?: undefined }
+  | { row: false; seq: number; time: number; surface?: undefined; track?: undefined }
+  /**
+   * One valid event the closers' tracking follows, in a form no load stage changes: `value` is
+   * what the tracking reads of its data (`data.turn` of a turn/start, `data.step` of a
+   * step/start, `data.callId` of a tool/call; undefined when absent or for the other kinds).
+   */
+  | { row: false; seq: number; time: number; surface?: undefined; track: TrackedKind; value: unknown }
   /**
    * A valid `assistant/message` ('a') or `user/message` ('u') appended to the surface, without
    * provenance problems; `calls` are its tool-call blocks, in order.
    */
-  | { row: false; seq: number; time: number; surface: 'a' | 'u'; calls: RequestedCall[] }
+  | { row: false; seq: number; time: number; surface: 'a' | 'u'; calls: RequestedCall[]; track?: undefined }
   /**
    * A `tool/result` whose `data.message.content[0].content` is an array at bytes `content`
    * (start, end), the line being valid JSON: it must still be parsed, but that array (the tool's
    * output, most of the line) may be read as `[]`, since no check looks into it (it is blanked in
    * the rewrite key) beyond its being an array.
    */
-  | { row: false; seq: number; time: number; surface: 't'; content: [start: number, end: number] }
+  | { row: false; seq: number; time: number; surface: 't'; content: [start: number, end: number]; track?: undefined }
   /** A packed row of `count` `assistant/chunk` events, from `seq` on. */
   | { row: true; seq: number; count: number; lastTime: number };
 
 /**
  * Event kinds whose valid events no stage of a load looks into beyond the envelope: not the
- * surface types, not what closers track (turn/step starts and ends, tool calls), not the title,
- * not a request header (its config is checked), none with a legacy form.
+ * surface types, not what closers track (turn/step starts and ends, tool calls: the skim reads
+ * those as tracked kinds), not the title, not a request header (its config is checked), none with
+ * a legacy form.
  */
 const LOOKED_INTO = new Set([
   'user/message',
@@ -74,6 +84,9 @@ const TOOL_ROW = 3;
 const ASSISTANT = 4;
 const USER = 5;
 const TOOL_RESULT = 6;
+/** The tracked kinds, codes 7 to 11 in this order. */
+const TRACKED: readonly TrackedKind[] = ['turn/start', 'turn/end', 'step/start', 'step/end', 'tool/call'];
+const FIRST_TRACKED = 7;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -119,6 +132,7 @@ export class LineSkim {
     for (const type of KNOWN_EVENT_TYPES) if (!LOOKED_INTO.has(type)) types.push([type, PLAIN]);
     types.push(['text-chunks', TEXT_ROW], ['reasoning-chunks', TEXT_ROW], ['tool-call-chunks', TOOL_ROW]);
     types.push(['assistant/message', ASSISTANT], ['user/message', USER], ['tool/result', TOOL_RESULT]);
+    TRACKED.forEach((kind, i) => types.push([kind, FIRST_TRACKED + i]));
     for (const [name, code] of types) {
       const bytes = Buffer.from(name, 'latin1');
       if (!this.stage(bytes) || wasm.add_type(bytes.length, code) !== 1) throw new Error(`line skim: cannot add the type ${name}`);
@@ -163,6 +177,10 @@ export class LineSkim {
     if (code === PLAIN) return { row: false, seq, time };
     const ranges = this.ranges;
     if (code === TOOL_RESULT) return { row: false, seq, time, surface: 't', content: [ranges[0], ranges[1]] };
+    if (code >= FIRST_TRACKED) {
+      // The value's range shares the fields of an assistant message's step.
+      return { row: false, seq, time, track: TRACKED[code - FIRST_TRACKED]!, value: ranges[2] < 0 ? undefined : parseRange(bytes, ranges[2], ranges[3]) };
+    }
     const calls: RequestedCall[] = [];
     const callCount = ranges[4];
     if (callCount > 0) {

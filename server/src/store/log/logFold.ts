@@ -12,7 +12,7 @@ import { SessionReadError, type SessionEventRecord } from '../../resolver/sessio
 import { interruptedTurnClosers, emptyTurnState, requestToolCall, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
-import type { SkimmedLine } from './lineSkim';
+import type { SkimmedLine, TrackedKind } from './lineSkim';
 import type { PackedRow } from './rows';
 import { LineArena, type KeptEvent } from './storedLines';
 import {
@@ -102,6 +102,14 @@ function dropShadowed(sink: KeptEvent[], seqs: readonly number[]): KeptEvent[] {
   }
   sink.length = kept;
   return dropped;
+}
+
+/** The data the closers' tracking reads of a skimmed tracked event: its one value, under its key. */
+function trackedData(kind: TrackedKind, value: unknown): JsonRecord {
+  if (kind === 'turn/start') return { turn: value };
+  if (kind === 'step/start') return { step: value };
+  if (kind === 'tool/call') return { callId: value };
+  return {};
 }
 
 /** Folds kept events (seq already checked by the scanner) for one session header. */
@@ -240,16 +248,24 @@ export class LogFold {
   /**
    * Folds a line read by {@link skimLine} (its seq equals {@link eventCount}) as {@link accept}
    * and {@link acceptPackedRow} would: an event or packed row no stage looks into, which only
-   * moves the count and the last time, or a valid appended message, which also requests its tool
-   * calls and joins the surface. Returns false, folding nothing, for a tool/result or when a full
-   * load keeps the event (the line must then be parsed).
+   * moves the count and the last time; an event the closers' tracking follows, which also moves
+   * the tracking; or a valid appended message, which also requests its tool calls and joins the
+   * surface. Returns false, folding nothing, for a tool/result or when a full load keeps the
+   * event (the line must then be parsed).
    */
   acceptSkimmed(line: SkimmedLine): boolean {
     if (!line.row && line.surface === 't') return false;
     if (this.sink && (this.collect === 'all' || (!line.row && line.surface !== undefined))) return false;
     const state = this.state;
     this.acceptSkimmedRun(state.eventCount + (line.row ? line.count : 1), line.row ? line.lastTime : line.time);
-    if (state.upgradeFailure !== undefined || line.row || line.surface === undefined) return true;
+    if (state.upgradeFailure !== undefined || line.row) return true;
+    if (line.track !== undefined) {
+      // As `accept` tracks it: the tracking reads only the one value the skim took from the data.
+      if (state.unknownTypeFailure !== undefined || state.repairFailure !== undefined) return true;
+      trackTurnEvent(state.turns, { type: line.track, data: trackedData(line.track, line.value) }, line.seq);
+      return true;
+    }
+    if (line.surface === undefined) return true;
     // A valid appended message, as `accept` folds it: its tool calls, then its surface node.
     if (state.unknownTypeFailure !== undefined || state.repairFailure !== undefined) return true;
     for (const [callId, step] of line.calls) requestToolCall(state.turns, callId, step);

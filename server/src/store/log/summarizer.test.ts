@@ -261,7 +261,10 @@ describe('SessionLogSummarizer continues from the committed position', () => {
       const skimmed = skimLine(new TextEncoder().encode(line));
       return skimmed === undefined || (!skimmed.row && skimmed.surface === 't');
     });
-    expect(parsed.length).toBe(DEMO_2.length - 6); // the compaction start, summary and end, three appended messages
+    // Skimmed: the compaction start, summary and end, three appended messages, and seven tracked
+    // events (the turn's start and end, two steps' starts and ends, the tool call). Parsed: the
+    // header, the two titles, the tool result and the compacted summary.
+    expect(parsed.length).toBe(DEMO_2.length - 13);
     const parse = vi.spyOn(JSON, 'parse');
     try {
       const summarizer = new SessionLogSummarizer('raw');
