@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimit, FifoQueue, forEachConcurrently } from './concurrency';
+import { ConcurrencyLimit, FifoQueue, ForegroundRequests, TimeSlices, forEachConcurrently } from './concurrency';
 
 /** A promise settled from outside. */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -116,5 +116,41 @@ describe('forEachConcurrently', () => {
     gate.resolve();
     await done;
     expect(taken).toBe(10);
+  });
+});
+
+describe('TimeSlices', () => {
+  it('resolves within a slice without giving the event loop a turn', async () => {
+    const slices = new TimeSlices(60_000);
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await slices.pause();
+    await slices.pause();
+    expect(turned).toBe(false);
+  });
+
+  it('once the slice is over, every caller waits for the same turn of the event loop', async () => {
+    const slices = new TimeSlices(0);
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const order: string[] = [];
+    await Promise.all([slices.pause().then(() => order.push(`a:${turned}`)), slices.pause().then(() => order.push(`b:${turned}`))]);
+    expect(order).toEqual(['a:true', 'b:true']);
+  });
+});
+
+describe('ForegroundRequests', () => {
+  it('is never quiet while a request is in progress, and counts quiet time from the last one', async () => {
+    const requests = new ForegroundRequests();
+    expect(requests.quietForMs()).toBe(Infinity);
+    const endA = requests.begin();
+    const endB = requests.begin();
+    endA();
+    endA(); // twice is once
+    expect(requests.quietForMs()).toBe(0);
+    endB();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(requests.quietForMs()).toBeGreaterThan(0);
+    expect(requests.quietForMs()).toBeLessThan(Infinity);
   });
 });

@@ -96,3 +96,67 @@ export async function forEachConcurrently<T>(
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason ?? new Error('aborted');
 }
+
+/**
+ * Time slices of the main thread's long loops (scans, discovery): work that settles in
+ * microtasks (a synchronous `lstat` then a resolved promise) never lets the event loop turn on
+ * its own, so a rescan of 10,000 transcripts ran ~0.5 s straight and an answer waited for all of
+ * it. {@link pause} gives the loop a turn once a slice's time has passed without one; every
+ * caller waits for the same turn, so concurrent loops pause together.
+ */
+export class TimeSlices {
+  /** Start of the current slice; a real clock, as it times work. */
+  private started = performance.now();
+  private turn: Promise<void> | undefined;
+
+  constructor(private readonly sliceMs: number) {}
+
+  /** Resolves at once within a slice; after a turn of the event loop once the slice is over. */
+  async pause(): Promise<void> {
+    if (this.turn === undefined && performance.now() - this.started >= this.sliceMs) {
+      this.turn = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.turn = undefined;
+        this.started = performance.now();
+      });
+    }
+    if (this.turn !== undefined) await this.turn;
+  }
+}
+
+/** The slices of this process's main-thread store work (5 ms: an answer waits at most about that long). */
+export const storeWorkSlices = new TimeSlices(5);
+
+/** What the process is doing for its clients, as far as background store work cares. */
+export interface ForegroundWork {
+  /** How long no request has been in progress (ms); 0 while one is. */
+  quietForMs(): number;
+}
+
+/**
+ * The requests in progress (the language server counts them in `wiring/params.ts`), so store
+ * work that can wait (the catch-up rescan after the first index) waits for a quiet moment rather
+ * than stall answers someone is waiting for. A real clock: it measures the requests' time.
+ */
+export class ForegroundRequests implements ForegroundWork {
+  private inProgress = 0;
+  private lastEnded = -Infinity;
+
+  /** A request begins; call the returned function once, when it has been answered. */
+  begin(): () => void {
+    this.inProgress++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.inProgress--;
+      this.lastEnded = performance.now();
+    };
+  }
+
+  quietForMs(): number {
+    return this.inProgress > 0 ? 0 : performance.now() - this.lastEnded;
+  }
+}
+
+/** This process's requests (none in the CLI, whose store never waits for quiet). */
+export const foregroundRequests = new ForegroundRequests();

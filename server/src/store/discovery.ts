@@ -4,6 +4,7 @@
  */
 import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
+import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
 import { quickSync } from './quickSync';
@@ -191,18 +192,14 @@ async function pointsToDirectory(files: DirectoryFiles, file: string): Promise<b
   }
 }
 
-/** Entries classified between two turns of the event loop. */
-const ENTRIES_PER_SLICE = 4096;
-
 /**
  * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
  * directories (or flat files), 3 = transcripts.
  */
 async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable<Found> | AsyncIterable<Found>, result: DiscoveryResult): Promise<void> {
-  let classified = 0;
   for await (const entry of relToRoot) {
-    // A root holds hundreds of thousands of entries: let answers run between slices.
-    if (++classified % ENTRIES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    // A root holds hundreds of thousands of entries, each looked up synchronously: let answers run between slices.
+    await storeWorkSlices.pause();
     const parts = entry.rel.split('/');
     const full = () => keyPath(root, entry.rel);
     if (entry.kind === 'dir' && parts.length <= 2) result.directories.push(entry.rel);

@@ -915,6 +915,99 @@ describe('the index', () => {
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Late'));
   });
 
+  it('starts the catch-up rescan catchUpDelayMs after the first index, so the answers that waited go out first', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('early', 1, 'Early');
+    const file = writeLog(root, log, 'raw');
+    const slowFile = writeLog(root, session('slow', 0, 'Slow', '/elsewhere'), 'raw');
+    const recorder = recordingFiles();
+    const release = recorder.hold((f) => f === slowFile);
+    const { store } = open(root, { files: recorder.files, catchUpDelayMs: 1000, rescanMinIntervalMs: 60_000, sweepIntervalMs: 60_000 });
+    await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
+    appendBatch(file, log.rename('Late'), 'raw');
+    release();
+    await store.whenIndexed();
+    // Not yet: the listing is the first index's until the delay has passed (real time for a rescan that would run).
+    testClock().advance(900);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(store.completedRescans()).toBe(0);
+    expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Early');
+    testClock().advance(100);
+    await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Late'));
+    expect(store.completedRescans()).toBe(1);
+  });
+
+  it('holds the catch-up rescan while requests are in progress, up to catchUpMaxWaitMs', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    let busy = true;
+    const foreground = { quietForMs: () => (busy ? 0 : 60_000) };
+    const rescanned = async (afterMs: number) => {
+      testClock().advance(afterMs);
+      // Real time for a rescan that would run now.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return store.completedRescans();
+    };
+    const { store } = open(root, { foreground, catchUpDelayMs: 0, catchUpQuietMs: 500, catchUpMaxWaitMs: 60_000, rescanMinIntervalMs: 600_000 });
+    await store.whenIndexed();
+    expect(await rescanned(5000)).toBe(0);
+    busy = false;
+    expect(await rescanned(600)).toBe(1);
+
+    // Requests without a pause: the rescan still comes, catchUpMaxWaitMs after the first index.
+    busy = true;
+    const other = open(path.join(tempDir(), 'sessions'), { foreground, catchUpDelayMs: 0, catchUpQuietMs: 500, catchUpMaxWaitMs: 3000, rescanMinIntervalMs: 600_000 });
+    writeLog(other.store.root, session('b', 1, 'B'), 'raw');
+    await other.store.whenIndexed();
+    testClock().advance(2000);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(other.store.completedRescans()).toBe(0);
+    testClock().advance(1000);
+    await eventually(() => expect(other.store.completedRescans()).toBe(1));
+  });
+
+  it('gives the event loop turns during a rescan of many unchanged transcripts', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    const count = 60;
+    for (let i = 0; i < count; i++) writeLog(root, session(`s${i}`, i, `Title ${i}`), 'raw');
+    const recorder = recordingFiles();
+    // While measuring, each synchronous lstat of a transcript costs 0.5 ms of CPU (under what
+    // quickSync takes for a slow call): ~30 ms of main thread in all.
+    let measuring = false;
+    let stats = 0;
+    const files: TranscriptFiles = {
+      ...recorder.files,
+      lstat(file) {
+        if (measuring) stats++;
+        return recorder.files.lstat(file);
+      },
+      lstatSync(file) {
+        if (measuring) {
+          stats++;
+          for (const until = performance.now() + 0.5; performance.now() < until; );
+        }
+        return recorder.files.lstatSync!(file);
+      },
+    };
+    const { store } = open(root, { files, catchUpDelayMs: 0, rescanMinIntervalMs: 10_000, sweepIntervalMs: 60_000 });
+    await store.whenIndexed();
+    await eventually(() => expect(store.completedRescans()).toBe(1));
+    measuring = true;
+    // A timer of 1 ms asks for a turn all along; count the turns it got between the rescan's first and last lstat.
+    let turnsWithin = 0;
+    const ticker = setInterval(() => {
+      if (stats > 0 && stats < count) turnsWithin++;
+    }, 1);
+    testClock().advance(10_000); // the next periodic rescan
+    try {
+      await eventually(() => expect(store.completedRescans()).toBe(2));
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(stats).toBe(count);
+    expect(turnsWithin).toBeGreaterThanOrEqual(3);
+  });
+
   it('runs no sweep and no rescan while the first index is being built, then both resume', async () => {
     const root = path.join(tempDir(), 'sessions');
     const fastFile = writeLog(root, session('fast', 1, 'Fast'), 'raw');

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { SessionSurface, StoredSessionSummary } from '../resolver/sessionStore';
 import { throwIfAborted } from './concurrency';
 import { CacheWriter } from './disk/cacheWriter';
+import type { TimerSlot } from './disk/clock';
 import { Freshness } from './disk/freshness';
 import { Publication } from './disk/publication';
 import { RootAttachment } from './disk/rootAttachment';
@@ -35,6 +36,7 @@ export class DiskSessionStore implements SessionStoreService {
   private readonly publication: Publication;
   private readonly cache: CacheWriter;
   private readonly freshness: Freshness;
+  private readonly catchUpTimer: TimerSlot;
 
   constructor(options: OpenSessionStoreOptions, tuning: Partial<DiskStoreTuning> = {}) {
     this.root = path.resolve(options.root);
@@ -45,6 +47,7 @@ export class DiskSessionStore implements SessionStoreService {
       files: state.tuning.files,
       log: state.log,
     });
+    this.catchUpTimer = state.timer();
     const cache = (this.cache = new CacheWriter(state, options.cacheDir));
     const publication = (this.publication = new Publication(state, {
       listingChanged: (attached) => cache.scheduleSave(attached, state.tuning.cacheSaveDelayMs),
@@ -90,8 +93,19 @@ export class DiskSessionStore implements SessionStoreService {
     freshness.scheduleSweep(attached);
     // Not at once: the first answers come now, and writing the cache would compete with them.
     this.cache.scheduleSave(attached, state.tuning.cacheSaveDelayMs);
-    // Catch up with what changed while the first index was built, before its directories were watched.
-    freshness.markDirty({ kind: 'root' });
+    // Catch up with what changed while the first index was built, before its directories were
+    // watched, in a quiet moment (see the tuning). An answer meanwhile is as fresh as one given
+    // during the rescan would be: listings never wait for a rescan.
+    const { tuning, clock } = state;
+    const latest = clock.now() + tuning.catchUpMaxWaitMs;
+    const catchUp = (delayMs: number): void =>
+      this.catchUpTimer.set(() => {
+        if (!state.isCurrent(attached)) return;
+        const quiet = tuning.foreground.quietForMs();
+        if (quiet < tuning.catchUpQuietMs && clock.now() < latest) return catchUp(Math.min(tuning.catchUpQuietMs - quiet, latest - clock.now()));
+        freshness.markDirty({ kind: 'root' });
+      }, delayMs);
+    catchUp(tuning.catchUpDelayMs);
   }
 
   // ---- SessionStore -------------------------------------------------------------------------

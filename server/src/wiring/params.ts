@@ -28,6 +28,7 @@ import {
   type WillSaveTextDocumentParams,
   type WorkspaceFoldersChangeEvent,
 } from 'vscode-languageserver/node';
+import { foregroundRequests } from '../store/concurrency';
 
 /** What `TextDocuments.listen` subscribes to (the library does not export the type from its node entry). */
 type TextDocumentConnection = Parameters<TextDocuments<TextDocument>['listen']>[0];
@@ -172,9 +173,15 @@ export function onCheckedRequest<P, R>(
   shape: ParamsShape<P>,
   handler: (params: P, token: CancellationToken) => HandlerResult<R, void>,
 ): Disposable {
-  return connection.onRequest(new RequestType<P, R, void>(method, ParameterStructures.byName), (params, token) =>
-    handler(checkParams(method, params, shape), token),
-  );
+  return connection.onRequest(new RequestType<P, R, void>(method, ParameterStructures.byName), async (params, token) => {
+    // Counted while in progress: background store work waits for a quiet moment (store/concurrency.ts).
+    const ended = foregroundRequests.begin();
+    try {
+      return await handler(checkParams(method, params, shape), token);
+    } finally {
+      ended();
+    }
+  });
 }
 
 /**

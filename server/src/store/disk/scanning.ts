@@ -2,7 +2,7 @@
  * Scanning: discovers a scope of the attached root, reconciles the index, the known directories
  * and the discovery problems with what is there, then refreshes the scope's transcripts.
  */
-import { forEachConcurrently } from '../concurrency';
+import { forEachConcurrently, storeWorkSlices } from '../concurrency';
 import { discover, discoverRootLevel, inScope, sessionScopeOf, type DiscoveryScope } from '../discovery';
 import { sameIdentity } from '../transcriptFiles';
 import type { RefreshOutcome } from '../transcriptIndex';
@@ -18,6 +18,7 @@ const ITEMS_PER_SLICE = 2048;
 function nextSlice(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
 
 /** What scanning needs from the rest of the store. */
 export interface ScanningDeps {
@@ -51,7 +52,7 @@ export class Scanner {
     const keys = await run;
     if (!keys) return;
     // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.
-    await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refresh(attached, key), (error) =>
+    await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refreshInSlices(attached, key), (error) =>
       this.state.log(`refreshing a transcript failed: ${error instanceof Error ? error.message : String(error)}`),
     );
   }
@@ -157,6 +158,12 @@ export class Scanner {
     if (directoriesChanged && !state.indexing) this.deps.directoriesChanged(attached);
     this.deps.statusChanged();
     return found.transcripts.map((t) => t.key);
+  }
+
+  /** {@link refresh} in the store's time slices (an unchanged transcript settles in microtasks). */
+  private async refreshInSlices(attached: Attached, key: string): Promise<RefreshOutcome> {
+    await storeWorkSlices.pause();
+    return this.refresh(attached, key);
   }
 
   /** Re-reads one transcript if it changed, and tells the rest of the store what that changed. */

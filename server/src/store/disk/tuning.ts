@@ -1,4 +1,5 @@
 /** The disk store's knobs, with production defaults; tests shorten, observe or replace them. */
+import { foregroundRequests, type ForegroundWork } from '../concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from '../directoryFiles';
 import { defaultIndexWorkers } from '../summarize/pool';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
@@ -55,6 +56,18 @@ export interface DiskStoreTuning {
   notifyThrottleMs: number;
   /** Delay before the persistent cache is rewritten after a change. */
   cacheSaveDelayMs: number;
+  /**
+   * The catch-up rescan after the first index (the whole root again, for what changed while it
+   * was built, before its directories were watched) starts `catchUpDelayMs` after it at the
+   * earliest, once no request has been in progress for `catchUpQuietMs` (`foreground`), and
+   * `catchUpMaxWaitMs` after it at the latest: the answers that waited for the first index, and
+   * the typing right after it, do not share the main thread with ~0.5 s of rescan at 10,000
+   * sessions (~5 s at 100,000).
+   */
+  catchUpDelayMs: number;
+  catchUpQuietMs: number;
+  catchUpMaxWaitMs: number;
+  foreground: ForegroundWork;
 }
 
 /**
@@ -83,4 +96,8 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   rootPollMs: 500,
   notifyThrottleMs: 100,
   cacheSaveDelayMs: 5000,
+  catchUpDelayMs: 200,
+  catchUpQuietMs: 500,
+  catchUpMaxWaitMs: 30_000,
+  foreground: foregroundRequests,
 };
