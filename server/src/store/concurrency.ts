@@ -133,7 +133,8 @@ export interface ForegroundWork {
 }
 
 /**
- * The requests in progress (the language server counts them in `wiring/params.ts`), so store
+ * The requests in progress and the messages being written (the language server counts them in
+ * `wiring/params.ts` and `wiring/jsonEncoder.ts`), so store
  * work that can wait (the catch-up rescan after the first index) waits for a quiet moment rather
  * than stall answers someone is waiting for. A real clock: it measures the requests' time.
  */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
+import { foregroundRequests } from '../store/concurrency';
 import { encodedMessage, encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
 
 const whole = (msg: unknown): Buffer => Buffer.from(JSON.stringify(msg), 'utf-8');
@@ -94,6 +95,19 @@ describe('SlicedStreamMessageWriter', () => {
       }),
     );
     expect(Buffer.concat(received).equals(expected)).toBe(true);
+  });
+
+  it('counts a message as work in progress until it is written (background store work waits for it)', async () => {
+    const sink = new PassThrough({ highWaterMark: 16 });
+    const writer = new SlicedStreamMessageWriter(sink);
+    const written = writer.write({ jsonrpc: '2.0', id: 1, result: rows(3 * 1024) } as never);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Nobody reads the sink yet: the answer is still being written.
+    expect(foregroundRequests.quietForMs()).toBe(0);
+    sink.resume();
+    await written;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(foregroundRequests.quietForMs()).toBeGreaterThan(0);
   });
 
   it('reports a write failure to the caller', async () => {

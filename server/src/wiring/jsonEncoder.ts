@@ -8,6 +8,7 @@
  * it, slice after slice (up to {@link KEPT_SLICE_BYTES}, the first pass's bytes are kept for the second).
  */
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node';
+import { foregroundRequests } from '../store/concurrency';
 
 /** Arrays at least this long are encoded a slice at a time. */
 export const SLICED_ARRAY_LENGTH = 2048;
@@ -118,7 +119,10 @@ export class SlicedStreamMessageWriter extends AbstractMessageWriter implements 
   }
 
   write(msg: Message): Promise<void> {
-    const run = this.queue.then(() => this.send(msg));
+    // A long answer is written for a while after its handler returned: background store work
+    // waits for it too (store/concurrency.ts).
+    const ended = foregroundRequests.begin();
+    const run = this.queue.then(() => this.send(msg)).finally(ended);
     this.queue = run.catch(() => undefined);
     return run;
   }
