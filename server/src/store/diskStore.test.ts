@@ -937,7 +937,7 @@ describe('the index', () => {
     expect(store.completedRescans()).toBe(1);
   });
 
-  it('holds the catch-up rescan while requests are in progress, up to catchUpMaxWaitMs', async () => {
+  it('holds the catch-up rescan while requests are in progress, up to backgroundMaxWaitMs', async () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('a', 1, 'A'), 'raw');
     let busy = true;
@@ -948,15 +948,15 @@ describe('the index', () => {
       await new Promise((resolve) => setTimeout(resolve, 150));
       return store.completedRescans();
     };
-    const { store } = open(root, { foreground, catchUpDelayMs: 0, catchUpQuietMs: 500, catchUpMaxWaitMs: 60_000, rescanMinIntervalMs: 600_000 });
+    const { store } = open(root, { foreground, catchUpDelayMs: 0, backgroundQuietMs: 500, backgroundMaxWaitMs: 60_000, rescanMinIntervalMs: 600_000 });
     await store.whenIndexed();
     expect(await rescanned(5000)).toBe(0);
     busy = false;
     expect(await rescanned(600)).toBe(1);
 
-    // Requests without a pause: the rescan still comes, catchUpMaxWaitMs after the first index.
+    // Requests without a pause: the rescan still comes, backgroundMaxWaitMs after the first index.
     busy = true;
-    const other = open(path.join(tempDir(), 'sessions'), { foreground, catchUpDelayMs: 0, catchUpQuietMs: 500, catchUpMaxWaitMs: 3000, rescanMinIntervalMs: 600_000 });
+    const other = open(path.join(tempDir(), 'sessions'), { foreground, catchUpDelayMs: 0, backgroundQuietMs: 500, backgroundMaxWaitMs: 3000, rescanMinIntervalMs: 600_000 });
     writeLog(other.store.root, session('b', 1, 'B'), 'raw');
     await other.store.whenIndexed();
     testClock().advance(2000);
@@ -964,6 +964,25 @@ describe('the index', () => {
     expect(other.store.completedRescans()).toBe(0);
     testClock().advance(1000);
     await eventually(() => expect(other.store.completedRescans()).toBe(1));
+  });
+
+  it('holds a cache write while requests are in progress, up to backgroundMaxWaitMs', async () => {
+    const base = tempDir();
+    const root = path.join(base, 'sessions');
+    const cacheDir = path.join(base, 'cache');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    let busy = true;
+    const foreground = { quietForMs: () => (busy ? 0 : 60_000) };
+    const written = () => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl')) : []);
+    const { store } = open(root, { foreground, cacheSaveDelayMs: 50, backgroundQuietMs: 500, backgroundMaxWaitMs: 60_000, rescanMinIntervalMs: 600_000 }, cacheDir);
+    await store.whenIndexed();
+    testClock().advance(5000);
+    // Real time for a write that would run now.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(written()).toEqual([]);
+    busy = false;
+    testClock().advance(600);
+    await eventually(() => expect(written()).toHaveLength(1));
   });
 
   it('gives the event loop turns during a rescan of many unchanged transcripts', async () => {

@@ -97,12 +97,12 @@ export class DiskSessionStore implements SessionStoreService {
     // watched, in a quiet moment (see the tuning). An answer meanwhile is as fresh as one given
     // during the rescan would be: listings never wait for a rescan.
     const { tuning, clock } = state;
-    const latest = clock.now() + tuning.catchUpMaxWaitMs;
+    const latest = clock.now() + tuning.backgroundMaxWaitMs;
     const catchUp = (delayMs: number): void =>
       this.catchUpTimer.set(() => {
         if (!state.isCurrent(attached)) return;
         const quiet = tuning.foreground.quietForMs();
-        if (quiet < tuning.catchUpQuietMs && clock.now() < latest) return catchUp(Math.min(tuning.catchUpQuietMs - quiet, latest - clock.now()));
+        if (quiet < tuning.backgroundQuietMs && clock.now() < latest) return catchUp(Math.min(tuning.backgroundQuietMs - quiet, latest - clock.now()));
         freshness.markDirty({ kind: 'root' });
       }, delayMs);
     catchUp(tuning.catchUpDelayMs);

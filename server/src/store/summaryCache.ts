@@ -13,6 +13,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { storeWorkSlices } from './concurrency';
 import type { ResumeState } from './summarize/summarizeFile';
 import type { FileIdentity } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptSummary';
@@ -300,6 +301,8 @@ export async function saveSummaryCache(file: string, root: string, entries: Iter
     await put(`${JSON.stringify(head)}\n`);
     let count = 0;
     for (const [key, cached] of entries) {
+      // Lines are made synchronously between the writes: let answers in between (concurrency.ts).
+      await storeWorkSlices.pause();
       await put(cacheLine(key, cached));
       count++;
     }

@@ -65,12 +65,22 @@ export class CacheWriter {
     attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot, attached.omitted);
   }
 
-  /** Rewrites the cache after `delayMs` if it is stale by then (at most one write pending or running). */
-  scheduleSave(attached: Attached, delayMs: number): void {
+  /**
+   * Rewrites the cache after `delayMs` if it is stale by then (at most one write pending or
+   * running), in a quiet moment: while requests are in progress it waits, up to the tuning's
+   * `backgroundMaxWaitMs` (at 100,000 sessions a write is ~50 MB of JSON on the main thread).
+   */
+  scheduleSave(attached: Attached, delayMs: number, since = this.state.clock.now()): void {
     const { state } = this;
     if (!attached.cacheFile || state.indexing || this.saveTimer.active || state.disposed) return;
     this.saveTimer.set(() => {
       if (this.saving !== undefined) return this.scheduleSave(attached, Math.max(delayMs, state.tuning.cacheSaveDelayMs));
+      const { tuning, clock } = state;
+      const quiet = tuning.foreground.quietForMs();
+      const latest = since + tuning.backgroundMaxWaitMs;
+      if (quiet < tuning.backgroundQuietMs && clock.now() < latest) {
+        return this.scheduleSave(attached, Math.min(tuning.backgroundQuietMs - quiet, latest - clock.now()), since);
+      }
       void this.write(attached);
     }, delayMs);
   }

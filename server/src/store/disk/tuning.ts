@@ -59,14 +59,14 @@ export interface DiskStoreTuning {
   /**
    * The catch-up rescan after the first index (the whole root again, for what changed while it
    * was built, before its directories were watched) starts `catchUpDelayMs` after it at the
-   * earliest, once no request has been in progress for `catchUpQuietMs` (`foreground`), and
-   * `catchUpMaxWaitMs` after it at the latest: the answers that waited for the first index, and
-   * the typing right after it, do not share the main thread with ~0.5 s of rescan at 10,000
-   * sessions (~5 s at 100,000).
+   * earliest. It, and every cache write, waits until no request has been in progress and no
+   * message written for `backgroundQuietMs` (`foreground`), or `backgroundMaxWaitMs` at most: the
+   * answers that waited for the first index, and the typing right after it, do not share the
+   * main thread with ~0.5 s of rescan at 10,000 sessions (~5 s at 100,000) or a 50 MB cache write.
    */
   catchUpDelayMs: number;
-  catchUpQuietMs: number;
-  catchUpMaxWaitMs: number;
+  backgroundQuietMs: number;
+  backgroundMaxWaitMs: number;
   foreground: ForegroundWork;
 }
 
@@ -97,7 +97,7 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   notifyThrottleMs: 100,
   cacheSaveDelayMs: 5000,
   catchUpDelayMs: 200,
-  catchUpQuietMs: 500,
-  catchUpMaxWaitMs: 30_000,
+  backgroundQuietMs: 500,
+  backgroundMaxWaitMs: 30_000,
   foreground: foregroundRequests,
 };
