@@ -51,21 +51,22 @@ describe('runtime V8 flags', () => {
   });
 
   it('are set again by reapplyRuntimeV8Flags after a worker starts, which loses them on Node 20 and 22', async () => {
-    // With growth factor 1 the new space never grows past its size when the flag was set.
+    // With growth factor 1 the new space never grows past its size when the flag was set (V8 may
+    // still shrink it: Node 24's did, once, between two churns).
     setRuntimeV8Flag('--semi-space-growth-factor=1', '--semi-space-growth-factor=2');
     const fixed = newSpaceAfterChurn();
-    expect(newSpaceAfterChurn()).toBe(fixed);
+    expect(newSpaceAfterChurn()).toBeLessThanOrEqual(fixed);
     await startedWorker();
     reapplyRuntimeV8Flags();
     // From here it grows no more. (Between the worker's start and the reapply the flag is unset: a
     // collection in that moment, on a loaded machine, may already have grown it one step.)
     const reapplied = newSpaceSize();
-    expect(newSpaceAfterChurn()).toBe(reapplied);
+    expect(newSpaceAfterChurn()).toBeLessThanOrEqual(reapplied);
     // Why: without setting them again, the churn after a worker's start grows the new space
     // (to its maximum, for good) on Node 20 and 22; Node 24 keeps the flags.
     await startedWorker();
     const unset = newSpaceAfterChurn();
     if (Number(process.versions.node.split('.')[0]) < 24) expect(unset).toBeGreaterThan(fixed);
-    else expect(unset).toBe(fixed);
+    else expect(unset).toBeLessThanOrEqual(fixed);
   });
 });
