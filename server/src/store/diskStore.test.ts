@@ -899,34 +899,32 @@ describe('the index', () => {
     expect(statuses.at(-1)).toBe(false);
   });
 
-  it('catches up with changes made while the first index was being built', async () => {
+  /**
+   * A store whose first index has read session `early` ("Early"), which is then renamed "Late"
+   * before the index is complete (so before it is watched); resolves once the index is complete.
+   */
+  async function indexedWithChangeDuringFirstIndex(tuning: Partial<DiskStoreTuning> = {}) {
     const root = path.join(tempDir(), 'sessions');
     const log = session('early', 1, 'Early');
     const file = writeLog(root, log, 'raw');
     const slowFile = writeLog(root, session('slow', 0, 'Slow', '/elsewhere'), 'raw');
     const recorder = recordingFiles();
     const release = recorder.hold((f) => f === slowFile);
-    const { store } = open(root, { files: recorder.files, rescanMinIntervalMs: 60_000, sweepIntervalMs: 60_000 });
+    const { store } = open(root, { files: recorder.files, rescanMinIntervalMs: 60_000, sweepIntervalMs: 60_000, ...tuning });
     await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
-    // Already read, and appended to before the first index is complete (so before it is watched).
     appendBatch(file, log.rename('Late'), 'raw');
     release();
     await store.whenIndexed();
+    return store;
+  }
+
+  it('catches up with changes made while the first index was being built', async () => {
+    const store = await indexedWithChangeDuringFirstIndex();
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Late'));
   });
 
   it('starts the catch-up rescan catchUpDelayMs after the first index, so the answers that waited go out first', async () => {
-    const root = path.join(tempDir(), 'sessions');
-    const log = session('early', 1, 'Early');
-    const file = writeLog(root, log, 'raw');
-    const slowFile = writeLog(root, session('slow', 0, 'Slow', '/elsewhere'), 'raw');
-    const recorder = recordingFiles();
-    const release = recorder.hold((f) => f === slowFile);
-    const { store } = open(root, { files: recorder.files, catchUpDelayMs: 1000, rescanMinIntervalMs: 60_000, sweepIntervalMs: 60_000 });
-    await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
-    appendBatch(file, log.rename('Late'), 'raw');
-    release();
-    await store.whenIndexed();
+    const store = await indexedWithChangeDuringFirstIndex({ catchUpDelayMs: 1000 });
     // Not yet: the listing is the first index's until the delay has passed (real time for a rescan that would run).
     testClock().advance(900);
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -96,16 +96,15 @@ export class DiskSessionStore implements SessionStoreService {
     // Catch up with what changed while the first index was built, before its directories were
     // watched, in a quiet moment (see the tuning). An answer meanwhile is as fresh as one given
     // during the rescan would be: listings never wait for a rescan.
-    const { tuning, clock } = state;
-    const latest = clock.now() + tuning.backgroundMaxWaitMs;
+    const since = state.clock.now();
     const catchUp = (delayMs: number): void =>
       this.catchUpTimer.set(() => {
         if (!state.isCurrent(attached)) return;
-        const quiet = tuning.foreground.quietForMs();
-        if (quiet < tuning.backgroundQuietMs && clock.now() < latest) return catchUp(Math.min(tuning.backgroundQuietMs - quiet, latest - clock.now()));
+        const wait = state.quietWaitMs(since);
+        if (wait > 0) return catchUp(wait);
         freshness.markDirty({ kind: 'root' });
       }, delayMs);
-    catchUp(tuning.catchUpDelayMs);
+    catchUp(state.tuning.catchUpDelayMs);
   }
 
   // ---- SessionStore -------------------------------------------------------------------------

@@ -75,12 +75,8 @@ export class CacheWriter {
     if (!attached.cacheFile || state.indexing || this.saveTimer.active || state.disposed) return;
     this.saveTimer.set(() => {
       if (this.saving !== undefined) return this.scheduleSave(attached, Math.max(delayMs, state.tuning.cacheSaveDelayMs));
-      const { tuning, clock } = state;
-      const quiet = tuning.foreground.quietForMs();
-      const latest = since + tuning.backgroundMaxWaitMs;
-      if (quiet < tuning.backgroundQuietMs && clock.now() < latest) {
-        return this.scheduleSave(attached, Math.min(tuning.backgroundQuietMs - quiet, latest - clock.now()), since);
-      }
+      const wait = state.quietWaitMs(since);
+      if (wait > 0) return this.scheduleSave(attached, wait, since);
       void this.write(attached);
     }, delayMs);
   }

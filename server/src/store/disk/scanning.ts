@@ -19,7 +19,6 @@ function nextSlice(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-
 /** What scanning needs from the rest of the store. */
 export interface ScanningDeps {
   /** The listing is stale (because `rereadKey` was re-read, or for another reason). */

@@ -81,6 +81,18 @@ export class StoreState {
     return slot;
   }
 
+  /**
+   * How much longer background work that began waiting at `since` should wait for a quiet moment
+   * (no request in progress or message being written for `backgroundQuietMs`); 0 when it is quiet,
+   * or when it has waited `backgroundMaxWaitMs`.
+   */
+  quietWaitMs(since: number): number {
+    const { foreground, backgroundQuietMs, backgroundMaxWaitMs } = this.tuning;
+    const quiet = foreground.quietForMs();
+    const left = since + backgroundMaxWaitMs - this.clock.now();
+    return quiet < backgroundQuietMs && left > 0 ? Math.min(backgroundQuietMs - quiet, left) : 0;
+  }
+
   pendingTimers(): number {
     return this.timers.filter((slot) => slot.active).length;
   }
