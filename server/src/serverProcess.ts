@@ -8,6 +8,7 @@ import { logToStderr, openAgentStore, openStore } from './processStore';
 import { startSessionLanguageServer } from './server';
 import { absoluteSessionsRoot } from './settings/settings';
 import { cacheWritesSettled, defaultSessionsRoot } from './store';
+import { foregroundRequests } from './store/concurrency';
 import { foreignCacheWritesSettled } from './store/agents/foreignStore';
 import { LifecycleGate } from './wiring/lifecycle';
 import { ParentWatchdog } from './wiring/parentWatchdog';
@@ -93,6 +94,8 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   const gate = new LifecycleGate(transport.reader, transport.writer, {
     onInitialize: (processId) => watchdog.watch(processId),
     onExit: (code) => stop(code, 'exit'),
+    // Background store work gives way from the moment a message is read (store/concurrency.ts).
+    onMessage: () => foregroundRequests.noteInput(),
     log: logToStderr,
   });
   // Exit codes as for `exit`: 0 once shut down, else 1 (LSP); a signal is a request to stop, so 0.

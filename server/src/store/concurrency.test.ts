@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConcurrencyLimit, FifoQueue, ForegroundRequests, TimeSlices, forEachConcurrently } from './concurrency';
 
 /** A promise settled from outside. */
@@ -139,7 +139,72 @@ describe('TimeSlices', () => {
   });
 });
 
+describe('TimeSlices giving way to the foreground', () => {
+  /** A foreground that is busy until `quiet` is set, then quiet since that moment. */
+  const foreground = () => {
+    let quietSince: number | undefined;
+    return {
+      quietForMs: () => (quietSince === undefined ? 0 : performance.now() - quietSince),
+      quiet: () => (quietSince = performance.now()),
+    };
+  };
+  const settled = (promise: Promise<void>) => {
+    let done = false;
+    void promise.then(() => (done = true));
+    return () => done;
+  };
+  const after = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('starts the next slice only once the foreground has been quiet for quietMs', async () => {
+    const busy = foreground();
+    const slices = new TimeSlices(0, { foreground: busy, quietMs: 15, maxWaitMs: 60_000 });
+    const paused = settled(slices.pause());
+    await after(40);
+    expect(paused()).toBe(false);
+    busy.quiet();
+    const quietAt = performance.now();
+    await vi.waitFor(() => expect(paused()).toBe(true), { timeout: 10_000 });
+    expect(performance.now() - quietAt).toBeGreaterThanOrEqual(14);
+  });
+
+  it('waits maxWaitMs at most under a foreground that never rests', async () => {
+    const slices = new TimeSlices(0, { foreground: foreground(), quietMs: 15, maxWaitMs: 30 });
+    const started = performance.now();
+    await slices.pause();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(29);
+  });
+
+  it('takes only a turn of the loop while urgent work is under way, and gives way again after it', async () => {
+    const slices = new TimeSlices(0, { foreground: foreground(), quietMs: 15, maxWaitMs: 60_000 });
+    const done = slices.urgent();
+    expect(slices.givesWay).toBe(false);
+    await slices.pause();
+    done();
+    done(); // twice is once
+    expect(slices.givesWay).toBe(true);
+    const paused = settled(slices.pause());
+    await after(40);
+    expect(paused()).toBe(false);
+  });
+
+  it('is a plain turn without giveWay', async () => {
+    const slices = new TimeSlices(0);
+    expect(slices.givesWay).toBe(false);
+    await slices.pause();
+  });
+});
+
 describe('ForegroundRequests', () => {
+  it('restarts quiet when a message is read, before its handler begins', async () => {
+    const requests = new ForegroundRequests();
+    requests.begin()();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const before = requests.quietForMs();
+    expect(before).toBeGreaterThanOrEqual(25);
+    requests.noteInput();
+    expect(requests.quietForMs()).toBeLessThan(before);
+  });
+
   it('is never quiet while a request is in progress, and counts quiet time from the last one', async () => {
     const requests = new ForegroundRequests();
     expect(requests.quietForMs()).toBe(Infinity);

@@ -28,6 +28,7 @@ import { openSessionStore } from './index';
 import { encodeSegment, projectDirName, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
 import type { StoreProblem, StoreStatus } from './service';
 import { nodeTranscriptFiles, type TranscriptFiles } from './transcriptFiles';
+import { storeWorkSlices } from './concurrency';
 
 // ---- writing real-format dsh logs ----------------------------------------------------------
 
@@ -962,6 +963,22 @@ describe('the index', () => {
     expect(other.store.completedRescans()).toBe(0);
     testClock().advance(1000);
     await eventually(() => expect(other.store.completedRescans()).toBe(1));
+  });
+
+  it('lets its time slices wait for requests only once its first index is built (requests wait for that one)', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    expect(storeWorkSlices.givesWay).toBe(true);
+    const { store } = open(root, { rescanMinIntervalMs: 600_000 });
+    expect(storeWorkSlices.givesWay).toBe(false);
+    await store.whenIndexed();
+    expect(storeWorkSlices.givesWay).toBe(true);
+
+    // A store disposed before its first index ends does not keep them from waiting.
+    const other = open(path.join(tempDir(), 'sessions'), { rescanMinIntervalMs: 600_000 });
+    expect(storeWorkSlices.givesWay).toBe(false);
+    other.store.dispose();
+    expect(storeWorkSlices.givesWay).toBe(true);
   });
 
   it('holds a cache write while requests are in progress, up to backgroundMaxWaitMs', async () => {

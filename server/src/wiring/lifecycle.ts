@@ -25,6 +25,8 @@ export interface LifecycleHooks {
   onInitialize(processId: unknown): void;
   /** `exit` arrived: end the process with this code. */
   onExit(code: number): void;
+  /** A message arrived (any, before it is routed). */
+  onMessage?(): void;
   log(message: string): void;
 }
 
@@ -56,7 +58,10 @@ export class LifecycleGate implements MessageReader {
   }
 
   listen(callback: DataCallback): Disposable {
-    return this.inner.listen((message) => this.route(message, callback));
+    return this.inner.listen((message) => {
+      this.hooks.onMessage?.();
+      this.route(message, callback);
+    });
   }
 
   dispose(): void {

@@ -9,6 +9,7 @@ import type { ScopedKeys } from '../scopedKeys';
 import type { CachedSummary } from '../summaryCache';
 import type { FileIdentity } from '../transcriptFiles';
 import type { TranscriptIndex } from '../transcriptIndex';
+import { storeWorkSlices } from '../concurrency';
 import { TimerSlot, type Clock } from './clock';
 import type { DiskStoreTuning } from './tuning';
 
@@ -46,8 +47,11 @@ export class StoreState {
   /** Bumped on attach, detach and dispose: work of an older generation is dropped. */
   generation = 0;
   disposed = false;
-  /** True until the first complete index of the current root (or the finding that there is none). */
-  indexing = true;
+  /**
+   * While the first index of the current root is built (requests wait for it), the process's store
+   * slices do not wait for the foreground (`TimeSlices.urgent`).
+   */
+  private urgentIndexing: (() => void) | undefined = storeWorkSlices.urgent();
   /** Why the root is not read, while it is not (see StoreStatus.rootProblem). */
   rootProblem: SessionsRootProblem | undefined;
 
@@ -62,6 +66,19 @@ export class StoreState {
     readonly log: (message: string) => void,
   ) {
     this.clock = tuning.clock;
+  }
+
+  /** True until the first complete index of the current root (or the finding that there is none). */
+  get indexing(): boolean {
+    return this.urgentIndexing !== undefined;
+  }
+
+  set indexing(value: boolean) {
+    if (value) this.urgentIndexing ??= storeWorkSlices.urgent();
+    else {
+      this.urgentIndexing?.();
+      this.urgentIndexing = undefined;
+    }
   }
 
   /** Whether `attached` is still the store's root (not detached, replaced or disposed). */
