@@ -50,6 +50,20 @@ describe('runtime V8 flags', () => {
     expect(accepted()).toBe(false);
   });
 
+  it('keep the last value set for a flag, also when set again after a worker start', () => {
+    // A code cache is accepted only under the flag values it was made with, so it tells which value holds.
+    const source = `(function lastValueProbe() { return ${Date.now()}; })()`;
+    let checks = 0;
+    const acceptedUnderCurrentFlags = (cache: Buffer) => !new Script(source, { filename: `last-value-${++checks}.js`, cachedData: cache }).cachedDataRejected;
+    setRuntimeV8Flag('--heap-growing-percent=25', '--heap-growing-percent=0');
+    const madeAt25 = new Script(source, { filename: 'last-value-25.js' }).createCachedData();
+    setRuntimeV8Flag('--heap-growing-percent=10', '--heap-growing-percent=0');
+    expect(acceptedUnderCurrentFlags(madeAt25)).toBe(false);
+    setRuntimeV8Flag('--heap-growing-percent=25', '--heap-growing-percent=0');
+    reapplyRuntimeV8Flags();
+    expect(acceptedUnderCurrentFlags(madeAt25)).toBe(true);
+  });
+
   it('are set again by reapplyRuntimeV8Flags after a worker starts, which loses them on Node 20 and 22', async () => {
     // With growth factor 1 the new space never grows past its size when the flag was set (V8 may
     // still shrink it: Node 24's did, once, between two churns).

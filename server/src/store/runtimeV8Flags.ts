@@ -10,12 +10,22 @@ import v8 from 'node:v8';
 const flags: { flag: string; startup: string }[] = [];
 
 /**
- * Sets `flag` (e.g. `--heap-growing-percent=25`) now and after every worker start. `startup`: the
- * same flag at its start-up value (V8's default, e.g. `--heap-growing-percent=0`).
+ * Sets `flag` (e.g. `--heap-growing-percent=25`) now and after every worker start, in place of any
+ * value set for it before. `startup`: the same flag at its start-up value (V8's default, e.g.
+ * `--heap-growing-percent=0`).
  */
 export function setRuntimeV8Flag(flag: string, startup: string): void {
-  if (!flags.some((set) => set.flag === flag)) flags.push({ flag, startup });
+  const name = flagName(flag);
+  const set = flags.find((each) => flagName(each.flag) === name);
+  if (set) set.flag = flag;
+  else flags.push({ flag, startup });
   v8.setFlagsFromString(flag);
+}
+
+/** `--heap-growing-percent` of `--heap-growing-percent=25`: a flag set again replaces its value. */
+function flagName(flag: string): string {
+  const equals = flag.indexOf('=');
+  return equals === -1 ? flag : flag.slice(0, equals);
 }
 
 /** Sets the flags again (a worker has started); nothing when none were set. */
