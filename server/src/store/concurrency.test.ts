@@ -139,6 +139,18 @@ describe('TimeSlices', () => {
   });
 });
 
+describe('TimeSlices.due', () => {
+  it('is false within a slice and true once it is over, until its turn has passed', async () => {
+    const within = new TimeSlices(60_000);
+    expect(within.due).toBe(false);
+    const over = new TimeSlices(0);
+    expect(over.due).toBe(true);
+    const paused = over.pause();
+    expect(over.due).toBe(true);
+    await paused;
+  });
+});
+
 describe('TimeSlices giving way to the foreground', () => {
   /** A foreground that is busy until `quiet` is set, then quiet since that moment. */
   const foreground = () => {

@@ -147,6 +147,15 @@ export class TimeSlices {
     if (this.turn !== undefined) await this.turn;
   }
 
+  /**
+   * Whether a pause now would wait: the slice is over, or its turn is pending. Concurrent loops
+   * check this right before their synchronous work (`while (slices.due) await slices.pause()`): a
+   * pause that resolved at once resumes its caller a microtask later, after its siblings' work.
+   */
+  get due(): boolean {
+    return this.turn !== undefined || performance.now() - this.started >= this.sliceMs;
+  }
+
   /** Whether a pause now would wait for the foreground (false without `giveWay` or during urgent work). */
   get givesWay(): boolean {
     return this.giveWay !== undefined && this.urgentWork === 0;

@@ -94,7 +94,7 @@ describe('discover', () => {
     const linked = await discover(root, { kind: 'project', projectDir: '--linked-project--' });
     expect(linked.transcripts).toEqual([]);
     expect(linked.problems).toEqual([{ key: '--linked-project--', reason: DISCOVERY_REASONS.symlink }]);
-    expect(await discover(root, { kind: 'project', projectDir: '--missing--' })).toEqual({ transcripts: [], problems: [], directories: [] });
+    expect(await discover(root, { kind: 'project', projectDir: '--missing--' })).toEqual({ transcripts: [], seen: new Map(), problems: [], directories: [] });
   });
 
   it('looks a session directory up by transcript name instead of listing it, synchronously or through the thread pool', async () => {
@@ -129,7 +129,7 @@ describe('discover', () => {
     expect(link.transcripts).toEqual([]);
     expect(link.problems).toEqual([{ key: '--p--/h/session.jsonl', reason: DISCOVERY_REASONS.symlink }]);
     const gone = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'nope' });
-    expect(gone).toEqual({ transcripts: [], problems: [], directories: [] });
+    expect(gone).toEqual({ transcripts: [], seen: new Map(), problems: [], directories: [] });
   });
 
   it('scopes contain their own directory and everything below it', () => {

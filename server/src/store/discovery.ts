@@ -8,6 +8,7 @@ import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
 import { quickSync } from './quickSync';
+import { fileIdentity, type FileIdentity } from './transcriptFiles';
 import type { StoreProblem } from './service';
 
 /** A transcript file found in `<root>/<projectDir>/<sessionDir>/`. */
@@ -22,6 +23,11 @@ export interface TranscriptLocation {
 /** What one part of the root holds: transcripts to index and entries skipped at this level. */
 export interface DiscoveryResult {
   transcripts: TranscriptLocation[];
+  /**
+   * What discovery's own `lstat` of a transcript saw (a transcript is looked up by name), by key:
+   * the first refresh after it compares that instead of looking again.
+   */
+  seen: Map<string, FileIdentity>;
   /** Skipped entries, keyed by root-relative path like transcripts. */
   problems: DiscoveryProblem[];
   /** Real project directories (`<projectDir>`) and session directories (`<projectDir>/<sessionDir>`), to watch. */
@@ -90,6 +96,8 @@ interface Found {
   /** Path relative to the scope's base directory, `/`-separated. */
   rel: string;
   kind: 'dir' | 'file' | 'symlink' | 'other';
+  /** A regular file's identity, when it was looked up by name. */
+  identity?: FileIdentity;
 }
 
 /** Directory reads in flight during a scan: a directory read mostly waits, and a root holds 100,000 session directories. */
@@ -99,6 +107,7 @@ const DIRECTORY_READS_IN_FLIGHT = 32;
 interface NamedEntry {
   name: string;
   kind: Found['kind'];
+  identity?: FileIdentity;
 }
 
 function kindOf(entry: Dirent | Stats): Found['kind'] {
@@ -123,8 +132,10 @@ async function readEntries(files: DirectoryFiles, dir: string): Promise<NamedEnt
 async function namedEntries(files: DirectoryFiles, dir: string, names: ReadonlySet<string>): Promise<NamedEntry[]> {
   const found: NamedEntry[] = [];
   for (const name of names) {
-    const kind = await lstatKind(files, path.join(dir, name));
-    if (kind !== 'missing') found.push({ name, kind });
+    // Looked up synchronously while that is quick, 32 directories at once: answers run between slices.
+    while (storeWorkSlices.due) await storeWorkSlices.pause();
+    const entry = await lstatEntry(files, path.join(dir, name));
+    if (entry !== undefined) found.push({ name, ...entry });
   }
   return found;
 }
@@ -160,8 +171,8 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
     }
     const { rel, depth, entries } = read.pop() as { rel: string; depth: number; entries: NamedEntry[] };
     const below = depth + 1;
-    for (const { name, kind } of entries) {
-      const entry: Found = { rel: rel === '' ? name : `${rel}/${name}`, kind };
+    for (const { name, kind, identity } of entries) {
+      const entry: Found = { rel: rel === '' ? name : `${rel}/${name}`, kind, identity };
       if (entry.kind === 'dir' && below < maxDepth) toRead.push({ rel: entry.rel, depth: below });
       yield entry;
     }
@@ -170,16 +181,23 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
 
 /** The same entries with their path made relative to the root. */
 async function* underProject(projectDir: string, entries: AsyncIterable<Found>): AsyncGenerator<Found> {
-  for await (const entry of entries) yield { rel: `${projectDir}/${entry.rel}`, kind: entry.kind };
+  for await (const entry of entries) yield { rel: `${projectDir}/${entry.rel}`, kind: entry.kind, identity: entry.identity };
 }
 
 /** What `file` is, not following a link; 'missing' when it cannot be looked up (gone, no permission). */
 async function lstatKind(files: DirectoryFiles, file: string): Promise<Found['kind'] | 'missing'> {
+  return (await lstatEntry(files, file))?.kind ?? 'missing';
+}
+
+/** What `file` is, not following a link, and a regular file's identity; undefined when it cannot be looked up. */
+async function lstatEntry(files: DirectoryFiles, file: string): Promise<Omit<NamedEntry, 'name'> | undefined> {
   try {
     const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
-    return stats === undefined ? 'missing' : kindOf(stats);
+    if (stats === undefined) return undefined;
+    const kind = kindOf(stats);
+    return kind === 'file' ? { kind, identity: fileIdentity(stats) } : { kind };
   } catch {
-    return 'missing';
+    return undefined;
   }
 }
 
@@ -221,6 +239,7 @@ async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable
         result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
       } else if (entry.kind === 'file') {
         result.transcripts.push({ key: entry.rel, projectDir: parts[0], sessionDir: parts[1], encoding });
+        if (entry.identity !== undefined) result.seen.set(entry.rel, entry.identity);
       }
     }
   }
@@ -235,7 +254,7 @@ const TRANSCRIPT_NAME_SET: ReadonlySet<string> = new Set(TRANSCRIPT_FILE_NAMES);
  * discovery of a 100,000-session root never exists at once.
  */
 export async function discoverRootLevel(root: string, files: DirectoryFiles = nodeDirectoryFiles): Promise<DiscoveryResult> {
-  const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
+  const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
   await classify(files, root, walkEntries(files, root, 1), result);
   return result;
 }
@@ -245,7 +264,7 @@ export async function discoverRootLevel(root: string, files: DirectoryFiles = no
  * A missing scope yields nothing; I/O errors below the root are tolerated.
  */
 export async function discover(root: string, scope: DiscoveryScope, files: DirectoryFiles = nodeDirectoryFiles): Promise<DiscoveryResult> {
-  const result: DiscoveryResult = { transcripts: [], problems: [], directories: [] };
+  const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
   if (scope.kind === 'root') {
     await classify(files, root, walkEntries(files, root, 3, TRANSCRIPT_NAME_SET), result);
     return result;
@@ -269,8 +288,8 @@ export async function discover(root: string, scope: DiscoveryScope, files: Direc
   const found: Found[] = [{ rel: sessionRel, kind: sessionKind }];
   if (sessionKind === 'dir') {
     for (const name of TRANSCRIPT_FILE_NAMES) {
-      const kind = await lstatKind(files, keyPath(root, `${sessionRel}/${name}`));
-      if (kind !== 'missing') found.push({ rel: `${sessionRel}/${name}`, kind });
+      const entry = await lstatEntry(files, keyPath(root, `${sessionRel}/${name}`));
+      if (entry !== undefined) found.push({ rel: `${sessionRel}/${name}`, ...entry });
     }
   }
   await classify(files, root, found, result);

@@ -60,6 +60,9 @@ export function ensureZstdSupport(): Promise<void> {
  */
 export const RESUMABLE_TRANSCRIPTS = 512;
 
+/** What {@link TranscriptIndex}'s lookup throws for a path that is no longer a regular file. */
+const NOT_A_FILE = new Error('not a regular file');
+
 /** The summaries of every known transcript of one root. */
 export class TranscriptIndex {
   private readonly entries = new Map<string, IndexEntry>();
@@ -218,23 +221,28 @@ export class TranscriptIndex {
   /**
    * Brings one transcript's summary up to date. Refreshes of one key never overlap: a refresh
    * requested while one runs is queued once and shared by every caller that asks meanwhile.
+   * `seen`: the file's identity as a lookup just now saw it (discovery's), used instead of another
+   * `lstat` when the refresh starts at once (a queued one looks again: it starts later).
    */
-  refresh(key: string): Promise<RefreshOutcome> {
+  refresh(key: string, seen?: FileIdentity): Promise<RefreshOutcome> {
     const entry = this.entries.get(key);
     if (!entry) return Promise.resolve('gone');
     if (entry.queued) return entry.queued;
-    const start = (): Promise<RefreshOutcome> => {
+    const start = (seenNow?: FileIdentity): Promise<RefreshOutcome> => {
       entry.queued = undefined;
-      entry.running = this.limit.run(() => this.revalidate(entry)).finally(() => {
+      entry.running = this.limit.run(() => this.revalidate(entry, seenNow)).finally(() => {
         entry.running = undefined;
       });
       return entry.running;
     };
     if (entry.running) {
-      entry.queued = entry.running.then(start, start);
+      entry.queued = entry.running.then(
+        () => start(),
+        () => start(),
+      );
       return entry.queued;
     }
-    return start();
+    return start(seen);
   }
 
   /**
@@ -260,17 +268,23 @@ export class TranscriptIndex {
     return 'changed';
   }
 
-  private async revalidate(entry: IndexEntry): Promise<RefreshOutcome> {
+  /** The identity of the regular file at `file` now; throws NOT_A_FILE for anything else, or what `lstat` threw. */
+  private async lookUp(file: string): Promise<FileIdentity> {
+    // Synchronous while that is quick (see quickSync.ts): a first index stats every transcript.
+    const files = this.files;
+    const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
+    if (!stats.isFile()) throw NOT_A_FILE;
+    return fileIdentity(stats);
+  }
+
+  private async revalidate(entry: IndexEntry, seen: FileIdentity | undefined): Promise<RefreshOutcome> {
     const { key, encoding } = entry.location;
     const file = keyPath(this.root, key);
     let current: FileIdentity;
     try {
-      // Synchronous while that is quick (see quickSync.ts): a first index stats every transcript.
-      const files = this.files;
-      const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
-      if (!stats.isFile()) return 'gone';
-      current = fileIdentity(stats);
+      current = seen ?? (await this.lookUp(file));
     } catch (error) {
+      if (error === NOT_A_FILE) return 'gone';
       return this.unreadable(entry, error);
     }
     if (sameIdentity(entry.identity, current)) {

@@ -4,7 +4,7 @@
  */
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
 import { discover, discoverRootLevel, inScope, sessionScopeOf, type DiscoveryScope } from '../discovery';
-import { sameIdentity } from '../transcriptFiles';
+import { sameIdentity, type FileIdentity } from '../transcriptFiles';
 import type { RefreshOutcome } from '../transcriptIndex';
 import type { Attached, StoreState } from './state';
 
@@ -48,10 +48,11 @@ export class Scanner {
       () => undefined,
       () => undefined,
     );
-    const keys = await run;
-    if (!keys) return;
+    const found = await run;
+    if (!found) return;
+    const { keys, seen } = found;
     // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.
-    await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refreshInSlices(attached, key), (error) =>
+    await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refreshInSlices(attached, key, seen.get(key)), (error) =>
       this.state.log(`refreshing a transcript failed: ${error instanceof Error ? error.message : String(error)}`),
     );
   }
@@ -114,7 +115,8 @@ export class Scanner {
     return found.directories;
   }
 
-  private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<string[] | undefined> {
+  /** The scope's transcripts after reconciling, and what discovery's lookups of them saw. */
+  private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<{ keys: string[]; seen: ReadonlyMap<string, FileIdentity> } | undefined> {
     const { state } = this;
     if (!state.isCurrent(attached)) return undefined;
     const found = await discover(attached.realRoot, scope, state.tuning.directories);
@@ -156,18 +158,18 @@ export class Scanner {
     // While the first index is built, watches wait for it (then ordered by recency).
     if (directoriesChanged && !state.indexing) this.deps.directoriesChanged(attached);
     this.deps.statusChanged();
-    return found.transcripts.map((t) => t.key);
+    return { keys: found.transcripts.map((t) => t.key), seen: found.seen };
   }
 
   /** {@link refresh} in the store's time slices (an unchanged transcript settles in microtasks). */
-  private async refreshInSlices(attached: Attached, key: string): Promise<RefreshOutcome> {
-    await storeWorkSlices.pause();
-    return this.refresh(attached, key);
+  private async refreshInSlices(attached: Attached, key: string, seen: FileIdentity | undefined): Promise<RefreshOutcome> {
+    while (storeWorkSlices.due) await storeWorkSlices.pause();
+    return this.refresh(attached, key, seen);
   }
 
   /** Re-reads one transcript if it changed, and tells the rest of the store what that changed. */
-  async refresh(attached: Attached, key: string): Promise<RefreshOutcome> {
-    const outcome = await attached.index.refresh(key);
+  async refresh(attached: Attached, key: string, seen?: FileIdentity): Promise<RefreshOutcome> {
+    const outcome = await attached.index.refresh(key, seen);
     if (!this.state.isCurrent(attached)) return outcome;
     if (outcome === 'changed') {
       if (this.cacheOutdatedBy(attached, key)) attached.cacheStale = true;
