@@ -760,6 +760,7 @@ function recordingFiles() {
   /** Every lstat, either way (a refresh stats synchronously when it can, as the sweep does). */
   const checks: string[] = [];
   let gate: { opened: Promise<void>; applies: (file: string) => boolean } | undefined;
+  let waiting = 0;
   const files: TranscriptFiles = {
     lstat(file) {
       lstats.push(file);
@@ -773,7 +774,11 @@ function recordingFiles() {
     },
     stat: nodeTranscriptFiles.stat,
     async open(file) {
-      if (gate?.applies(file)) await gate.opened;
+      if (gate?.applies(file)) {
+        waiting++;
+        await gate.opened;
+        waiting--;
+      }
       const handle = await nodeTranscriptFiles.open(file);
       return {
         stat: () => handle.stat(),
@@ -797,6 +802,8 @@ function recordingFiles() {
     lstats,
     lstatSyncs,
     checks,
+    /** Opens held now. */
+    pendingOpens: () => waiting,
     /** Holds opening (every file, or those `applies` picks) until the returned release is called. */
     hold(applies: (file: string) => boolean = () => true) {
       let release!: () => void;
@@ -1119,6 +1126,33 @@ describe('the index', () => {
     const third = open(root, {}, cacheDir);
     await third.store.whenIndexed();
     expect(ids(await third.store.listSessions())).toEqual(['b', 'a']);
+  });
+
+  it('on saveCache, scans under way stop at their next transcript and the cache is written meanwhile', async () => {
+    const base = tempDir();
+    const root = path.join(base, 'sessions');
+    const cacheDir = path.join(base, 'cache');
+    const count = 40;
+    const files = Array.from({ length: count }, (_, i) => writeLog(root, session(`w${i}`, i, `Title ${i}`), 'raw'));
+    const recorder = recordingFiles();
+    const { store } = open(root, { files: recorder.files, catchUpDelayMs: 0, cacheSaveDelayMs: 3_600_000, rescanMinIntervalMs: 10_000, sweepIntervalMs: 60_000 }, cacheDir);
+    await store.whenIndexed();
+    await eventually(() => expect(store.completedRescans()).toBe(1));
+    // Every transcript rewritten, then a rescan whose reads are held open.
+    for (let i = 0; i < count; i++) writeLog(root, session(`w${i}`, i, `Retitled ${i}`), 'raw');
+    recorder.reads.length = 0;
+    const release = recorder.hold((file) => files.includes(file));
+    testClock().advance(10_000);
+    await eventually(() => expect(recorder.pendingOpens()).toBeGreaterThan(0));
+    await store.saveCache();
+    expect(readdirSync(cacheDir).filter((n) => n.endsWith('.jsonl'))).toHaveLength(1);
+    // The refreshes already waiting for their file finish; no other transcript is read.
+    const inFlight = recorder.pendingOpens();
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const read = new Set(recorder.reads.map((r) => r.file));
+    expect(read.size).toBeLessThanOrEqual(inFlight);
+    expect(read.size).toBeLessThan(count);
   });
 
   it('writes the cache at once on saveCache (a process that exits first, the CLI), and a restart reads no transcript', async () => {

@@ -148,8 +148,17 @@ export class DiskSessionStore implements SessionStoreService {
     return this.state.whenIndexed(signal);
   }
 
+  /**
+   * Writes the cache now (the server is shutting down): scans and the sweep stop first, as
+   * nothing will answer from what they find, and at 100,000 sessions a catch-up rescan still
+   * under way took the main thread from the write until the shutdown's bound cut it short.
+   */
   async saveCache(): Promise<void> {
-    const attached = this.state.attached;
+    const { state } = this;
+    state.windingDown = true;
+    this.catchUpTimer.clear();
+    this.freshness.forgetRoot();
+    const attached = state.attached;
     if (attached) await this.cache.saveNow(attached);
   }
 

@@ -40,7 +40,9 @@ export interface SessionStoreService extends SessionStore {
   whenIndexed(signal?: AbortSignal): Promise<void>;
   /**
    * Writes the persistent index cache now if it differs from the index, and resolves when written
-   * (or when there is nothing to write). For a process that exits before a scheduled write: the CLI.
+   * (or when there is nothing to write). For a process that exits before a scheduled write (the
+   * CLI, a server shutting down): the store's scans and sweep stop first, so the write has the
+   * main thread; the listing stays as it was.
    */
   saveCache?(): Promise<void>;
   dispose(): void;

@@ -4,6 +4,7 @@
  * differs from it.
  */
 import path from 'node:path';
+import { storeWorkSlices } from '../concurrency';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import type { TranscriptIndex } from '../transcriptIndex';
 import type { TimerSlot } from './clock';
@@ -86,8 +87,14 @@ export class CacheWriter {
     const { state } = this;
     if (!attached.cacheFile || state.indexing || state.disposed) return;
     this.saveTimer.clear();
-    while (this.saving !== undefined) await this.saving;
-    await this.write(attached);
+    // Someone waits for this write: its slices do not wait for the foreground.
+    const urgent = storeWorkSlices.urgent();
+    try {
+      while (this.saving !== undefined) await this.saving;
+      await this.write(attached);
+    } finally {
+      urgent();
+    }
   }
 
   /** Starts a write of the current index when the cache is stale; the write, or undefined when there is none. */

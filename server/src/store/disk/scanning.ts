@@ -41,6 +41,7 @@ export class Scanner {
 
   /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
   async scan(attached: Attached, scope: DiscoveryScope): Promise<void> {
+    if (this.state.windingDown) return;
     if (scope.kind === 'root') return this.scanRoot(attached);
     const run = this.reconciling.then(() => this.reconcile(attached, scope));
     // Not `run.catch(…)`: that would keep the last scope's key list alive until the next scan.
@@ -164,6 +165,7 @@ export class Scanner {
   /** {@link refresh} in the store's time slices (an unchanged transcript settles in microtasks). */
   private async refreshInSlices(attached: Attached, key: string, seen: FileIdentity | undefined): Promise<RefreshOutcome> {
     while (storeWorkSlices.due) await storeWorkSlices.pause();
+    if (this.state.windingDown) return 'unchanged';
     return this.refresh(attached, key, seen);
   }
 

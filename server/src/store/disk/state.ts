@@ -47,6 +47,8 @@ export class StoreState {
   /** Bumped on attach, detach and dispose: work of an older generation is dropped. */
   generation = 0;
   disposed = false;
+  /** The server is shutting down: scans stop at their next transcript, the last cache write goes first. */
+  windingDown = false;
   /**
    * While the first index of the current root is built (requests wait for it), the process's store
    * slices do not wait for the foreground (`TimeSlices.urgent`).
