@@ -132,12 +132,9 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   if (CLIENT_PROCESS_ID !== undefined) watchdog.watch(CLIENT_PROCESS_ID);
   void server
     .whenIndexed()
-    .then(() => setTimeout(() => setRuntimeV8Flag(`--heap-growing-percent=${HEAP_GROWING_PERCENT_INDEXED}`, '--heap-growing-percent=0'), HEAP_TIGHTEN_AFTER_INDEX_MS).unref())
+    .then(() => {
+      setTimeout(() => setRuntimeV8Flag(`--heap-growing-percent=${HEAP_GROWING_PERCENT_INDEXED}`, '--heap-growing-percent=0'), HEAP_TIGHTEN_AFTER_INDEX_MS).unref();
+      if (makeCodeCache) setTimeout(codeCacheNow, CODE_CACHE_AFTER_INDEX_MS).unref();
+    })
     .catch(() => undefined);
-  if (makeCodeCache) {
-    server
-      .whenIndexed()
-      .then(() => setTimeout(codeCacheNow, CODE_CACHE_AFTER_INDEX_MS).unref())
-      .catch(() => undefined);
-  }
 }

@@ -97,6 +97,16 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason ?? new Error('aborted');
 }
 
+/** `end` made callable any number of times, running once: the end of something counted. */
+function once(end: () => void): () => void {
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    end();
+  };
+}
+
 /** What the process is doing for its clients, as far as background store work cares. */
 export interface ForegroundWork {
   /** How long no request has been in progress or arrived (ms); 0 while one is. */
@@ -167,12 +177,7 @@ export class TimeSlices {
    */
   urgent(): () => void {
     this.urgentWork++;
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      this.urgentWork--;
-    };
+    return once(() => this.urgentWork--);
   }
 
   private async between(): Promise<void> {
@@ -204,13 +209,10 @@ export class ForegroundRequests implements ForegroundWork {
   /** A request begins; call the returned function once, when it has been answered. */
   begin(): () => void {
     this.inProgress++;
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
+    return once(() => {
       this.inProgress--;
       this.lastEnded = performance.now();
-    };
+    });
   }
 
   /**

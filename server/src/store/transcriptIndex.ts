@@ -60,9 +60,6 @@ export function ensureZstdSupport(): Promise<void> {
  */
 export const RESUMABLE_TRANSCRIPTS = 512;
 
-/** What {@link TranscriptIndex}'s lookup throws for a path that is no longer a regular file. */
-const NOT_A_FILE = new Error('not a regular file');
-
 /** The summaries of every known transcript of one root. */
 export class TranscriptIndex {
   private readonly entries = new Map<string, IndexEntry>();
@@ -268,25 +265,24 @@ export class TranscriptIndex {
     return 'changed';
   }
 
-  /** The identity of the regular file at `file` now; throws NOT_A_FILE for anything else, or what `lstat` threw. */
-  private async lookUp(file: string): Promise<FileIdentity> {
+  /** The identity of the regular file at `file` now; undefined when it is something else. Throws what `lstat` threw. */
+  private async lookUp(file: string): Promise<FileIdentity | undefined> {
     // Synchronous while that is quick (see quickSync.ts): a first index stats every transcript.
     const files = this.files;
     const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
-    if (!stats.isFile()) throw NOT_A_FILE;
-    return fileIdentity(stats);
+    return stats.isFile() ? fileIdentity(stats) : undefined;
   }
 
   private async revalidate(entry: IndexEntry, seen: FileIdentity | undefined): Promise<RefreshOutcome> {
     const { key, encoding } = entry.location;
     const file = keyPath(this.root, key);
-    let current: FileIdentity;
+    let current: FileIdentity | undefined;
     try {
       current = seen ?? (await this.lookUp(file));
     } catch (error) {
-      if (error === NOT_A_FILE) return 'gone';
       return this.unreadable(entry, error);
     }
+    if (current === undefined) return 'gone';
     if (sameIdentity(entry.identity, current)) {
       if (!entry.readFailed) return 'unchanged';
       // A retry of a file that failed: opening it here first keeps a still-unreadable file from
