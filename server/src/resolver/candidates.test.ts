@@ -1,7 +1,8 @@
 import { formatSessionReferenceMention, type SessionReferenceCandidate, type SessionReferenceTarget } from '@dsh-session-ls/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { candidateLabel, findListedSession, selectCandidates, toCandidate, toMentionCandidate } from './candidates';
+import { candidateLabel, findListedSession, MentionCandidateOnWrite, selectCandidates, toCandidate, toMentionCandidate, writeMentionCandidate } from './candidates';
+import { JsonBytes } from '../wiring/jsonBytes';
 import type { StoredSessionSummary } from './sessionStore';
 
 /** session-reference.md §6 steps 2–6 as written: the slow rule the indexed selection must equal. */
@@ -174,5 +175,45 @@ describe('toMentionCandidate', () => {
         expect(toMentionCandidate(s)).toStrictEqual(expected);
       }),
     );
+  });
+});
+
+describe('writeMentionCandidate', () => {
+  /** Text dense in what JSON or a mention label escapes. */
+  const awkward = fc.oneof(
+    fc.string({ unit: fc.constantFrom('a', 'Z', '-', ' ', '"', '\\', ']', '[', '(', ')', '\n', '\u0000', '\u2028', 'é', '日', '\ud800', '\udc00', '😀') }),
+    fc.string({ unit: 'grapheme' }),
+    fc.string({ unit: 'binary' }),
+  );
+  const summary = fc.record(
+    {
+      id: fc.oneof(fc.uuid(), awkward.filter((id) => id.length > 0)),
+      createdAt: fc.oneof(fc.integer(), fc.double()),
+      cwd: awkward,
+      title: awkward,
+      agent: fc.constantFrom('claude-code' as const, 'codex' as const),
+    },
+    { requiredKeys: ['id', 'createdAt'] },
+  );
+
+  it('writes exactly the UTF-8 bytes of JSON.stringify(toMentionCandidate(summary)), row after row in one buffer', () => {
+    fc.assert(
+      fc.property(fc.array(summary, { minLength: 1, maxLength: 8 }), (summaries: StoredSessionSummary[]) => {
+        const out = new JsonBytes(16);
+        summaries.forEach((s, i) => {
+          if (i > 0) out.byte(0x2c);
+          writeMentionCandidate(out, s);
+        });
+        expect(out.copy().equals(Buffer.from(JSON.stringify(summaries.map(toMentionCandidate)).slice(1, -1), 'utf-8'))).toBe(true);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('is what a row made on write writes', () => {
+    const s: StoredSessionSummary = { id: 'a]b', createdAt: 5, title: 'x\\y' };
+    const out = new JsonBytes();
+    new MentionCandidateOnWrite(s).writeJson(out);
+    expect(out.copy().toString('utf-8')).toBe(JSON.stringify(new MentionCandidateOnWrite(s)));
   });
 });

@@ -1,10 +1,12 @@
 import {
   formatSessionReferenceMention,
+  SESSION_URI_PREFIX,
   type SessionReferenceCandidate,
   type SessionReferenceMentionCandidate,
   type SessionReferenceTarget,
 } from '@dsh-session-ls/shared';
 import type { StoredSessionSummary } from './sessionStore';
+import { isJsonPlain, type JsonSink } from './jsonSink';
 
 /** A listed session's label: its latest title, else its id (a failed title read leaves no title). */
 export function candidateLabel(summary: StoredSessionSummary): string {
@@ -57,6 +59,50 @@ export class MentionCandidateOnWrite {
   toJSON(): SessionReferenceMentionCandidate {
     return toMentionCandidate(this.summary);
   }
+
+  /** `JSON.stringify(this)`, written without making the row (the wire encoder's path). */
+  writeJson(out: JsonSink): void {
+    writeMentionCandidate(out, this.summary);
+  }
+}
+
+/** What comes between a mention's label and its URI's payload. */
+const MENTION_URI_OPENING = `](${SESSION_URI_PREFIX}`;
+
+/**
+ * Writes `JSON.stringify(toMentionCandidate(summary))`. The mention of a dsh session whose label
+ * needs neither JSON nor mention escaping is written piece by piece; any other is made as a
+ * string first (`formatSessionReferenceMention`), as the row would hold it.
+ */
+export function writeMentionCandidate(out: JsonSink, summary: StoredSessionSummary): void {
+  const sessionId = summary.id;
+  const label = candidateLabel(summary);
+  const agent = summary.agent;
+  out.raw('{"sessionId":');
+  out.string(sessionId);
+  out.raw(',"label":');
+  out.string(label);
+  if (summary.cwd !== undefined) {
+    out.raw(',"cwd":');
+    out.string(summary.cwd);
+  }
+  out.raw(',"createdAt":');
+  out.number(summary.createdAt);
+  if (agent !== undefined) {
+    out.raw(',"agent":');
+    out.string(agent);
+  }
+  out.raw(',"mention":');
+  if (agent === undefined && isJsonPlain(label) && !label.includes(']')) {
+    out.raw('"@[');
+    out.raw(label);
+    out.raw(MENTION_URI_OPENING);
+    out.base64UrlOfJsonString(sessionId);
+    out.raw(')"}');
+    return;
+  }
+  out.string(formatSessionReferenceMention(agent === undefined ? { sessionId, label } : { sessionId, label, agent }));
+  out.byte(0x7d);
 }
 
 // Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { foregroundRequests } from '../store/concurrency';
 import { encodedMessage, encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
+import type { JsonSink } from '../resolver/jsonSink';
 
 const whole = (msg: unknown): Buffer => Buffer.from(JSON.stringify(msg), 'utf-8');
 
@@ -73,6 +74,45 @@ describe('encodeMessage', () => {
     expect(chunks.length).toBeGreaterThan(3);
     expect(Buffer.concat(chunks).equals(expected)).toBe(true);
     expect(encoded.byteLength).toBe(expected.length);
+  });
+});
+
+describe('encodeMessage of rows that write their own JSON bytes', () => {
+  /** A row that writes its JSON straight into the encoder's buffer (as `MentionCandidateOnWrite` does). */
+  function byteRows(plain: readonly unknown[], counter: { made: number }): unknown[] {
+    return plain.map((row) => ({
+      toJSON: () => row,
+      writeJson(out: JsonSink) {
+        counter.made++;
+        out.raw(JSON.stringify(row));
+      },
+    }));
+  }
+
+  it('writes exactly the bytes of JSON.stringify, whatever the sizing pass keeps', () => {
+    for (const count of [SLICED_ARRAY_LENGTH, SLICED_ARRAY_LENGTH + 1, 1024 * 3, 5 * 1024 + 17]) {
+      const plain = rows(count);
+      const expected = whole({ jsonrpc: '2.0', id: 9, result: plain });
+      for (const kept of [0, 50_000, undefined]) {
+        const counter = { made: 0 };
+        const msg = { jsonrpc: '2.0', id: 9, result: byteRows(plain, counter) };
+        const encoded = encodedMessage(msg as never, kept);
+        expect(encoded.byteLength).toBe(expected.length);
+        expect(Buffer.concat([...encoded.chunks()]).equals(expected)).toBe(true);
+        // Nothing kept: each row is written twice (sized, then sent); all kept: once.
+        if (kept === 0) expect(counter.made).toBe(2 * count);
+        if (kept === undefined) expect(counter.made).toBe(count);
+      }
+    }
+  });
+
+  it('uses the rows\' own bytes only when every element writes them', () => {
+    const counter = { made: 0 };
+    const items = byteRows(rows(SLICED_ARRAY_LENGTH + 3), counter);
+    items[SLICED_ARRAY_LENGTH + 1] = { plain: 'object' };
+    const msg = { jsonrpc: '2.0', id: 2, result: items };
+    expect(encodeMessage(msg as never).equals(whole(msg))).toBe(true);
+    expect(counter.made).toBe(0);
   });
 });
 

@@ -6,9 +6,13 @@
  * builder's parts) and then one Buffer it cost well over 100 MB of transient memory. Such an array
  * is stringified a slice at a time, twice: once to size the message for its header, once to write
  * it, slice after slice (up to {@link KEPT_SLICE_BYTES}, the first pass's bytes are kept for the second).
+ * Rows that write their own JSON bytes (`JsonSinkSource`, the candidate rows) are written into one
+ * reused buffer instead: no strings or objects per row for the young generation to collect.
  */
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node';
 import { foregroundRequests } from '../store/concurrency';
+import { isJsonSinkSource, type JsonSinkSource } from '../resolver/jsonSink';
+import { JsonBytes } from './jsonBytes';
 
 /** Arrays at least this long are encoded a slice at a time. */
 export const SLICED_ARRAY_LENGTH = 2048;
@@ -53,6 +57,12 @@ function sliceText(items: readonly unknown[], start: number): string {
   return text.slice(1, -1);
 }
 
+/** Whether every element writes its own JSON bytes (rows made as they are written). */
+function allWriteJson(items: readonly unknown[]): items is readonly JsonSinkSource[] {
+  for (let i = 0; i < items.length; i++) if (!isJsonSinkSource(items[i])) return false;
+  return true;
+}
+
 function whole(msg: Message): EncodedMessage {
   const buffer = Buffer.from(JSON.stringify(msg, undefined, 0), 'utf-8');
   return { byteLength: buffer.byteLength, chunks: () => [buffer] };
@@ -76,12 +86,36 @@ export function encodedMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES):
   if (at === -1 || outer.indexOf(marker, at + 1) !== -1) return whole(msg);
   const head = outer.slice(0, at + marker.length - 1);
   const tail = outer.slice(at + marker.length - 1);
-  const sliceBytes = (start: number): Buffer => Buffer.from(start === 0 ? sliceText(items, start) : `,${sliceText(items, start)}`, 'utf-8');
+  let sliceBytes: (start: number) => Buffer;
+  let sliceLength: (start: number) => number;
+  if (allWriteJson(items)) {
+    // Written straight into bytes: one buffer reused for every slice, copied out to be sent.
+    const out = new JsonBytes();
+    const write = (start: number): void => {
+      out.reset();
+      const end = Math.min(items.length, start + SLICE);
+      for (let i = start; i < end; i++) {
+        if (i > 0) out.byte(0x2c);
+        items[i]!.writeJson(out);
+      }
+    };
+    sliceBytes = (start) => {
+      write(start);
+      return out.copy();
+    };
+    sliceLength = (start) => {
+      write(start);
+      return out.length;
+    };
+  } else {
+    sliceBytes = (start) => Buffer.from(start === 0 ? sliceText(items, start) : `,${sliceText(items, start)}`, 'utf-8');
+    sliceLength = (start) => Buffer.byteLength(sliceText(items, start)) + (start === 0 ? 0 : 1);
+  }
   let byteLength = Buffer.byteLength(head) + Buffer.byteLength(tail);
   let kept: Buffer[] | undefined = [];
   for (let start = 0; start < items.length; start += SLICE) {
     if (kept === undefined) {
-      byteLength += Buffer.byteLength(sliceText(items, start)) + (start === 0 ? 0 : 1);
+      byteLength += sliceLength(start);
       continue;
     }
     const bytes = sliceBytes(start);

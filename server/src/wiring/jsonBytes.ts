@@ -1,0 +1,113 @@
+import { isJsonPlain, type JsonSink } from '../resolver/jsonSink';
+
+/**
+ * The wire writer's {@link JsonSink}: JSON written straight into a reused UTF-8 buffer, so a row
+ * of a long answer leaves almost no garbage for the young generation (resolver/jsonSink.ts).
+ */
+
+const BASE64URL = Uint8Array.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', (ch) => ch.charCodeAt(0));
+
+const QUOTE = 0x22;
+
+/** A growing UTF-8 buffer of JSON text, reused from piece to piece. */
+export class JsonBytes implements JsonSink {
+  private buffer: Buffer;
+  /** Bytes written so far. */
+  length = 0;
+  /** Scratch room for bytes that are encoded again before they are written (base64url). */
+  private scratch: Buffer;
+
+  constructor(initialBytes = 64 * 1024) {
+    this.buffer = Buffer.allocUnsafe(initialBytes);
+    this.scratch = Buffer.allocUnsafe(1024);
+  }
+
+  /** Empties the buffer, keeping its memory. */
+  reset(): void {
+    this.length = 0;
+  }
+
+  /** A copy of the bytes written since the last reset. */
+  copy(): Buffer {
+    const out = Buffer.allocUnsafe(this.length);
+    this.buffer.copy(out, 0, 0, this.length);
+    return out;
+  }
+
+  private reserve(bytes: number): void {
+    const needed = this.length + bytes;
+    if (needed <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(needed, this.buffer.length * 2));
+    this.buffer.copy(grown, 0, 0, this.length);
+    this.buffer = grown;
+  }
+
+  /** One byte. */
+  byte(value: number): void {
+    this.reserve(1);
+    this.buffer[this.length++] = value;
+  }
+
+  /** `text`'s UTF-8 bytes, as they are (no JSON escaping): for JSON punctuation and safe text. */
+  raw(text: string): void {
+    this.reserve(text.length * 3);
+    this.length += this.buffer.write(text, this.length);
+  }
+
+  /** `JSON.stringify(text)`. */
+  string(text: string): void {
+    if (!isJsonPlain(text)) {
+      this.raw(JSON.stringify(text));
+      return;
+    }
+    this.byte(QUOTE);
+    this.raw(text);
+    this.byte(QUOTE);
+  }
+
+  /** `JSON.stringify(value)` for a number. */
+  number(value: number): void {
+    this.raw(JSON.stringify(value));
+  }
+
+  /**
+   * Unpadded base64url of the UTF-8 bytes of `JSON.stringify(text)`, as text (no quotes): the
+   * payload of a session URI (shared/uri.ts makes the same string).
+   */
+  base64UrlOfJsonString(text: string): void {
+    const json = isJsonPlain(text) ? undefined : JSON.stringify(text);
+    const most = (json ?? text).length * 3 + 2;
+    if (this.scratch.length < most) this.scratch = Buffer.allocUnsafe(most);
+    const scratch = this.scratch;
+    let n: number;
+    if (json !== undefined) {
+      n = scratch.write(json, 0);
+    } else {
+      scratch[0] = QUOTE;
+      n = 1 + scratch.write(text, 1);
+      scratch[n++] = QUOTE;
+    }
+    this.reserve(Math.ceil((n * 4) / 3));
+    const out = this.buffer;
+    let at = this.length;
+    let i = 0;
+    for (; i + 2 < n; i += 3) {
+      const group = (scratch[i]! << 16) | (scratch[i + 1]! << 8) | scratch[i + 2]!;
+      out[at++] = BASE64URL[group >> 18]!;
+      out[at++] = BASE64URL[(group >> 12) & 63]!;
+      out[at++] = BASE64URL[(group >> 6) & 63]!;
+      out[at++] = BASE64URL[group & 63]!;
+    }
+    if (n - i === 1) {
+      const group = scratch[i]! << 16;
+      out[at++] = BASE64URL[group >> 18]!;
+      out[at++] = BASE64URL[(group >> 12) & 63]!;
+    } else if (n - i === 2) {
+      const group = (scratch[i]! << 16) | (scratch[i + 1]! << 8);
+      out[at++] = BASE64URL[group >> 18]!;
+      out[at++] = BASE64URL[(group >> 12) & 63]!;
+      out[at++] = BASE64URL[(group >> 6) & 63]!;
+    }
+    this.length = at;
+  }
+}
