@@ -130,6 +130,17 @@ describe('summary cache', () => {
     expect((await loadSummaryCache(file, '/root')).size).toBe(40);
   });
 
+  it('treats a cache with a line longer than any it writes as empty, checksum or not', async () => {
+    const file = summaryCacheFile(dir, '/root');
+    const head = JSON.stringify({ format: SUMMARY_CACHE_FORMAT, root: '/root', pad: 'é'.repeat(4 * 1024 * 1024) });
+    const lines = [head, JSON.stringify({ key: 'p/s/session.jsonl', ...entry })];
+    writeFileSync(file, withChecksum(lines));
+    expect((await loadSummaryCache(file, '/root')).size).toBe(0);
+    // The same cache with a head of ordinary length loads.
+    writeFileSync(file, withChecksum([JSON.stringify({ format: SUMMARY_CACHE_FORMAT, root: '/root' }), lines[1]!]));
+    expect((await loadSummaryCache(file, '/root')).size).toBe(1);
+  });
+
   it('drops a malformed entry line of a complete cache, keeping the others', async () => {
     const file = summaryCacheFile(dir, '/root');
     const lines = [

@@ -68,6 +68,9 @@ interface CacheTrailer {
  */
 const MAX_LINE_CHARS = 4 * 1024 * 1024;
 
+/** The most bytes such a line can take in UTF-8 (three a UTF-16 unit at most). */
+const MAX_LINE_BYTES = 3 * MAX_LINE_CHARS;
+
 /** A temp file untouched this long is a killed write's leftover (a live write touches it every chunk). */
 export const STALE_TEMP_MS = 60_000;
 
@@ -140,26 +143,82 @@ function parseLine(line: string): unknown {
   }
 }
 
-/** Yields the file's lines as they are read; stops (throws) at a line too long to be ours. */
-async function* readLines(file: string): AsyncGenerator<string> {
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 64 * 1024 });
-  let rest = '';
-  try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      let text = rest + chunk;
-      let start = 0;
-      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
-        yield text.slice(start, end);
-        start = end + 1;
+/**
+ * The cache file's lines, read as bytes: each line is decoded alone (a newline byte never lies
+ * inside a UTF-8 sequence), and the SHA-256 of the bytes before the current line is kept a chunk
+ * at a time rather than a line at a time. Stops (throws) at a line too long to be ours.
+ */
+class CacheLines {
+  private readonly checksum = createHash('sha256');
+  private digested = false;
+  /** The bytes the current line lies in, how far they are hashed, and where the current line starts. */
+  private chunk: Buffer = Buffer.alloc(0);
+  private hashedTo = 0;
+  private lineStart = 0;
+
+  constructor(private readonly file: string) {}
+
+  async *lines(): AsyncGenerator<string> {
+    const stream = createReadStream(this.file, { highWaterMark: 64 * 1024 });
+    // An unfinished line's bytes, kept until its newline comes (one copy then, however many chunks it spans).
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    try {
+      for await (const data of stream as AsyncIterable<Buffer>) {
+        if (pending.length > 0 && data.indexOf(0x0a) === -1) {
+          pending.push(data);
+          pendingBytes += data.length;
+          if (pendingBytes > MAX_LINE_BYTES) throw new Error('cache line too long');
+          continue;
+        }
+        const chunk = pending.length === 0 ? data : Buffer.concat([...pending, data]);
+        pending = [];
+        pendingBytes = 0;
+        this.enter(chunk);
+        let start = 0;
+        for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
+          this.lineStart = start;
+          const line = chunk.toString('utf8', start, end);
+          if (line.length > MAX_LINE_CHARS) throw new Error('cache line too long');
+          yield line;
+          start = end + 1;
+        }
+        this.lineStart = start;
+        if (start < chunk.length) {
+          pending.push(chunk.subarray(start));
+          pendingBytes = chunk.length - start;
+          if (pendingBytes > MAX_LINE_BYTES) throw new Error('cache line too long');
+        }
       }
-      text = text.slice(start);
-      if (text.length > MAX_LINE_CHARS) throw new Error('cache line too long');
-      rest = text;
+    } finally {
+      stream.destroy();
     }
-  } finally {
-    stream.destroy();
+    if (pending.length > 0) {
+      const rest = Buffer.concat(pending);
+      this.enter(rest);
+      yield rest.toString('utf8');
+    }
   }
-  if (rest !== '') yield rest;
+
+  /** Starts on new bytes, hashing what was left of the ones before (the lines before them). */
+  private enter(chunk: Buffer): void {
+    this.hashThroughLineStart();
+    this.chunk = chunk;
+    this.hashedTo = 0;
+    this.lineStart = 0;
+  }
+
+  private hashThroughLineStart(): void {
+    if (!this.digested && this.lineStart > this.hashedTo) this.checksum.update(this.chunk.subarray(this.hashedTo, this.lineStart));
+    this.hashedTo = this.lineStart;
+  }
+
+  /** SHA-256 (hex) of every line before the current one, newlines included; once. */
+  digestBeforeCurrentLine(): string {
+    this.hashThroughLineStart();
+    this.digested = true;
+    return this.checksum.digest('hex');
+  }
 }
 
 /**
@@ -171,11 +230,11 @@ async function* readLines(file: string): AsyncGenerator<string> {
 export async function loadSummaryCache(file: string, root: string, omitted?: Map<string, FileIdentity>): Promise<Map<string, CachedSummary>> {
   const cached = new Map<string, CachedSummary>();
   const omittedHere = new Map<string, FileIdentity>();
-  const checksum = createHash('sha256');
+  const reader = new CacheLines(file);
   let lines = 0;
   let complete = false;
   try {
-    for await (const line of readLines(file)) {
+    for await (const line of reader.lines()) {
       if (complete) {
         if (line === '') continue;
         return new Map(); // bytes after the trailer: not a file we wrote
@@ -184,15 +243,13 @@ export async function loadSummaryCache(file: string, root: string, omitted?: Map
       if (lines++ === 0) {
         const head = record as Partial<CacheHead> | undefined;
         if (!isObject(head) || head.format !== SUMMARY_CACHE_FORMAT || head.root !== root) return cached;
-        checksum.update(line).update('\n');
         continue;
       }
       if (isObject(record) && record.end === true) {
-        complete = isNumber(record.entries) && record.entries === lines - 2 && record.sha256 === checksum.digest('hex');
+        complete = isNumber(record.entries) && record.entries === lines - 2 && record.sha256 === reader.digestBeforeCurrentLine();
         if (!complete) return new Map();
         continue;
       }
-      checksum.update(line).update('\n');
       if (!isObject(record) || typeof record.key !== 'string') continue;
       if (record.omitted === true) {
         if (isIdentity(record.identity)) omittedHere.set(record.key, record.identity);
