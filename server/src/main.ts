@@ -29,7 +29,7 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       return;
     case 'server': {
       // The server changes V8 flags after it loads: it makes its code cache itself, under the
-      // start-up flags, once its first index is built (or when it stops).
+      // start-up flags, once its first index is built (or when it stops after it).
       let makeCodeCache: (() => void) | undefined;
       const server = loadSiblingBundle('serverProcess', __dirname, { makeLater: (make) => (makeCodeCache = make) });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
@@ -38,7 +38,9 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
     }
     default: {
       // The CLI sets no V8 flags: its code cache is made at exit, with all the run compiled.
-      const cli = loadSiblingBundle('cliProcess', __dirname, { makeLater: (make) => process.once('exit', make) });
+      // Made at a successful exit only: a run that failed early compiled little of what the next
+      // one runs, and a cache is kept for as long as the bundle is unchanged.
+      const cli = loadSiblingBundle('cliProcess', __dirname, { makeLater: (make) => process.once('exit', (code) => code === 0 && make()) });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
       ((cli ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation);
     }

@@ -86,12 +86,19 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   if (transport.stdio) for (const level of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir'] as const) console[level] = (...values: unknown[]) => logToStderr(format(...values));
 
   let stopping = false;
+  /**
+   * Whether the first index is built: only then has the start compiled what every later start
+   * runs. A server stopped before it (a client that gave up, a test) makes no code cache, since
+   * a cache is kept for as long as the bundle is unchanged and one made that early left later
+   * starts compiling the rest lazily (~30 ms of a stdio start, measured).
+   */
+  let indexed = false;
   /** Dispose the store (its workers, watches and any half-written cache file), then exit with `code`. */
   const stop = (code: number, why: string): void => {
     if (stopping) return;
     stopping = true;
     logToStderr(`stopping (${why})`);
-    codeCacheNow();
+    if (indexed) codeCacheNow();
     watchdog.dispose();
     try {
       server.dispose();
@@ -133,6 +140,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   void server
     .whenIndexed()
     .then(() => {
+      indexed = true;
       setTimeout(() => setRuntimeV8Flag(`--heap-growing-percent=${HEAP_GROWING_PERCENT_INDEXED}`, '--heap-growing-percent=0'), HEAP_TIGHTEN_AFTER_INDEX_MS).unref();
       if (makeCodeCache) setTimeout(codeCacheNow, CODE_CACHE_AFTER_INDEX_MS).unref();
     })

@@ -53,6 +53,20 @@ function cacheOf(bundle: string, prefix: string): { name: string; ino: number; m
 }
 
 describe('the code cache of the split bundles', () => {
+  it('is not made by a CLI run that fails', () => {
+    const bundle = bundleCopy('cli-failed');
+    const failed = spawnSync(process.execPath, [path.join(bundle, 'main.js'), 'candidates', '--root', EXAMPLE_STORE, '--limit', 'x', '--json'], {
+      encoding: 'utf8',
+      env: env(bundle),
+      timeout: 60_000,
+    });
+    expect(failed.status).toBe(1);
+    expect(failed.stderr).toContain('SESSION_REFERENCE_INVALID_REFERENCE');
+    expect(readdirSync(bundle).includes('code-cache') ? readdirSync(path.join(bundle, 'code-cache')) : []).toEqual([]);
+    candidates(bundle);
+    expect(cacheOf(bundle, 'cliProcess').bytes.length).toBeGreaterThan(0);
+  });
+
   it('is made by the first CLI run, read (not rewritten) by the next, and replaced when damaged', () => {
     const bundle = bundleCopy('cli');
     const plain = spawnSync(process.execPath, [path.join(REPO_ROOT, 'server', 'bin', 'dsh-session-ls.js'), 'candidates', '--root', EXAMPLE_STORE, '--json'], {
@@ -78,6 +92,34 @@ describe('the code cache of the split bundles', () => {
     expect(candidates(bundle)).toBe(plain);
     expect(cacheOf(bundle, 'cliProcess')).toMatchObject({ ino: replaced.ino, mtimeMs: replaced.mtimeMs });
     expect(readdirSync(path.join(bundle, 'code-cache')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('is not made by a language server stopped before its first index, and is made by the next one that indexes', async () => {
+    const bundle = bundleCopy('early-stop');
+    // The input closes at once: the server stops before any client initializes it.
+    const early = spawnSync(process.execPath, [path.join(bundle, 'main.js'), '--stdio', '--sessions-root', EXAMPLE_STORE], {
+      input: '',
+      encoding: 'utf8',
+      env: env(bundle),
+      timeout: 60_000,
+    });
+    expect(early.stderr).toContain('stopping (the input closed)');
+    const cacheDir = path.join(bundle, 'code-cache');
+    const made = (): string[] => {
+      try {
+        return readdirSync(cacheDir).filter((name) => name.startsWith(`serverProcess-${process.version}-`));
+      } catch {
+        return [];
+      }
+    };
+    expect(made()).toEqual([]);
+    const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: env(bundle), settings: { sessionsRoot: EXAMPLE_STORE } });
+    try {
+      expect(await client.candidates()).toHaveLength(5);
+    } finally {
+      await client.shutdown();
+    }
+    expect(made()).toHaveLength(1);
   });
 
   it("is read back by the next language server, though the server sets V8 flags and starts workers after it loads", async () => {
