@@ -8,55 +8,23 @@ const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const BASE64URL_VALUE = new Map<string, number>([...BASE64URL_ALPHABET].map((ch, i) => [ch, i]));
 const BASE64URL_PAYLOAD = /^[A-Za-z0-9_-]+$/;
 
+const utf8Encoder = new TextEncoder();
 const strictUtf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/**
- * Unpadded base64url of `text`'s UTF-8 bytes, encoded as they are read: no byte array is made (a
- * 100,000-row answer encodes as many URIs). `text` must be well-formed (no lone surrogates).
- */
-function encodeBase64UrlOfUtf8(text: string): string {
+function encodeBase64Url(bytes: Uint8Array): string {
   let out = '';
-  // Up to three bytes waiting for their four characters, oldest in the highest bits.
-  let group = 0;
-  let inGroup = 0;
-  const push = (byte: number): void => {
-    group = (group << 8) | byte;
-    if (++inGroup === 3) {
-      out += BASE64URL_ALPHABET[group >> 18]! + BASE64URL_ALPHABET[(group >> 12) & 63]! + BASE64URL_ALPHABET[(group >> 6) & 63]! + BASE64URL_ALPHABET[group & 63]!;
-      group = 0;
-      inGroup = 0;
-    }
-  };
-  for (let i = 0; i < text.length; i++) {
-    let code = text.charCodeAt(i);
-    if (code < 0x80) {
-      push(code);
-      continue;
-    }
-    if (code < 0x800) {
-      push(0xc0 | (code >> 6));
-    } else {
-      if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-        const low = text.charCodeAt(i + 1);
-        if (low >= 0xdc00 && low <= 0xdfff) {
-          code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
-          i++;
-        }
-      }
-      if (code >= 0x10000) {
-        push(0xf0 | (code >> 18));
-        push(0x80 | ((code >> 12) & 63));
-      } else {
-        push(0xe0 | (code >> 12));
-      }
-      push(0x80 | ((code >> 6) & 63));
-    }
-    push(0x80 | (code & 63));
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += BASE64URL_ALPHABET[n >> 18]! + BASE64URL_ALPHABET[(n >> 12) & 63]! + BASE64URL_ALPHABET[(n >> 6) & 63]! + BASE64URL_ALPHABET[n & 63]!;
   }
-  if (inGroup === 1) {
-    out += BASE64URL_ALPHABET[group >> 2]! + BASE64URL_ALPHABET[(group & 3) << 4]!;
-  } else if (inGroup === 2) {
-    out += BASE64URL_ALPHABET[group >> 10]! + BASE64URL_ALPHABET[(group >> 4) & 63]! + BASE64URL_ALPHABET[(group & 15) << 2]!;
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    out += BASE64URL_ALPHABET[n >> 18]! + BASE64URL_ALPHABET[(n >> 12) & 63]!;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    out += BASE64URL_ALPHABET[n >> 18]! + BASE64URL_ALPHABET[(n >> 12) & 63]! + BASE64URL_ALPHABET[(n >> 6) & 63]!;
   }
   return out;
 }
@@ -86,7 +54,7 @@ export function encodeSessionReferenceUri(sessionId: string): string {
     throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'session reference must contain a string sessionId and optional string label');
   }
   // Well-formed JSON.stringify escapes lone surrogates, so the UTF-8 step is lossless.
-  return SESSION_URI_PREFIX + encodeBase64UrlOfUtf8(JSON.stringify(sessionId));
+  return SESSION_URI_PREFIX + encodeBase64Url(utf8Encoder.encode(JSON.stringify(sessionId)));
 }
 
 function invalidUri(uri: unknown, reason: string): SessionReferenceError {

@@ -5,8 +5,6 @@ import { isJsonPlain, type JsonSink } from '../resolver/jsonSink';
  * of a long answer leaves almost no garbage for the young generation (resolver/jsonSink.ts).
  */
 
-const BASE64URL = Uint8Array.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', (ch) => ch.charCodeAt(0));
-
 const QUOTE = 0x22;
 
 /** A growing UTF-8 buffer of JSON text, reused from piece to piece. */
@@ -87,27 +85,6 @@ export class JsonBytes implements JsonSink {
       n = 1 + scratch.write(text, 1);
       scratch[n++] = QUOTE;
     }
-    this.reserve(Math.ceil((n * 4) / 3));
-    const out = this.buffer;
-    let at = this.length;
-    let i = 0;
-    for (; i + 2 < n; i += 3) {
-      const group = (scratch[i]! << 16) | (scratch[i + 1]! << 8) | scratch[i + 2]!;
-      out[at++] = BASE64URL[group >> 18]!;
-      out[at++] = BASE64URL[(group >> 12) & 63]!;
-      out[at++] = BASE64URL[(group >> 6) & 63]!;
-      out[at++] = BASE64URL[group & 63]!;
-    }
-    if (n - i === 1) {
-      const group = scratch[i]! << 16;
-      out[at++] = BASE64URL[group >> 18]!;
-      out[at++] = BASE64URL[(group >> 12) & 63]!;
-    } else if (n - i === 2) {
-      const group = (scratch[i]! << 16) | (scratch[i + 1]! << 8);
-      out[at++] = BASE64URL[group >> 18]!;
-      out[at++] = BASE64URL[(group >> 12) & 63]!;
-      out[at++] = BASE64URL[(group >> 6) & 63]!;
-    }
-    this.length = at;
+    this.raw(scratch.toString('base64url', 0, n));
   }
 }
