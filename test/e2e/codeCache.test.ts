@@ -122,6 +122,28 @@ describe('the code cache of the split bundles', () => {
     expect(made()).toHaveLength(1);
   });
 
+  it('holds the log decoding even when made by a language server restarted from its index cache, which decoded no log', async () => {
+    const bundle = bundleCopy('restarted');
+    const serve = async (extra: NodeJS.ProcessEnv): Promise<number> => {
+      const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: { ...env(bundle), ...extra }, settings: { sessionsRoot: EXAMPLE_STORE } });
+      try {
+        return (await client.candidates()).length;
+      } finally {
+        await client.shutdown();
+      }
+    };
+    // The first server reads every log and leaves its index cache, but (told so) no code cache.
+    expect(await serve({ DSH_SESSION_LS_NO_CODE_CACHE: '1' })).toBe(5);
+    expect(readdirSync(bundle)).not.toContain('code-cache');
+    expect(readdirSync(path.join(bundle, '..', 'cache', 'dsh-session-ls')).filter((name) => name.startsWith('session-index-'))).toHaveLength(1);
+    // The second starts from that index cache, reads no log, and makes the code cache.
+    expect(await serve({})).toBe(5);
+    // A string constant is in the cache only when the function that holds it was compiled: this
+    // one is the zstd frame decoding's (store/log/sessionLogReader.ts). Made by this restart
+    // without the sample log summarized first, the cache did not have it.
+    expect(cacheOf(bundle, 'serverProcess').bytes.includes('failed validation')).toBe(true);
+  });
+
   it("is read back by the next language server, though the server sets V8 flags and starts workers after it loads", async () => {
     const bundle = bundleCopy('server');
     const serve = async (): Promise<string[]> => {

@@ -64,6 +64,25 @@ describe('runtime V8 flags', () => {
     expect(acceptedUnderCurrentFlags(madeAt25)).toBe(true);
   });
 
+  it('treat --no-X and --X as one flag: the value set last holds after a reapply', () => {
+    const source = `(function negatedFlagProbe() { return ${Date.now()}; })()`;
+    let checks = 0;
+    const made = (name: string) => new Script(source, { filename: name }).createCachedData();
+    const acceptedUnderCurrentFlags = (cache: Buffer) => !new Script(source, { filename: `negated-${++checks}.js`, cachedData: cache }).cachedDataRejected;
+    const atStartup = withStartupV8Flags(() => made('negated-startup.js'));
+    setRuntimeV8Flag('--no-flush-bytecode', '--flush-bytecode');
+    const notFlushing = made('negated-not-flushing.js');
+    setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
+    const flushing = made('negated-flushing.js');
+    expect(acceptedUnderCurrentFlags(notFlushing)).toBe(false); // the flag is part of what a cache must match
+    setRuntimeV8Flag('--no-flush-bytecode', '--flush-bytecode');
+    reapplyRuntimeV8Flags();
+    expect(acceptedUnderCurrentFlags(notFlushing)).toBe(true);
+    expect(acceptedUnderCurrentFlags(flushing)).toBe(false);
+    expect(withStartupV8Flags(() => acceptedUnderCurrentFlags(atStartup))).toBe(true);
+    setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
+  });
+
   it('are set again by reapplyRuntimeV8Flags after a worker starts, which loses them on Node 20 and 22', async () => {
     // With growth factor 1 the new space never grows past its size when the flag was set (V8 may
     // still shrink it: Node 24's did, once, between two churns).

@@ -22,10 +22,14 @@ export function setRuntimeV8Flag(flag: string, startup: string): void {
   v8.setFlagsFromString(flag);
 }
 
-/** `--heap-growing-percent` of `--heap-growing-percent=25`: a flag set again replaces its value. */
+/**
+ * `--heap-growing-percent` of `--heap-growing-percent=25`, and `--flush-bytecode` of both
+ * `--flush-bytecode` and `--no-flush-bytecode`: a flag set again replaces its value.
+ */
 function flagName(flag: string): string {
   const equals = flag.indexOf('=');
-  return equals === -1 ? flag : flag.slice(0, equals);
+  const name = equals === -1 ? flag : flag.slice(0, equals);
+  return name.startsWith('--no-') ? `--${name.slice('--no-'.length)}` : name;
 }
 
 /** Sets the flags again (a worker has started); nothing when none were set. */
