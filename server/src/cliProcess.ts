@@ -4,6 +4,7 @@ import type { Invocation } from './cli/commandLine';
 import { openAgentStore, openStore } from './processStore';
 import { foreignCacheWritesSettled } from './store/agents/foreignStore';
 import { defaultSessionsRoot } from './store/defaultRoot';
+import { afterSampleLogs } from './store/summarize/sampleLog';
 
 /** How long an exiting CLI waits for a cache write in progress. */
 const CACHE_WRITE_GRACE_MS = 3000;
@@ -17,14 +18,24 @@ function readStdin(): Promise<string> {
   });
 }
 
+/** What main.js hands the CLI. */
+export interface CliStartOptions {
+  /** Makes the bundle's V8 code cache (codeCache.ts), when it was missing or rejected: called after a successful run. */
+  makeCodeCache?: () => void;
+}
+
 /** Runs a CLI subcommand, then exits with its code once the output is flushed. */
-export function runCliProcess(invocation: Extract<Invocation, { kind: 'candidates' | 'prepare' }>): void {
+export function runCliProcess(invocation: Extract<Invocation, { kind: 'candidates' | 'prepare' }>, options: CliStartOptions = {}): void {
   void runCli(invocation, { stdout: process.stdout, stderr: process.stderr, readStdin, env: process.env, cwd: process.cwd() }, { openStore, openForeignStore: openAgentStore, defaultSessionsRoot }).then(
     (code) => {
       // Exit once the output is flushed, whatever store watchers are still winding down; another
-      // agent's cache, written once its first listing read files, is finished first (a few seconds at most).
+      // agent's cache, written once its first listing read files, is finished first (a few seconds
+      // at most), and so is the code cache, after a successful run (with the log decoding a run
+      // answered from the index cache never compiled: see sampleLog.ts).
       const grace = new Promise<void>((resolve) => setTimeout(resolve, CACHE_WRITE_GRACE_MS).unref());
-      process.stdout.write('', () => void Promise.race([foreignCacheWritesSettled(), grace]).finally(() => process.exit(code)));
+      const make = code === 0 ? options.makeCodeCache : undefined;
+      const codeCache = make ? afterSampleLogs(make) : undefined;
+      process.stdout.write('', () => void Promise.race([Promise.all([foreignCacheWritesSettled(), codeCache]), grace]).finally(() => process.exit(code)));
     },
   );
 }

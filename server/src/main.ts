@@ -37,12 +37,13 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
       return;
     }
     default: {
-      // The CLI sets no V8 flags: its code cache is made at exit, with all the run compiled.
-      // Made at a successful exit only: a run that failed early compiled little of what the next
+      // The CLI sets no V8 flags: its code cache is made before it exits, with all the run compiled.
+      // Made after a successful run only: a run that failed early compiled little of what the next
       // one runs, and a cache is kept for as long as the bundle is unchanged.
-      const cli = loadSiblingBundle('cliProcess', __dirname, { makeLater: (make) => process.once('exit', (code) => code === 0 && make()) });
+      let makeCodeCache: (() => void) | undefined;
+      const cli = loadSiblingBundle('cliProcess', __dirname, { makeLater: (make) => (makeCodeCache = make) });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
-      ((cli ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation);
+      ((cli ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation, makeCodeCache ? { makeCodeCache } : {});
     }
   }
 }

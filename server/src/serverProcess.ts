@@ -15,7 +15,7 @@ import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';
 import { SERVER_VERSION } from './version';
 import { setRuntimeV8Flag, withStartupV8Flags } from './store/runtimeV8Flags';
-import { summarizeSampleLogs } from './store/summarize/sampleLog';
+import { afterSampleLogs } from './store/summarize/sampleLog';
 
 /**
  * How much V8 lets the old generation grow past what the last full collection kept, in percent.
@@ -85,12 +85,10 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
     makeCodeCache = undefined;
     if (!make) return;
     // First the read and decode path, which a start restored from the index cache never ran.
-    codeCacheMade = summarizeSampleLogs()
-      .catch(() => undefined)
-      .then(() => {
-        withStartupV8Flags(make);
-        setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
-      });
+    codeCacheMade = afterSampleLogs(() => {
+      withStartupV8Flags(make);
+      setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
+    });
   };
   // Nothing a client sends may stop the server: a stray rejection or exception is logged, not fatal.
   process.on('unhandledRejection', (reason) => logToStderr(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));

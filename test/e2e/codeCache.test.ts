@@ -94,6 +94,23 @@ describe('the code cache of the split bundles', () => {
     expect(readdirSync(path.join(bundle, 'code-cache')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('holds the log decoding even when made by a CLI run answered from its index cache', () => {
+    const bundle = bundleCopy('cli-restarted');
+    // The first run reads every log and leaves its index cache, but (told so) no code cache.
+    const first = spawnSync(process.execPath, [path.join(bundle, 'main.js'), 'candidates', '--root', EXAMPLE_STORE, '--json'], {
+      encoding: 'utf8',
+      env: { ...env(bundle), DSH_SESSION_LS_NO_CODE_CACHE: '1' },
+      timeout: 60_000,
+    });
+    expect(first.status).toBe(0);
+    expect(readdirSync(bundle)).not.toContain('code-cache');
+    expect(readdirSync(path.join(bundle, '..', 'cache', 'dsh-session-ls')).filter((name) => name.startsWith('session-index-'))).toHaveLength(1);
+    // The second answers from that index cache and makes the code cache.
+    expect(candidates(bundle)).toBe(first.stdout);
+    // See the language server's case below.
+    expect(cacheOf(bundle, 'cliProcess').bytes.includes('failed validation')).toBe(true);
+  });
+
   it('is not made by a language server stopped before its first index, and is made by the next one that indexes', async () => {
     const bundle = bundleCopy('early-stop');
     // The input closes at once: the server stops before any client initializes it.

@@ -1,10 +1,11 @@
 /**
- * One small, well-formed session log that the server summarizes, from memory, right before it makes
- * its V8 code cache (codeCache.ts, serverProcess.ts). A code cache holds only the functions the
- * run that made it had compiled, and it is kept for as long as the bundle is unchanged: a server
- * restarted from its index cache decodes no log, so without this its cache left every later cold
- * start compiling the whole read, decode and fold path lazily. Summarizing this log, raw and zstd,
- * through the index's own `summarizeTranscriptFile` compiles that path first.
+ * One small, well-formed session log that the server and the CLI summarize, from memory, right
+ * before they make their V8 code cache (codeCache.ts, serverProcess.ts, cliProcess.ts). A code
+ * cache holds only the functions the run that made it had compiled, and it is kept for as long as
+ * the bundle is unchanged: a run answered from the index cache decodes no log, so without this its
+ * cache left every later cold start compiling the whole read, decode and fold path lazily.
+ * Summarizing this log, raw and zstd, through the index's own `summarizeTranscriptFile` compiles
+ * that path first.
  *
  * The log is examples/store's hourly-forecast session (a tool call and its result, packed text
  * chunks, a fallback title and a provider title after `turn/end`). Its zstd form was written by the
@@ -88,4 +89,10 @@ export async function summarizeSampleLogs(): Promise<SummarizeOutcome[]> {
     outcomes.push(await summarizeTranscriptFile({ file, encoding }, filesOf(sampleLogBytes(encoding))));
   }
   return outcomes;
+}
+
+/** Runs `run` (making a code cache) once the sample is summarized, whether or not that succeeded. */
+export async function afterSampleLogs(run: () => void): Promise<void> {
+  await summarizeSampleLogs().catch(() => undefined);
+  run();
 }
