@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
-import { discover, DISCOVERY_REASONS, inScope, scopeOfChange, sessionScopeOf } from './discovery';
+import { discover, DISCOVERY_REASONS, inScope, keyPath, scopeOfChange, sessionScopeOf } from './discovery';
 
 let base: string;
 let root: string;
@@ -149,5 +150,19 @@ describe('discover', () => {
     expect(scopeOfChange('--p--/a', 'session.jsonl')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
     expect(scopeOfChange('--p--/a', undefined)).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
     expect(sessionScopeOf('--p--/a/session.jsonl.zstd')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
+  });
+});
+
+describe('keyPath', () => {
+  it('is path.join of the root and the key\'s segments, for every name a directory listing can give', () => {
+    // Any name but '', '.', '..' and one holding a separator: what readdir returns.
+    const name = fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom('a', 'Z', '0', '.', '-', '_', '~', ' ', 'é', '😀', '\\', ':') }).filter((each) => each !== '.' && each !== '..');
+    const root = fc.oneof(fc.constant(path.sep), fc.array(name, { minLength: 1, maxLength: 3 }).map((parts) => path.resolve(path.sep, ...parts)), fc.constant(path.resolve(os.tmpdir()) + path.sep));
+    fc.assert(
+      fc.property(root, fc.array(name, { minLength: 0, maxLength: 3 }), (base, segments) => {
+        expect(keyPath(base, segments.join('/'))).toBe(path.join(base, ...segments));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -82,9 +82,16 @@ export const DISCOVERY_REASONS = {
   flat: 'unsupported flat-file layout: a transcript directly in a project directory',
 } as const;
 
-/** The absolute path of a root-relative key. */
+/**
+ * The absolute path of a root-relative key: `path.join(root, ...key.split('/'))`, built by
+ * concatenation. A key's segments are names a directory listing gave (never empty, `.` or `..`,
+ * never holding a separator), so there is nothing to normalize below the root; the sweep and
+ * discovery build one per transcript, and `path.join` was a third of an idle sweep's CPU.
+ */
 export function keyPath(root: string, key: string): string {
-  return path.join(root, ...key.split('/'));
+  if (key === '') return path.normalize(root);
+  const relative = path.sep === '/' ? key : key.split('/').join(path.sep);
+  return root.endsWith(path.sep) ? root + relative : root + path.sep + relative;
 }
 
 /** An absolute-path problem, as the store reports it. */

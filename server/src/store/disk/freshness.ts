@@ -6,7 +6,7 @@
  */
 import { keyPath, scopeOfChange, type DiscoveryScope } from '../discovery';
 import { PendingScopes } from '../pendingScopes';
-import { fileIdentity, sameIdentity } from '../transcriptFiles';
+import { sameIdentity } from '../transcriptFiles';
 import type { TimerSlot } from './clock';
 import type { Attached, StoreState } from './state';
 
@@ -232,7 +232,8 @@ export class Freshness {
     if (entry.readFailed || !entry.identity || !files.lstatSync) return true;
     try {
       const stats = files.lstatSync(keyPath(attached.realRoot, key));
-      return !stats.isFile() || !sameIdentity(entry.identity, fileIdentity(stats));
+      // The Stats themselves hold the identity's fields: no copy per visit.
+      return !stats.isFile() || !sameIdentity(entry.identity, stats);
     } catch {
       return true; // gone or unreadable: the refresh says which
     }
