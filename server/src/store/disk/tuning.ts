@@ -32,8 +32,12 @@ export interface DiskStoreTuning {
   sweepIntervalMs: number;
   sweepPeriodMs: number;
   /**
-   * Default 400 (≤ 0.25 % of a core). Tests set 0: on a loaded machine a batch of two lstats can
-   * take a descheduled 25 ms, which ×400 stalls the sweep past any test's deadline.
+   * Default 1000: the batches' own time is about half of what a pass costs the process (the
+   * garbage of each visit, the kernel's path lookups, the timer's wake-ups), so this keeps the
+   * whole sweep near 0.2 % of a core. At 10,000 sessions (~6,000 transcripts unwatched) a pass
+   * then takes ~50 s; at 100,000 (~96,000 unwatched, the least recently written) some 13 min, by
+   * the same ~8 µs of batch time a visit. Tests set 0: on a loaded machine a batch of two lstats
+   * can take a descheduled 25 ms, which ×1000 stalls the sweep past any test's deadline.
    */
   sweepCostFactor: number;
   /** Full rescans run at least this far apart… */
@@ -92,7 +96,7 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   rescanMinIntervalMs: 300_000,
   rescanCostFactor: 200,
   rescanCpuFactor: 1000,
-  sweepCostFactor: 400,
+  sweepCostFactor: 1000,
   rootPollMs: 500,
   notifyThrottleMs: 100,
   cacheSaveDelayMs: 5000,
