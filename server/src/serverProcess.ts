@@ -76,8 +76,8 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   setRuntimeV8Flag(YOUNG_GENERATION_FIXED, '--semi-space-growth-factor=2');
   let makeCodeCache = options.makeCodeCache;
   // A code cache holds what the run compiled and V8 still kept: while one is to be made, V8 keeps
-  // the bytecode of functions that ran once (a 100k restart's collections had dropped most of
-  // the start-up's by its first index: 465 KB of cache against 872 KB, measured).
+  // the bytecode of functions that ran once (a long first index's collections would otherwise
+  // drop most of the start-up's before the cache is made; bench/ANALYSIS.md, Session 13).
   if (makeCodeCache) setRuntimeV8Flag('--no-flush-bytecode', '--flush-bytecode');
   let codeCacheMade: Promise<void> = Promise.resolve();
   const codeCacheNow = (): void => {

@@ -85,8 +85,8 @@ export const DISCOVERY_REASONS = {
 /**
  * The absolute path of a root-relative key: `path.join(root, ...key.split('/'))`, built by
  * concatenation. A key's segments are names a directory listing gave (never empty, `.` or `..`,
- * never holding a separator), so there is nothing to normalize below the root; the sweep and
- * discovery build one per transcript, and `path.join` was a third of an idle sweep's CPU.
+ * never holding a separator), so there is nothing to normalize below the root. The sweep and
+ * discovery build one per transcript.
  */
 export function keyPath(root: string, key: string): string {
   if (key === '') return path.normalize(root);
