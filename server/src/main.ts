@@ -9,6 +9,17 @@ import { SERVER_VERSION } from './version';
 type ServerProcess = typeof import('./serverProcess');
 type CliProcess = typeof import('./cliProcess');
 
+/**
+ * The sibling bundle `name` through the code cache (undefined exports where there is none), and the
+ * options that hand its process the cache's maker when the cache is to be made: each process calls
+ * it once it has run what later starts run.
+ */
+function loadProcessBundle(name: 'serverProcess' | 'cliProcess'): { exports: unknown; options: { makeCodeCache?: () => void } } {
+  let makeCodeCache: (() => void) | undefined;
+  const exports = loadSiblingBundle(name, __dirname, { makeLater: (make) => (makeCodeCache = make) });
+  return { exports, options: makeCodeCache ? { makeCodeCache } : {} };
+}
+
 /** The process entry of `dsh-session-ls`: the language server, the CLI, or help/version. */
 export function main(args: readonly string[] = process.argv.slice(2)): void {
   let invocation: Invocation;
@@ -30,20 +41,18 @@ export function main(args: readonly string[] = process.argv.slice(2)): void {
     case 'server': {
       // The server changes V8 flags after it loads: it makes its code cache itself, under the
       // start-up flags, once its first index is built (or when it stops after it).
-      let makeCodeCache: (() => void) | undefined;
-      const server = loadSiblingBundle('serverProcess', __dirname, { makeLater: (make) => (makeCodeCache = make) });
+      const server = loadProcessBundle('serverProcess');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
-      ((server ?? require('./serverProcess')) as ServerProcess).startServer(invocation, args, makeCodeCache ? { makeCodeCache } : {});
+      ((server.exports ?? require('./serverProcess')) as ServerProcess).startServer(invocation, args, server.options);
       return;
     }
     default: {
       // The CLI sets no V8 flags: its code cache is made before it exits, with all the run compiled.
       // Made after a successful run only: a run that failed early compiled little of what the next
       // one runs, and a cache is kept for as long as the bundle is unchanged.
-      let makeCodeCache: (() => void) | undefined;
-      const cli = loadSiblingBundle('cliProcess', __dirname, { makeLater: (make) => (makeCodeCache = make) });
+      const cli = loadProcessBundle('cliProcess');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when needed (see above)
-      ((cli ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation, makeCodeCache ? { makeCodeCache } : {});
+      ((cli.exports ?? require('./cliProcess')) as CliProcess).runCliProcess(invocation, cli.options);
     }
   }
 }

@@ -52,6 +52,21 @@ function cacheOf(bundle: string, prefix: string): { name: string; ino: number; m
   return { name: names[0]!, ino: stats.ino, mtimeMs: stats.mtimeMs, bytes: readFileSync(file) };
 }
 
+/** A language server from `bundle` on the example store: the session ids of its complete listing. */
+async function serve(bundle: string, extra: NodeJS.ProcessEnv = {}): Promise<string[]> {
+  const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: { ...env(bundle), ...extra }, settings: { sessionsRoot: EXAMPLE_STORE } });
+  try {
+    return (await client.candidates()).map((row) => row.sessionId);
+  } finally {
+    await client.shutdown();
+  }
+}
+
+/** The index caches (not code caches) a run from `bundle` left in its XDG cache directory. */
+function indexCaches(bundle: string): string[] {
+  return readdirSync(path.join(bundle, '..', 'cache', 'dsh-session-ls')).filter((name) => name.startsWith('session-index-'));
+}
+
 describe('the code cache of the split bundles', () => {
   it('is not made by a CLI run that fails', () => {
     const bundle = bundleCopy('cli-failed');
@@ -104,7 +119,7 @@ describe('the code cache of the split bundles', () => {
     });
     expect(first.status).toBe(0);
     expect(readdirSync(bundle)).not.toContain('code-cache');
-    expect(readdirSync(path.join(bundle, '..', 'cache', 'dsh-session-ls')).filter((name) => name.startsWith('session-index-'))).toHaveLength(1);
+    expect(indexCaches(bundle)).toHaveLength(1);
     // The second answers from that index cache and makes the code cache.
     expect(candidates(bundle)).toBe(first.stdout);
     // See the language server's case below.
@@ -130,31 +145,18 @@ describe('the code cache of the split bundles', () => {
       }
     };
     expect(made()).toEqual([]);
-    const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: env(bundle), settings: { sessionsRoot: EXAMPLE_STORE } });
-    try {
-      expect(await client.candidates()).toHaveLength(5);
-    } finally {
-      await client.shutdown();
-    }
+    expect(await serve(bundle)).toHaveLength(5);
     expect(made()).toHaveLength(1);
   });
 
   it('holds the log decoding even when made by a language server restarted from its index cache, which decoded no log', async () => {
     const bundle = bundleCopy('restarted');
-    const serve = async (extra: NodeJS.ProcessEnv): Promise<number> => {
-      const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: { ...env(bundle), ...extra }, settings: { sessionsRoot: EXAMPLE_STORE } });
-      try {
-        return (await client.candidates()).length;
-      } finally {
-        await client.shutdown();
-      }
-    };
     // The first server reads every log and leaves its index cache, but (told so) no code cache.
-    expect(await serve({ DSH_SESSION_LS_NO_CODE_CACHE: '1' })).toBe(5);
+    expect(await serve(bundle, { DSH_SESSION_LS_NO_CODE_CACHE: '1' })).toHaveLength(5);
     expect(readdirSync(bundle)).not.toContain('code-cache');
-    expect(readdirSync(path.join(bundle, '..', 'cache', 'dsh-session-ls')).filter((name) => name.startsWith('session-index-'))).toHaveLength(1);
+    expect(indexCaches(bundle)).toHaveLength(1);
     // The second starts from that index cache, reads no log, and makes the code cache.
-    expect(await serve({})).toBe(5);
+    expect(await serve(bundle)).toHaveLength(5);
     // A string constant is in the cache only when the function that holds it was compiled: this
     // one is the zstd frame decoding's (store/log/sessionLogReader.ts). Made by this restart
     // without the sample log summarized first, the cache did not have it.
@@ -163,18 +165,10 @@ describe('the code cache of the split bundles', () => {
 
   it("is read back by the next language server, though the server sets V8 flags and starts workers after it loads", async () => {
     const bundle = bundleCopy('server');
-    const serve = async (): Promise<string[]> => {
-      const client = await DshSessionClient.start({ server: path.join(bundle, 'main.js'), env: env(bundle), settings: { sessionsRoot: EXAMPLE_STORE } });
-      try {
-        return (await client.candidates()).map((row) => row.sessionId);
-      } finally {
-        await client.shutdown();
-      }
-    };
-    const first = await serve();
+    const first = await serve(bundle);
     expect(first).toHaveLength(5);
     const made = cacheOf(bundle, 'serverProcess');
-    expect(await serve()).toEqual(first);
+    expect(await serve(bundle)).toEqual(first);
     const read = cacheOf(bundle, 'serverProcess');
     expect(read.ino).toBe(made.ino);
     expect(read.mtimeMs).toBe(made.mtimeMs);
