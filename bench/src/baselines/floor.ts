@@ -4,11 +4,15 @@
  * session cannot build faster. Two decoders, reported side by side: the project's own frame
  * decoder in this process (checksums verified), and the native `zstd` CLI (the physical
  * reference: libzstd compiled for this machine). The budget is against the faster.
+ *
+ * Files are read into one buffer that grows as needed, and the plaintext is counted where the
+ * decoder leaves it, not copied out: `readFileSync` per file, and the copies, made the raw floor
+ * about twice as slow as reading is (bench/ANALYSIS.md, "Session 14").
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
-import { decompressFrames } from '../zstd/frames';
+import { decodedLength, decompressFrames } from '../zstd/frames';
 
 /** One transcript found by a walk of the root. */
 export interface TranscriptFile {
@@ -48,16 +52,47 @@ export interface FloorResult {
   plaintextBytes: number;
 }
 
+/** Reads whole files, each into the same buffer, grown when a file does not fit. */
+export class WholeFileReader {
+  private buffer = new Uint8Array(1024 * 1024);
+
+  /** All of `file`'s bytes, as a view valid until the next read. */
+  read(file: string): Uint8Array {
+    const fd = openSync(file, 'r');
+    try {
+      let length = 0;
+      // The size is a hint: a file that grows while it is read is read to its end.
+      this.ensure(fstatSync(fd).size + 1);
+      for (;;) {
+        if (length === this.buffer.length) this.ensure(2 * this.buffer.length);
+        const bytesRead = readSync(fd, this.buffer, length, this.buffer.length - length, length);
+        if (bytesRead === 0) return this.buffer.subarray(0, length);
+        length += bytesRead;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private ensure(capacity: number): void {
+    if (capacity <= this.buffer.length) return;
+    const grown = new Uint8Array(Math.max(capacity, 2 * this.buffer.length));
+    grown.set(this.buffer);
+    this.buffer = grown;
+  }
+}
+
 /** One timed floor pass over a root. */
 export function runFloor(root: string): FloorResult {
   const started = performance.now();
   const files = listTranscripts(root);
+  const reader = new WholeFileReader();
   let bytesOnDisk = 0;
   let plaintextBytes = 0;
   for (const file of files) {
-    const bytes = readFileSync(file.path);
+    const bytes = reader.read(file.path);
     bytesOnDisk += bytes.length;
-    plaintextBytes += file.encoding === 'zstd' ? decompressFrames(bytes).length : bytes.length;
+    plaintextBytes += file.encoding === 'zstd' ? decodedLength(bytes) : bytes.length;
   }
   return { ms: performance.now() - started, transcripts: files.length, bytesOnDisk, plaintextBytes };
 }
@@ -101,6 +136,7 @@ function nativeDecompress(paths: readonly string[]): Promise<number> {
 export async function runNativeFloor(root: string, tool: string): Promise<NativeFloorResult> {
   const started = performance.now();
   const files = listTranscripts(root);
+  const reader = new WholeFileReader();
   let bytesOnDisk = 0;
   let plaintextBytes = 0;
   const zstd: string[] = [];
@@ -109,7 +145,7 @@ export async function runNativeFloor(root: string, tool: string): Promise<Native
       zstd.push(file.path);
       continue;
     }
-    const bytes = readFileSync(file.path);
+    const bytes = reader.read(file.path);
     bytesOnDisk += bytes.length;
     plaintextBytes += bytes.length;
   }

@@ -3,7 +3,7 @@ import { decompress } from 'fzstd';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameCompressor } from '../generate/frameCompressor';
 import { Random } from '../generate/random';
-import { completeFrames, decompressFrames, frameEnds, initFrameDecoding } from './frames';
+import { completeFrames, decodedLength, decompressFrames, frameEnds, initFrameDecoding } from './frames';
 
 function text(random: Random, bytes: number): string {
   let out = '';
@@ -26,8 +26,18 @@ describe('zstd frames', () => {
     expect(frames.every((f, i) => f.plaintextBound >= parts[i].length && f.contentSize === undefined)).toBe(true);
     const expected = Buffer.concat(parts);
     expect(Buffer.from(decompressFrames(file)).equals(expected)).toBe(true);
+    expect(decodedLength(file)).toBe(expected.length);
     expect(Buffer.from(decompress(file)).equals(expected)).toBe(true);
     expect(execFileSync('zstd', ['-dc'], { input: file, maxBuffer: 1 << 28 }).equals(expected)).toBe(true);
+  });
+
+  it('fails on a checksum that does not match, counting as when decompressing', async () => {
+    const file = Buffer.concat(await compressor.compress([Buffer.from('{"type":"session"}\n'), Buffer.from('{"a":1}\n')]));
+    expect(decodedLength(file)).toBe(decompressFrames(file).length);
+    const flipped = Buffer.from(file);
+    flipped[flipped.length - 1] ^= 0xff; // the last frame's checksum
+    expect(() => decodedLength(flipped)).toThrow(/checksum/);
+    expect(() => decompressFrames(flipped)).toThrow(/checksum/);
   });
 
   it('reports a torn last frame and stops after `limit` frames', async () => {

@@ -39,6 +39,22 @@ export function frameDecoderName(): string {
   return decoder.name;
 }
 
+/**
+ * The plaintext length of concatenated frames, each decoded and its checksum verified, with the
+ * plaintext left where the decoder put it: what a floor must do, without the copies
+ * {@link decompressFrames} makes to hand the plaintext over.
+ */
+export function decodedLength(data: Uint8Array): number {
+  if (!decoder) throw new Error('initFrameDecoding() first');
+  let length = 0;
+  for (const frame of completeFrames(data)) {
+    decoder.decodeFrame(data.subarray(frame.start, frame.end), frame, (piece) => {
+      length += piece.length;
+    });
+  }
+  return length;
+}
+
 /** The whole plaintext of concatenated frames (each checksum verified). */
 export function decompressFrames(data: Uint8Array): Uint8Array {
   if (!decoder) throw new Error('initFrameDecoding() first');
