@@ -62,9 +62,9 @@ export class WholeFileReader {
     try {
       let length = 0;
       // The size is a hint: a file that grows while it is read is read to its end.
-      this.ensure(fstatSync(fd).size + 1);
+      this.ensure(fstatSync(fd).size + 1, 0);
       for (;;) {
-        if (length === this.buffer.length) this.ensure(2 * this.buffer.length);
+        if (length === this.buffer.length) this.ensure(2 * this.buffer.length, length);
         const bytesRead = readSync(fd, this.buffer, length, this.buffer.length - length, length);
         if (bytesRead === 0) return this.buffer.subarray(0, length);
         length += bytesRead;
@@ -74,10 +74,11 @@ export class WholeFileReader {
     }
   }
 
-  private ensure(capacity: number): void {
+  /** At least `capacity` bytes of buffer, its first `keep` bytes kept. */
+  private ensure(capacity: number, keep: number): void {
     if (capacity <= this.buffer.length) return;
     const grown = new Uint8Array(Math.max(capacity, 2 * this.buffer.length));
-    grown.set(this.buffer);
+    grown.set(this.buffer.subarray(0, keep));
     this.buffer = grown;
   }
 }

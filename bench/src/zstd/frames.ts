@@ -39,34 +39,34 @@ export function frameDecoderName(): string {
   return decoder.name;
 }
 
+/** Decodes each complete frame of `data` (checksums verified), handing over its plaintext piece by piece. */
+function decodeFrames(data: Uint8Array, onPiece: (piece: Uint8Array) => void): void {
+  if (!decoder) throw new Error('initFrameDecoding() first');
+  for (const frame of completeFrames(data)) decoder.decodeFrame(data.subarray(frame.start, frame.end), frame, onPiece);
+}
+
 /**
  * The plaintext length of concatenated frames, each decoded and its checksum verified, with the
  * plaintext left where the decoder put it: what a floor must do, without the copies
  * {@link decompressFrames} makes to hand the plaintext over.
  */
 export function decodedLength(data: Uint8Array): number {
-  if (!decoder) throw new Error('initFrameDecoding() first');
   let length = 0;
-  for (const frame of completeFrames(data)) {
-    decoder.decodeFrame(data.subarray(frame.start, frame.end), frame, (piece) => {
-      length += piece.length;
-    });
-  }
+  decodeFrames(data, (piece) => {
+    length += piece.length;
+  });
   return length;
 }
 
 /** The whole plaintext of concatenated frames (each checksum verified). */
 export function decompressFrames(data: Uint8Array): Uint8Array {
-  if (!decoder) throw new Error('initFrameDecoding() first');
   const pieces: Uint8Array[] = [];
   let length = 0;
-  for (const frame of completeFrames(data)) {
-    decoder.decodeFrame(data.subarray(frame.start, frame.end), frame, (piece) => {
-      // A piece is only valid during the call.
-      pieces.push(piece.slice());
-      length += piece.length;
-    });
-  }
+  decodeFrames(data, (piece) => {
+    // A piece is only valid during the call.
+    pieces.push(piece.slice());
+    length += piece.length;
+  });
   if (pieces.length === 1) return pieces[0];
   const out = new Uint8Array(length);
   let at = 0;
