@@ -13,7 +13,7 @@
  * The floor (read every byte of the dsh store and of both agent homes) gives `npm run bench`'s
  * budgets for the mixed store: cold index ≤ 2× floor, restart ≥ 5× faster, warm p95 ≤ 10 ms.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cpuSeconds, describeMachine } from './machine';
@@ -23,8 +23,8 @@ import { ensureStore, readExpectedLabels } from './generate/store';
 import { measureCompletion, waitForCompleteAnswer, waitForListedCount, type LatencyFigure } from './server/measure';
 import { makeQueries } from './server/queries';
 import { REPO_ROOT, startServer, type RunningServer } from './server/serverProcess';
-import { runFloor } from './baselines/floor';
-import { decompressFrames, initFrameDecoding } from './zstd/frames';
+import { runFloor, WholeFileReader } from './baselines/floor';
+import { decodedLength, initFrameDecoding } from './zstd/frames';
 
 function flag(argv: readonly string[], name: string): string | undefined {
   const i = argv.indexOf(name);
@@ -45,7 +45,8 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
 
 /**
  * The floor of the other agents' homes (benchmarks.md's, for their layouts): list their
- * transcripts, read every byte, decompress Codex's `.jsonl.zst` with the store's frame decoder.
+ * transcripts, read every byte, decompress Codex's `.jsonl.zst` with the store's frame decoder,
+ * as the dsh floor does (baselines/floor.ts).
  */
 function foreignFloorMs(claudeHome: string, codexHome: string): { ms: number; plaintextBytes: number } {
   const started = performance.now();
@@ -54,9 +55,10 @@ function foreignFloorMs(claudeHome: string, codexHome: string): { ms: number; pl
     ...filesUnder(path.join(claudeHome, 'projects'), (name) => name.endsWith('.jsonl')),
     ...filesUnder(path.join(codexHome, 'sessions'), (name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.zst')),
   ];
+  const reader = new WholeFileReader();
   for (const file of files) {
-    const bytes = readFileSync(file);
-    plaintextBytes += file.endsWith('.zst') ? decompressFrames(bytes).length : bytes.length;
+    const bytes = reader.read(file);
+    plaintextBytes += file.endsWith('.zst') ? decodedLength(bytes) : bytes.length;
   }
   return { ms: performance.now() - started, plaintextBytes };
 }
