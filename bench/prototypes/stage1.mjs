@@ -14,7 +14,8 @@ for (const project of readdirSync(root))
     const file = path.join(root, project, session, 'session.jsonl');
     if (existsSync(file)) files.push(file);
   }
-const data = Buffer.concat(files.slice(0, Number(count)).map((file) => readFileSync(file)));
+const measured = files.slice(0, Number(count));
+const data = Buffer.concat(measured.map((file) => readFileSync(file)));
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'stage1-'));
 const wasmFile = path.join(dir, 'stage1.wasm');
@@ -32,7 +33,7 @@ if (needed > have) wasm.grow(Math.ceil((needed - have) / 65536));
 new Uint8Array(wasm.memory.buffer).set(data, base);
 wasm.set_index(index);
 const ms = (since) => Number(process.hrtime.bigint() - since) / 1e6;
-console.log(`${files.slice(0, Number(count)).length} transcripts, ${(data.length / 1e6).toFixed(0)} MB`);
+console.log(`${measured.length} transcripts, ${(data.length / 1e6).toFixed(0)} MB`);
 for (let round = 0; round < 5; round++) {
   wasm.reset();
   let since = process.hrtime.bigint();
