@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { IN_CI, findConformanceDir, findProgram, fixtureStore } from '../../../../test/support/conformance';
 import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../../testing/testLogs';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
-import { HEADER_REASONS, mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
+import { HEADER_REASONS, mayResume, summarizeTranscriptFile, withReadBuffer, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
 const zstdCli = findProgram('zstd');
 const conformance = findConformanceDir();
@@ -270,5 +270,44 @@ describe('summarizeTranscriptFile', () => {
       }
       expect(resumedCount).toBeGreaterThan(3);
     });
+  });
+});
+
+describe('withReadBuffer', () => {
+  it('hands the next read the buffer the last one released, and reads that overlap each their own', async () => {
+    const first = await withReadBuffer(async (buffer) => buffer);
+    const second = await withReadBuffer(async (buffer) => buffer);
+    expect(second).toBe(first);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inner: Uint8Array | undefined;
+    const outer = withReadBuffer(async (buffer) => {
+      inner = await withReadBuffer(async (other) => other);
+      await held;
+      return buffer;
+    });
+    await Promise.resolve();
+    release();
+    const outerBuffer = await outer;
+    expect(inner).toBeInstanceOf(Uint8Array);
+    expect(inner).not.toBe(outerBuffer);
+    // Released even when the read throws.
+    const thrown = await withReadBuffer(async (buffer) => {
+      throw Object.assign(new Error('read failed'), { buffer });
+    }).catch((error: { buffer: Uint8Array }) => error.buffer);
+    expect(await withReadBuffer(async (buffer) => buffer)).toBe(thrown);
+  });
+
+  it('summarizes files read one after another into the same buffer as each alone', async () => {
+    const big = rawTranscript([headerLine('big-1'), ev.turnStart(0), ev.user(1, 'x'.repeat(400_000)), ev.title(2, 'Big'), ev.turnEnd(3)]);
+    const small = rawTranscript([headerLine('small-1'), ev.turnStart(0), ev.user(1, 'p'), ev.title(2, 'Small'), ev.turnEnd(3)]);
+    const files = [writeLog(big), writeLog(small), writeLog(big)];
+    const outcomes = [];
+    for (const file of files) outcomes.push(summaryOf(await summarizeTranscriptFile({ file, encoding: 'raw' })).summary);
+    expect(outcomes.map((summary) => [summary.title, summary.eventCount, summary.bodyError])).toEqual([
+      ['Big', 4, undefined],
+      ['Small', 4, undefined],
+      ['Big', 4, undefined],
+    ]);
   });
 });

@@ -102,6 +102,26 @@ export function mayResume(summary: TranscriptSummary): boolean {
 /** Read granularity: small enough to keep each synchronous decoding slice short. */
 const READ_CHUNK_BYTES = 256 * 1024;
 
+/** Read buffers not in use: a thread reads every file into one of these, not into fresh memory per file. */
+const spareReadBuffers: Uint8Array[] = [];
+
+/** Spare buffers kept at most (tasks run one at a time in a worker; inline, a few overlap). */
+const MAX_SPARE_READ_BUFFERS = 4;
+
+/**
+ * Runs `read` with a buffer of {@link READ_CHUNK_BYTES} that no other read uses meanwhile, then
+ * keeps it for the next: a fresh buffer per file cost a first index its pages' faults on every
+ * read. A plain Uint8Array, whose `slice` copies (a Buffer's would be a view the next read overwrites).
+ */
+export async function withReadBuffer<T>(read: (buffer: Uint8Array) => Promise<T>): Promise<T> {
+  const buffer = spareReadBuffers.pop() ?? new Uint8Array(READ_CHUNK_BYTES);
+  try {
+    return await read(buffer);
+  } finally {
+    if (spareReadBuffers.length < MAX_SPARE_READ_BUFFERS) spareReadBuffers.push(buffer);
+  }
+}
+
 type RawSummary = ReturnType<SessionLogSummarizer['summary']>;
 
 function headerFields(header: NonNullable<RawSummary['header']>): SessionHeaderFields {
@@ -197,15 +217,16 @@ class PrefixDigest {
 
 /** Hashes the file's bytes [0, end) into `digest` (the check before a resumed read). */
 async function hashPrefix(handle: OpenTranscript, digest: PrefixDigest, end: number): Promise<boolean> {
-  const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, Math.max(1, end)));
-  let position = 0;
-  while (position < end) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
-    if (bytesRead === 0) return false;
-    position += bytesRead;
-    digest.add(buffer.subarray(0, bytesRead), position);
-  }
-  return true;
+  return withReadBuffer(async (buffer) => {
+    let position = 0;
+    while (position < end) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
+      if (bytesRead === 0) return false;
+      position += bytesRead;
+      digest.add(buffer.subarray(0, bytesRead), position);
+    }
+    return true;
+  });
 }
 
 type Resumed = { summarizer: SessionLogSummarizer; digest: PrefixDigest } | { refused: NonNullable<Extract<SummarizeOutcome, { kind: 'summary' }>['notResumed']> };
@@ -241,24 +262,22 @@ async function readInto(
 ): Promise<{ position: number; decodeError: unknown }> {
   let position = summarizer.consumedBytes;
   let decodeError: unknown;
-  // One buffer per read: the summarizer copies whatever it keeps of a push (so does the digest).
-  // Not zero-filled (only the bytes each read fills are used), and a plain Uint8Array, whose
-  // `slice` copies (a Buffer's is a view of memory the next read overwrites).
-  const capacity = Math.min(READ_CHUNK_BYTES, Math.max(0, size - position));
-  const buffer = new Uint8Array(Buffer.allocUnsafeSlow(capacity).buffer, 0, capacity);
-  while (position < size && decodeError === undefined) {
-    const length = Math.min(buffer.length, size - position);
-    const { bytesRead } = await handle.read(buffer, 0, length, position);
-    if (bytesRead === 0) break; // the file shrank while being read; the next refresh starts over
-    const bytes = buffer.subarray(0, bytesRead);
-    try {
-      summarizer.push(bytes);
-    } catch (error) {
-      decodeError = error;
+  // The summarizer copies whatever it keeps of a push (so does the digest), so the buffer is reused.
+  await withReadBuffer(async (buffer) => {
+    while (position < size && decodeError === undefined) {
+      const length = Math.min(buffer.length, size - position);
+      const { bytesRead } = await handle.read(buffer, 0, length, position);
+      if (bytesRead === 0) break; // the file shrank while being read; the next refresh starts over
+      const bytes = buffer.subarray(0, bytesRead);
+      try {
+        summarizer.push(bytes);
+      } catch (error) {
+        decodeError = error;
+      }
+      digest?.add(bytes, summarizer.resumeOffset);
+      position += bytesRead;
     }
-    digest?.add(bytes, summarizer.resumeOffset);
-    position += bytesRead;
-  }
+  });
   return { position, decodeError };
 }
 
