@@ -110,3 +110,15 @@ export function sameIdentity(a: FileIdentity | undefined, b: FileIdentity): bool
 export function isAppendOf(previous: FileIdentity, next: FileIdentity): boolean {
   return previous.ino === next.ino && previous.dev === next.dev && next.size > previous.size;
 }
+
+/**
+ * How recently a file must have been written to be taken for one being appended to: only such a
+ * file keeps what an append resumes from. A file written longer ago (or after a pause) is read
+ * from byte 0 at its next change, once, and is recent from then on.
+ */
+export const RECENT_WRITE_MS = 10 * 60_000;
+
+/** Whether a file at `identity` was written within {@link RECENT_WRITE_MS} of `now` (a modification time ahead of `now` counts as recent). */
+export function writtenRecently(identity: FileIdentity, now: number): boolean {
+  return now - identity.mtimeMs < RECENT_WRITE_MS;
+}

@@ -4,11 +4,16 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { relativeLogPath } from './layout';
 import { ev, headerLine, rawTranscript } from '../testing/testLogs';
-import { nodeTranscriptFiles } from './transcriptFiles';
+import { nodeTranscriptFiles, RECENT_WRITE_MS } from './transcriptFiles';
 import { SummarizePool } from './summarize/pool';
 import type { SummarizeTask } from './summarize/summarizeFile';
 import { recordingFiles } from '../testing/testFiles';
 import { RESUMABLE_TRANSCRIPTS, TranscriptIndex } from './transcriptIndex';
+
+/** A modification time (seconds) written within the last RECENT_WRITE_MS, later for a larger `order`. */
+function recently(order: number): number {
+  return (Date.now() - RECENT_WRITE_MS / 2) / 1000 + order / 20;
+}
 
 let base: string;
 beforeEach(() => {
@@ -28,8 +33,8 @@ describe('TranscriptIndex resume states', () => {
       const file = path.join(root, ...key.split('/'));
       mkdirSync(path.dirname(file), { recursive: true });
       writeFileSync(file, rawTranscript([headerLine(id), ev.turnStart(0), ev.user(1, `prompt ${i}`), ev.title(2, `title ${i}`), ev.turnEnd(3)]));
-      // Distinct modification times: s-00000 is the oldest.
-      utimesSync(file, 1_700_000_000 + i, 1_700_000_000 + i);
+      // Distinct modification times, all recent (see the test below): s-00000 is the oldest.
+      utimesSync(file, recently(i), recently(i));
       keys.push(key);
       files.push(file);
     }
@@ -85,16 +90,51 @@ describe('TranscriptIndex resume states', () => {
       index.add({ key, projectDir, sessionDir, encoding: 'raw' });
       return key;
     };
-    for (let i = 0; i <= 2 * RESUMABLE_TRANSCRIPTS; i++) await index.refresh(write(i, 1_700_000_000 + i));
+    for (let i = 0; i <= 2 * RESUMABLE_TRANSCRIPTS; i++) await index.refresh(write(i, recently(i)));
     expect(tasks.every((task) => task.keepState !== false)).toBe(true);
-    const older = write(100_000, 1_600_000_000);
-    const newer = write(100_001, 1_800_000_000);
+    const older = write(100_000, recently(-1));
+    const newer = write(100_001, recently(2 * RESUMABLE_TRANSCRIPTS + 1));
     for (const key of [older, newer]) expect(await index.refresh(key)).toBe('changed');
     expect(tasks.slice(-2).map((task) => task.keepState)).toEqual([false, true]);
     expect(index.savedState(older)).toBeUndefined();
     expect(index.savedState(newer)).toBeDefined();
     // The summary itself is the same either way.
     expect(index.get(older)?.summary).toMatchObject({ title: 'title 100000', eventCount: 4 });
+  });
+
+  it('asks no state of a transcript last written longer ago than RECENT_WRITE_MS; once appended to, it keeps one', async () => {
+    const root = path.join(base, 'sessions');
+    const tasks: SummarizeTask[] = [];
+    class RecordingPool extends SummarizePool {
+      override run(task: SummarizeTask) {
+        tasks.push(task);
+        return super.run(task);
+      }
+    }
+    const index = new TranscriptIndex(root, nodeTranscriptFiles, 1, new RecordingPool({ size: 0 }));
+    const keys = ['old-1', 'new-1'].map((id) => {
+      const key = relativeLogPath('/home/alice/proj', id, 'raw').split(path.sep).join('/');
+      const file = path.join(root, ...key.split('/'));
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, rawTranscript([headerLine(id), ev.turnStart(0), ev.user(1, 'prompt'), ev.title(2, `title ${id}`), ev.turnEnd(3)]));
+      const [projectDir, sessionDir] = key.split('/');
+      index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+      return key;
+    });
+    const oldFile = path.join(root, ...keys[0].split('/'));
+    const lastWritten = (Date.now() - RECENT_WRITE_MS - 60_000) / 1000;
+    utimesSync(oldFile, lastWritten, lastWritten);
+    for (const key of keys) expect(await index.refresh(key)).toBe('changed');
+    expect(tasks.map((task) => task.keepState)).toEqual([false, true]);
+    expect(index.savedState(keys[0])).toBeUndefined();
+    expect(index.savedState(keys[1])).toBeDefined();
+    expect(index.get(keys[0])?.summary).toMatchObject({ title: 'title old-1', eventCount: 4 });
+    // dsh writes to it again: read from byte 0 (there is nothing to resume), and resumable from then on.
+    appendFileSync(oldFile, rawTranscript([ev.turnStart(4, 2), ev.user(5, 'more'), ev.turnEnd(6, 2)]));
+    expect(await index.refresh(keys[0])).toBe('changed');
+    expect(tasks[2]).toMatchObject({ saved: undefined, keepState: true });
+    expect(index.savedState(keys[0])).toBeDefined();
+    expect(index.get(keys[0])?.summary).toMatchObject({ title: 'title old-1', eventCount: 7 });
   });
 
   it('re-reads from byte 0 a transcript rewritten in place (same file, grown, shrunk, same size and time)', async () => {

@@ -12,7 +12,7 @@ import { quickSync } from './quickSync';
 import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
 import { HEADER_REASONS, mayResume, type ResumeState } from './summarize/summarizeFile';
-import { fileIdentity, sameIdentity, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
+import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptSummary';
 
 export { HEADER_REASONS, readErrorOf } from './summarize/summarizeFile';
@@ -52,7 +52,8 @@ export function ensureZstdSupport(): Promise<void> {
 
 /**
  * How many transcripts, the most recently modified, keep a saved state to resume an append
- * from (up to twice as many between prunings). A saved state is about 1–2 KB (header, open
+ * from (up to twice as many between prunings); only those written recently ask for one
+ * (`writtenRecently`). A saved state is about 1–2 KB (header, open
  * turn, surface seqs), so keeping one per transcript would cost 100–200 MB at 100,000
  * sessions; dsh appends only to the sessions in use, which are the recently written ones. An
  * older transcript that grows is read once from byte 0 (the logs are small; the pool reads
@@ -296,7 +297,9 @@ export class TranscriptIndex {
     const previous = entry.summary;
     // Only a summary an append may continue hands over its state: damage is sticky.
     const saved = previous !== undefined && mayResume(previous) ? entry.saved : undefined;
-    const keepState = current.mtimeMs >= this.resumeThreshold;
+    // A first index of 10,000 old transcripts would otherwise hash, serialize and hand over
+    // thousands of states (until the pruning's threshold rose) that no append ever uses.
+    const keepState = writtenRecently(current, Date.now()) && current.mtimeMs >= this.resumeThreshold;
     // What the task reads: the whole file, or what was appended when it resumes.
     const bytes = Math.max(0, current.size - (saved !== undefined ? (entry.identity?.size ?? 0) : 0));
     const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved, keepState }, bytes);

@@ -11,7 +11,7 @@ import { Emitter } from '../emitter';
 import type { Subscription } from '../service';
 import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
-import { fileIdentity, sameIdentity, type FileIdentity } from '../transcriptFiles';
+import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
 import { codexThreadNames } from './codex';
 import { PlaintextTooLarge } from './compressed';
 import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
@@ -104,8 +104,6 @@ interface Entry {
 
 /** How many files, the most recently written, keep what an append resumes from (up to twice as many between prunings). */
 const RESUMABLE_FILES = 512;
-/** At the first listing, a file written this recently keeps what an append resumes from (later, every file read does). */
-const RECENT_WRITE_MS = 10 * 60_000;
 /** A walk lets the event loop run after this much synchronous work. */
 const SLICE_MS = 5;
 
@@ -501,7 +499,8 @@ class ForeignStore implements ForeignSessionStore {
     } else {
       try {
         // A file written while we run (or shortly before) is likely to be appended to: keep what resumes it.
-        const keepState = this.firstListed || Date.now() - identity.mtimeMs < RECENT_WRITE_MS;
+        // At the first listing only a recent one; later, every file read (it just changed).
+        const keepState = this.firstListed || writtenRecently(identity, Date.now());
         const read = await readForeignFile(this.format, file, identity, known, { keepState, ...(this.options.files === undefined ? {} : { files: this.options.files }) });
         summary = read.summary === undefined ? undefined : Object.freeze({ ...read.summary, agent: this.agent });
         resume = read.resume;
