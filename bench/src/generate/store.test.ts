@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relativeLogPath } from '../../../server/src/store/layout';
-import { ensureStore, readExpectedLabels, type GeneratedStore } from './store';
+import { ensureStore, MODIFICATION_TIMES, readExpectedLabels, type GeneratedStore } from './store';
 import { completeFrames, decompressFrames, frameEnds, initFrameDecoding } from '../zstd/frames';
 
 interface Transcript {
@@ -134,8 +134,40 @@ describe('generated store', () => {
       const a = walkTranscripts(copy.root).map((t) => [t.relative, t.parts.join('')]).sort();
       const b = transcripts.map((t) => [t.relative, t.parts.join('')]).sort();
       expect(a).toEqual(b);
+      expect(modificationTimes(copy.root).map(([, ms]) => ms)).toEqual(modificationTimes(store.root).map(([, ms]) => ms));
     } finally {
       rmSync(other, { recursive: true, force: true });
     }
   });
+
+  it('dates every transcript long past, one second apart in key order, however old the store; a store made before gets them', async () => {
+    const times = modificationTimes(store.root);
+    expect(times.map(([, ms]) => ms)).toEqual(times.map((_, i) => Date.UTC(2025, 6, 1) + 1000 * i));
+    expect(store.modificationTimes).toBe(MODIFICATION_TIMES);
+    // As a store generated before this rule: its manifest has no marker and its files were just written.
+    const manifestFile = path.join(path.dirname(store.root), 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as GeneratedStore;
+    delete manifest.modificationTimes;
+    writeFileSync(manifestFile, JSON.stringify(manifest));
+    const now = Date.now() / 1000;
+    for (const [file] of times) utimesSync(file, now, now);
+    const again = await ensureStore({ sessions: 60, seed: 7, prepareLogs: false, baseDir: base });
+    expect(again).toMatchObject({ reused: true, modificationTimes: MODIFICATION_TIMES });
+    expect(modificationTimes(store.root)).toEqual(times);
+    expect((JSON.parse(readFileSync(manifestFile, 'utf8')) as GeneratedStore).modificationTimes).toBe(MODIFICATION_TIMES);
+  });
 });
+
+/** Every transcript of a root with its modification time (ms), in key order. */
+function modificationTimes(root: string): Array<[string, number]> {
+  const out: Array<[string, number]> = [];
+  for (const project of readdirSync(root).sort()) {
+    for (const session of readdirSync(path.join(root, project)).sort()) {
+      for (const name of readdirSync(path.join(root, project, session)).sort()) {
+        const file = path.join(root, project, session, name);
+        out.push([file, statSync(file).mtimeMs]);
+      }
+    }
+  }
+  return out;
+}

@@ -2,7 +2,7 @@
  * A synthetic dsh store of N sessions in the canonical layout, written outside the repository
  * (under the OS temp dir) and reused by later runs with the same seed and size.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { relativeLogPath } from 'dsh-session-ls/dist/store/layout';
@@ -36,6 +36,8 @@ export interface GeneratedStore {
   compacted: number;
   openTails: number;
   frames: number;
+  /** How the transcripts' modification times were set ({@link MODIFICATION_TIMES}); absent in a store made before. */
+  modificationTimes?: string;
   events: number;
   bytes: { uncompressed: number; onDisk: number };
   logBytes: { median: number; p90: number; p99: number; max: number };
@@ -59,6 +61,28 @@ const DAY = 86_400_000;
 const EPOCH = Date.UTC(2025, 6, 1);
 const BATCH_SESSIONS = 1500;
 
+/**
+ * The transcripts' modification times: the generator's epoch plus one second per transcript in
+ * key order. A user's store holds sessions last written days to months ago, none being written
+ * while dsh is not running; the store's age (when it was generated) must not change what the
+ * server does with it (a recently written transcript keeps the state an append resumes from).
+ */
+export const MODIFICATION_TIMES = 'epoch-plus-key-order';
+
+/** Sets every transcript's modification time as {@link MODIFICATION_TIMES} says. */
+function setModificationTimes(root: string): void {
+  const files: string[] = [];
+  for (const project of readdirSync(root).sort()) {
+    for (const session of readdirSync(path.join(root, project)).sort()) {
+      for (const name of readdirSync(path.join(root, project, session)).sort()) files.push(path.join(root, project, session, name));
+    }
+  }
+  files.forEach((file, i) => {
+    const seconds = EPOCH / 1000 + i;
+    utimesSync(file, seconds, seconds);
+  });
+}
+
 /** Where the store for these options lives. */
 export function storeDir(options: StoreOptions): string {
   const suffix = `${options.zstdShare === undefined ? '' : `-z${Math.round(options.zstdShare * 100)}`}${options.prepareLogs === false ? '-noprep' : ''}`;
@@ -72,14 +96,25 @@ export async function ensureStore(options: StoreOptions): Promise<GeneratedStore
   if (existsSync(manifestFile)) {
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as GeneratedStore;
     if (manifest.generatorVersion === GENERATOR_VERSION && manifest.sessions === options.sessions && manifest.seed === options.seed) {
-      return { ...manifest, reused: true };
+      // A store generated before the modification times were set gets them now.
+      if (manifest.modificationTimes !== MODIFICATION_TIMES) writeManifest(manifestFile, withModificationTimes(manifest));
+      return { ...manifest, modificationTimes: MODIFICATION_TIMES, reused: true };
     }
   }
   rmSync(dir, { recursive: true, force: true });
-  const manifest = await generateStore(dir, options);
+  const manifest = withModificationTimes(await generateStore(dir, options));
+  writeManifest(manifestFile, manifest);
+  return { ...manifest, reused: false };
+}
+
+function withModificationTimes(manifest: GeneratedStore): GeneratedStore {
+  setModificationTimes(manifest.root);
+  return { ...manifest, modificationTimes: MODIFICATION_TIMES };
+}
+
+function writeManifest(manifestFile: string, manifest: GeneratedStore): void {
   writeFileSync(manifestFile + '.tmp', JSON.stringify(manifest, null, 2));
   renameSync(manifestFile + '.tmp', manifestFile);
-  return { ...manifest, reused: false };
 }
 
 /** Read the expected labels of a generated store. */
