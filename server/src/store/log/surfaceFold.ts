@@ -3,7 +3,7 @@
  * validated exactly as dsh validates each event's `surfaceOp` and `sourceEventSeqs`. The state
  * keeps no event payloads, only what later replacements need to be checked.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import { SURFACE_EVENT_TYPES, isObjectLike } from './eventRules';
 
 type JsonRecord = Record<string, unknown>;
@@ -65,13 +65,21 @@ function canonicalJson(value: unknown): string {
 /** Stands for data nested too deeply to compare (dsh's recursive comparison fails on it too). */
 const UNCOMPARABLE = '';
 
+/** `crypto.hash` (Node 20.12+, 21.7+): one call, no Hash object per tool result. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string, encoding: 'base64') => string }).hash;
+
+/** The SHA-256 of `text` (as UTF-8), in base64. */
+export function sha256Base64(text: string): string {
+  return oneShotHash !== undefined ? oneShotHash('sha256', text, 'base64') : crypto.createHash('sha256').update(text).digest('base64');
+}
+
 /** Fingerprint of a tool/result's data with the tool-result block's content blanked (a rewrite may change only that). */
 function rewriteKey(data: JsonRecord): string {
   const message = data.message as JsonRecord;
   const [block] = message.content as JsonRecord[];
   const kept = { ...data, message: { ...message, content: [{ ...block, content: null }] } };
   try {
-    return createHash('sha256').update(canonicalJson(kept)).digest('base64');
+    return sha256Base64(canonicalJson(kept));
   } catch (error) {
     if (error instanceof RangeError) return UNCOMPARABLE;
     throw error;
