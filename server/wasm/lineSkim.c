@@ -872,7 +872,7 @@ static uint32_t newline(const uint8_t *b, uint32_t p, uint32_t e) {
     p += 16;
   }
   while (p < e && b[p] != 0x0a) p++;
-  return e;
+  return p;
 }
 
 /* What skim_run did (read by lineSkim.ts). */
@@ -883,19 +883,26 @@ struct run {
   int32_t next;
   int32_t stop_code;
   int32_t stop_end;
+  int32_t reset;
 };
 static struct run RUN;
 #define NO_LINE (-1)
 #define TOO_LONG (-2)
 
+/* What the turn/end and step/end lines of a run did to the closers' tracking (RUN.reset). */
+enum { NO_RESET = 0, STEP_RESET = 1, TURN_RESET = 2 };
+
 /*
  * Skims the complete lines of the `length` bytes at the line buffer from `start` on, for as long
- * as each is an event or packed row that only moves the count and the last time and continues the
- * seqs from `expected`. Stops at the first other line (RUN.stop_code: its skim code, PARSE
- * included, with R filled as skim_line fills it; RUN.next..RUN.stop_end: its bytes), at a line
- * longer than `max_line` (TOO_LONG), or where no complete line is left (NO_LINE; RUN.next: the
- * unterminated rest). RUN.lines lines were read; RUN.event_count and RUN.last_time are the fold's
- * count and last time after them (last_time unset when RUN.lines is 0).
+ * as each is an event or packed row that only moves the count and the last time, or a turn/end or
+ * step/end (which also reset the closers' tracking, whatever their data), and continues the seqs
+ * from `expected`. Stops at the first other line (RUN.stop_code: its skim code, PARSE included,
+ * with R filled as skim_line fills it; RUN.next..RUN.stop_end: its bytes), at a line longer than
+ * `max_line` (TOO_LONG), or where no complete line is left (NO_LINE; RUN.next: the unterminated
+ * rest). RUN.lines lines were read; RUN.event_count and RUN.last_time are the fold's count and
+ * last time after them (last_time unset when RUN.lines is 0); RUN.reset is TURN_RESET when one of
+ * them was a turn/end, else STEP_RESET when one was a step/end (a step/end after a turn/end
+ * leaves what the turn/end left), else NO_RESET.
  */
 EXPORT(skim_run) void skim_run(uint32_t start, uint32_t length, double expected, uint32_t max_line) {
   const uint8_t *base = &__heap_base;
@@ -903,6 +910,7 @@ EXPORT(skim_run) void skim_run(uint32_t start, uint32_t length, double expected,
   int32_t lines = 0;
   double last_time = 0;
   int32_t stop = NO_LINE;
+  int32_t reset = NO_RESET;
   uint32_t end = length;
   while (p < length) {
     uint32_t lf = newline(base, p, length);
@@ -916,8 +924,10 @@ EXPORT(skim_run) void skim_run(uint32_t start, uint32_t length, double expected,
     P = 0;
     E = lf - p;
     int code = skim();
-    if ((code == PLAIN || code == TEXT_ROW || code == TOOL_ROW) && R.seq == expected) {
-      if (code == PLAIN) {
+    if ((code == PLAIN || code == TEXT_ROW || code == TOOL_ROW || code == TURN_END || code == STEP_END) && R.seq == expected) {
+      if (code == TURN_END) reset = TURN_RESET;
+      else if (code == STEP_END && reset == NO_RESET) reset = STEP_RESET;
+      if (code != TEXT_ROW && code != TOOL_ROW) {
         expected += 1;
         last_time = R.time;
       } else {
@@ -938,6 +948,7 @@ EXPORT(skim_run) void skim_run(uint32_t start, uint32_t length, double expected,
   RUN.next = (int32_t)p;
   RUN.stop_code = stop;
   RUN.stop_end = (int32_t)end;
+  RUN.reset = reset;
 }
 
 EXPORT(results) uint32_t results(void) { return (uint32_t)&R; }

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KNOWN_EVENT_TYPES, envelopeProblem } from './eventRules';
-import { lineSkim, skimLine, type SkimmedLine } from './lineSkim';
+import { lineSkim, NO_RESET, RUN_END, skimLine, STEP_RESET, TURN_RESET, type SkimmedLine } from './lineSkim';
 import { utf8Text } from './lines';
 import { packedRowOf } from './rows';
 import { SessionLogSummarizer } from './summarizer';
@@ -15,7 +15,7 @@ import { emptyTurnState, requestToolCall, trackTurnEvent, type TurnState } from 
 import type { SessionHeaderRecord } from './header';
 import { emptyFoldState, LogFold, type LogFoldState } from './logFold';
 import { legacyRefusalOf, upgradeLegacyEvent } from './legacy';
-import { DEMO_1, DEMO_2, concatBytes, headerLine } from '../../testing/testLogs';
+import { DEMO_1, DEMO_2, concatBytes, ev, headerLine } from '../../testing/testLogs';
 
 const encoder = new TextEncoder();
 const bytesOf = (line: string) => encoder.encode(line);
@@ -342,6 +342,28 @@ describe('reading lines without parsing them', () => {
     const demo1 = renumbered(DEMO_1.slice(1));
     expect(skimLine(bytesOf(demo1[4]))).toEqual({ row: true, seq: 4, count: 3, lastTime: 1767225600512 });
     expect(skimLine(bytesOf(demo1[5]))).toEqual({ row: false, seq: 7, time: 1767225600513 });
+  });
+
+  it('a run reads through turn/end and step/end lines and says which reset of the tracking they make', () => {
+    const skim = lineSkim()!;
+    const run = (lines: string[], expected = 0) => {
+      const chunk = bytesOf(lines.map((line) => `${line}\n`).join(''));
+      expect(skim.stage(chunk)).toBe(true);
+      const found = skim.run(0, chunk.length, expected, 1 << 20);
+      return { lines: found.lines, eventCount: found.eventCount, stop: found.stop, reset: found.reset };
+    };
+    const chunk = (seq: number) => ev.of('assistant/chunk', seq, { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } });
+    expect(run([chunk(0), chunk(1)])).toEqual({ lines: 2, eventCount: 2, stop: RUN_END, reset: NO_RESET });
+    expect(run([chunk(0), ev.stepEnd(1), chunk(2)])).toEqual({ lines: 3, eventCount: 3, stop: RUN_END, reset: STEP_RESET });
+    expect(run([ev.stepEnd(0), ev.turnEnd(1)])).toMatchObject({ lines: 2, reset: TURN_RESET });
+    // A step/end after a turn/end leaves what the turn/end left.
+    expect(run([ev.turnEnd(0), ev.stepEnd(1), chunk(2)])).toMatchObject({ lines: 3, reset: TURN_RESET });
+    // The lines that set the tracking's values stop the run, as before.
+    const stopped = run([ev.stepEnd(0), ev.stepStart(1, 2), ev.stepEnd(2)]);
+    expect(stopped).toMatchObject({ lines: 1, eventCount: 1, reset: STEP_RESET });
+    expect(stopped.stop).toBeGreaterThan(0);
+    // So does one that does not continue the seqs.
+    expect(run([ev.turnEnd(5)], 4)).toMatchObject({ lines: 0, eventCount: 4, reset: NO_RESET });
   });
 
   it('a skimmed line is exactly what JSON.parse and dsh’s checks make of it, whatever the damage', () => {

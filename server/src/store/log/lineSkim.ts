@@ -121,7 +121,7 @@ export class LineSkim {
   private numbers: Float64Array;
   private ranges: Int32Array;
   private callIds: Int32Array;
-  /** `struct run`: event_count, last_time as doubles, then lines, next, stop_code, stop_end as int32. */
+  /** `struct run`: event_count, last_time as doubles, then lines, next, stop_code, stop_end, reset as int32. */
   private runNumbers: Float64Array;
   private runInts: Int32Array;
 
@@ -146,7 +146,7 @@ export class LineSkim {
     this.ranges = new Int32Array(buffer, this.wasm.results() + 32, 5);
     this.callIds = new Int32Array(buffer, this.wasm.calls(), 2048);
     this.runNumbers = new Float64Array(buffer, this.wasm.run_results(), 2);
-    this.runInts = new Int32Array(buffer, this.wasm.run_results() + 16, 4);
+    this.runInts = new Int32Array(buffer, this.wasm.run_results() + 16, 5);
   }
 
   /** Where a line of `length` bytes goes (0 when the memory cannot hold it). */
@@ -204,7 +204,7 @@ export class LineSkim {
     this.wasm.skim_run(start, length, expected, maxLine);
     const numbers = this.runNumbers;
     const ints = this.runInts;
-    return { eventCount: numbers[0], lastTime: numbers[1], lines: ints[0], next: ints[1], stop: ints[2], stopEnd: ints[3] };
+    return { eventCount: numbers[0], lastTime: numbers[1], lines: ints[0], next: ints[1], stop: ints[2], stopEnd: ints[3], reset: ints[4] as SkimRun['reset'] };
   }
 }
 
@@ -213,8 +213,16 @@ export interface SkimRun {
   /** The fold's event count and last time after the lines read (lastTime only when `lines` > 0). */
   eventCount: number;
   lastTime: number;
-  /** How many lines were read, each an event or packed row that only moves the count and the time. */
+  /**
+   * How many lines were read, each an event or packed row that only moves the count and the time,
+   * or a turn/end or step/end.
+   */
   lines: number;
+  /**
+   * What those turn/end and step/end lines did to the closers' tracking: {@link TURN_RESET} when
+   * one was a turn/end, else {@link STEP_RESET} when one was a step/end, else {@link NO_RESET}.
+   */
+  reset: typeof NO_RESET | typeof STEP_RESET | typeof TURN_RESET;
   /** Where the first line not read begins. */
   next: number;
   /**
@@ -227,6 +235,9 @@ export interface SkimRun {
 }
 export const RUN_END = -1;
 export const RUN_TOO_LONG = -2;
+export const NO_RESET = 0;
+export const STEP_RESET = 1;
+export const TURN_RESET = 2;
 
 /** This thread's skim: undefined until the first line, null where WebAssembly cannot run it. */
 let SKIM: LineSkim | null | undefined;

@@ -12,7 +12,7 @@ import { SessionReadError, type SessionEventRecord } from '../../resolver/sessio
 import { interruptedTurnClosers, emptyTurnState, requestToolCall, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
-import type { SkimmedLine, TrackedKind } from './lineSkim';
+import { NO_RESET, TURN_RESET, type SkimRun, type SkimmedLine, type TrackedKind } from './lineSkim';
 import type { PackedRow } from './rows';
 import { LineArena, type KeptEvent } from './storedLines';
 import {
@@ -235,14 +235,21 @@ export class LogFold {
   }
 
   /**
-   * Folds a run of lines read by the skim, each an event or packed row no stage looks into, whose
-   * seqs continue from {@link eventCount} up to `eventCount` (exclusive), the last at `lastTime`:
-   * as many calls of {@link acceptSkimmed} would (only when {@link foldsSkimmedRuns}).
+   * Folds a run of lines read by the skim, each an event or packed row no stage looks into, or a
+   * turn/end or step/end, whose seqs continue from {@link eventCount} up to `eventCount`
+   * (exclusive), the last at `lastTime`: as many calls of {@link acceptSkimmed} would (only when
+   * {@link foldsSkimmedRuns}). `reset` says what the run's turn/end and step/end lines did to the
+   * closers' tracking (see `SkimRun.reset`): neither reads its data, so the last reset of the run
+   * leaves the state the whole run would.
    */
-  acceptSkimmedRun(eventCount: number, lastTime: number): void {
+  acceptSkimmedRun(eventCount: number, lastTime: number, reset: SkimRun['reset'] = NO_RESET): void {
     const state = this.state;
     state.eventCount = eventCount;
-    if (state.upgradeFailure === undefined) state.lastTime = lastTime;
+    if (state.upgradeFailure !== undefined) return;
+    state.lastTime = lastTime;
+    // As `accept` tracks them: not after a type or repair failure (the failures are sticky).
+    if (reset === NO_RESET || state.unknownTypeFailure !== undefined || state.repairFailure !== undefined) return;
+    trackTurnEvent(state.turns, { type: reset === TURN_RESET ? 'turn/end' : 'step/end' }, eventCount - 1);
   }
 
   /**

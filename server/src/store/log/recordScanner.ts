@@ -43,7 +43,8 @@ export class RecordScanner {
   /**
    * Feeds `chunk` through `lines` (see {@link LineSplitter.push}), each complete line to
    * {@link line}. With the skim on, runs of lines that only move the fold's count and time are
-   * read in the skim's memory and folded at once, without a view, a call or an object per line.
+   * read in the skim's memory and folded at once, without a view, a call or an object per line
+   * (turn/end and step/end lines among them: they reset the closers' tracking whatever their data).
    */
   push(lines: LineSplitter, bytes: Uint8Array): void {
     const skim = this.skim ? lineSkim() : null;
@@ -63,7 +64,7 @@ export class RecordScanner {
       const run = skim.run(start, chunk.length, this.fold.eventCount, this.maxRecordBytes);
       if (run.lines > 0) {
         state.lineNumber += run.lines;
-        this.fold.acceptSkimmedRun(run.eventCount, run.lastTime);
+        this.fold.acceptSkimmedRun(run.eventCount, run.lastTime, run.reset);
       }
       start = run.next;
       if (run.stop === RUN_END || run.stop === RUN_TOO_LONG) break;
