@@ -15,6 +15,35 @@ function recently(order: number): number {
   return (Date.now() - RECENT_WRITE_MS / 2) / 1000 + order / 20;
 }
 
+/** Writes a one-turn raw transcript of session `id` under `root` (modification time `mtime` in seconds, if given). */
+function writeTranscript(root: string, id: string, prompt: string, title: string, mtime?: number): { key: string; file: string } {
+  const key = relativeLogPath('/home/alice/proj', id, 'raw').split(path.sep).join('/');
+  const file = path.join(root, ...key.split('/'));
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, rawTranscript([headerLine(id), ev.turnStart(0), ev.user(1, prompt), ev.title(2, title), ev.turnEnd(3)]));
+  if (mtime !== undefined) utimesSync(file, mtime, mtime);
+  return { key, file };
+}
+
+/** Makes the raw transcript at `key` known to `index`; returns the key. */
+function addTo(index: TranscriptIndex, key: string): string {
+  const [projectDir, sessionDir] = key.split('/');
+  index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+  return key;
+}
+
+/** An index over `root` summarizing inline, and the tasks its pool was given, in order. */
+function recordingIndex(root: string, concurrency: number): { index: TranscriptIndex; tasks: SummarizeTask[] } {
+  const tasks: SummarizeTask[] = [];
+  class RecordingPool extends SummarizePool {
+    override run(task: SummarizeTask) {
+      tasks.push(task);
+      return super.run(task);
+    }
+  }
+  return { index: new TranscriptIndex(root, nodeTranscriptFiles, concurrency, new RecordingPool({ size: 0 })), tasks };
+}
+
 let base: string;
 beforeEach(() => {
   base = mkdtempSync(path.join(os.tmpdir(), 'dsh-index-'));
@@ -28,22 +57,14 @@ describe('TranscriptIndex resume states', () => {
     const keys: string[] = [];
     const files: string[] = [];
     for (let i = 0; i < count; i++) {
-      const id = `s-${String(i).padStart(5, '0')}`;
-      const key = relativeLogPath('/home/alice/proj', id, 'raw').split(path.sep).join('/');
-      const file = path.join(root, ...key.split('/'));
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, rawTranscript([headerLine(id), ev.turnStart(0), ev.user(1, `prompt ${i}`), ev.title(2, `title ${i}`), ev.turnEnd(3)]));
       // Distinct modification times, all recent (see the test below): s-00000 is the oldest.
-      utimesSync(file, recently(i), recently(i));
+      const { key, file } = writeTranscript(root, `s-${String(i).padStart(5, '0')}`, `prompt ${i}`, `title ${i}`, recently(i));
       keys.push(key);
       files.push(file);
     }
     const recorder = recordingFiles();
     const index = new TranscriptIndex(root, recorder.files, 4);
-    for (const key of keys) {
-      const [projectDir, sessionDir] = key.split('/');
-      index.add({ key, projectDir, sessionDir, encoding: 'raw' });
-    }
+    for (const key of keys) addTo(index, key);
     // One at a time, oldest first, so the pruning order is known.
     for (const key of keys) expect(await index.refresh(key)).toBe('changed');
     const kept = keys.filter((key) => index.savedState(key) !== undefined);
@@ -71,25 +92,9 @@ describe('TranscriptIndex resume states', () => {
 
   it('once states were pruned, does not ask for the state of a transcript older than those kept; a newer one still gets it', async () => {
     const root = path.join(base, 'sessions');
-    const tasks: SummarizeTask[] = [];
-    class RecordingPool extends SummarizePool {
-      override run(task: SummarizeTask) {
-        tasks.push(task);
-        return super.run(task);
-      }
-    }
-    const index = new TranscriptIndex(root, nodeTranscriptFiles, 4, new RecordingPool({ size: 0 }));
-    const write = (i: number, mtime: number): string => {
-      const id = `t-${String(i).padStart(5, '0')}`;
-      const key = relativeLogPath('/home/alice/proj', id, 'raw').split(path.sep).join('/');
-      const file = path.join(root, ...key.split('/'));
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, rawTranscript([headerLine(id), ev.turnStart(0), ev.user(1, `prompt ${i}`), ev.title(2, `title ${i}`), ev.turnEnd(3)]));
-      utimesSync(file, mtime, mtime);
-      const [projectDir, sessionDir] = key.split('/');
-      index.add({ key, projectDir, sessionDir, encoding: 'raw' });
-      return key;
-    };
+    const { index, tasks } = recordingIndex(root, 4);
+    const write = (i: number, mtime: number): string =>
+      addTo(index, writeTranscript(root, `t-${String(i).padStart(5, '0')}`, `prompt ${i}`, `title ${i}`, mtime).key);
     for (let i = 0; i <= 2 * RESUMABLE_TRANSCRIPTS; i++) await index.refresh(write(i, recently(i)));
     expect(tasks.every((task) => task.keepState !== false)).toBe(true);
     const older = write(100_000, recently(-1));
@@ -104,26 +109,11 @@ describe('TranscriptIndex resume states', () => {
 
   it('asks no state of a transcript last written longer ago than RECENT_WRITE_MS; once appended to, it keeps one', async () => {
     const root = path.join(base, 'sessions');
-    const tasks: SummarizeTask[] = [];
-    class RecordingPool extends SummarizePool {
-      override run(task: SummarizeTask) {
-        tasks.push(task);
-        return super.run(task);
-      }
-    }
-    const index = new TranscriptIndex(root, nodeTranscriptFiles, 1, new RecordingPool({ size: 0 }));
-    const keys = ['old-1', 'new-1'].map((id) => {
-      const key = relativeLogPath('/home/alice/proj', id, 'raw').split(path.sep).join('/');
-      const file = path.join(root, ...key.split('/'));
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, rawTranscript([headerLine(id), ev.turnStart(0), ev.user(1, 'prompt'), ev.title(2, `title ${id}`), ev.turnEnd(3)]));
-      const [projectDir, sessionDir] = key.split('/');
-      index.add({ key, projectDir, sessionDir, encoding: 'raw' });
-      return key;
-    });
-    const oldFile = path.join(root, ...keys[0].split('/'));
+    const { index, tasks } = recordingIndex(root, 1);
     const lastWritten = (Date.now() - RECENT_WRITE_MS - 60_000) / 1000;
-    utimesSync(oldFile, lastWritten, lastWritten);
+    const old = writeTranscript(root, 'old-1', 'prompt', 'title old-1', lastWritten);
+    const oldFile = old.file;
+    const keys = [addTo(index, old.key), addTo(index, writeTranscript(root, 'new-1', 'prompt', 'title new-1').key)];
     for (const key of keys) expect(await index.refresh(key)).toBe('changed');
     expect(tasks.map((task) => task.keepState)).toEqual([false, true]);
     expect(index.savedState(keys[0])).toBeUndefined();
