@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relativeLogPath } from '../../../server/src/store/layout';
-import { ensureStore, MODIFICATION_TIMES, readExpectedLabels, type GeneratedStore } from './store';
+import { ensureStore, MODIFICATION_TIMES, readExpectedLabels, transcriptsInKeyOrder, type GeneratedStore } from './store';
 import { completeFrames, decompressFrames, frameEnds, initFrameDecoding } from '../zstd/frames';
 
 interface Transcript {
@@ -160,14 +160,5 @@ describe('generated store', () => {
 
 /** Every transcript of a root with its modification time (ms), in key order. */
 function modificationTimes(root: string): Array<[string, number]> {
-  const out: Array<[string, number]> = [];
-  for (const project of readdirSync(root).sort()) {
-    for (const session of readdirSync(path.join(root, project)).sort()) {
-      for (const name of readdirSync(path.join(root, project, session)).sort()) {
-        const file = path.join(root, project, session, name);
-        out.push([file, statSync(file).mtimeMs]);
-      }
-    }
-  }
-  return out;
+  return transcriptsInKeyOrder(root).map((file) => [file, statSync(file).mtimeMs]);
 }

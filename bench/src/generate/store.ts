@@ -2,10 +2,11 @@
  * A synthetic dsh store of N sessions in the canonical layout, written outside the repository
  * (under the OS temp dir) and reused by later runs with the same seed and size.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { relativeLogPath } from 'dsh-session-ls/dist/store/layout';
+import { listTranscripts } from '../baselines/floor';
 import { Corpus } from './corpus';
 import { Random } from './random';
 import { generateSessionLog, type SessionSpec } from './sessionLog';
@@ -69,15 +70,24 @@ const BATCH_SESSIONS = 1500;
  */
 export const MODIFICATION_TIMES = 'epoch-plus-key-order';
 
+/**
+ * The transcripts of a root in key order (project, then session directory, then file name, each
+ * compared as a string), as {@link MODIFICATION_TIMES} numbers them.
+ */
+export function transcriptsInKeyOrder(root: string): string[] {
+  const keyed = listTranscripts(root).map((file) => ({ file: file.path, segments: path.relative(root, file.path).split(path.sep) }));
+  keyed.sort((a, b) => {
+    for (let i = 0; i < Math.min(a.segments.length, b.segments.length); i++) {
+      if (a.segments[i] !== b.segments[i]) return a.segments[i] < b.segments[i] ? -1 : 1;
+    }
+    return a.segments.length - b.segments.length;
+  });
+  return keyed.map(({ file }) => file);
+}
+
 /** Sets every transcript's modification time as {@link MODIFICATION_TIMES} says. */
 function setModificationTimes(root: string): void {
-  const files: string[] = [];
-  for (const project of readdirSync(root).sort()) {
-    for (const session of readdirSync(path.join(root, project)).sort()) {
-      for (const name of readdirSync(path.join(root, project, session)).sort()) files.push(path.join(root, project, session, name));
-    }
-  }
-  files.forEach((file, i) => {
+  transcriptsInKeyOrder(root).forEach((file, i) => {
     const seconds = EPOCH / 1000 + i;
     utimesSync(file, seconds, seconds);
   });
