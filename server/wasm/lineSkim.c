@@ -373,10 +373,72 @@ static int compact_integers(int64_t start, int ascending) {
   }
 }
 
+/* Lanes 0..n-1 set, for n in 0..16: 16 bytes at LANES + 16 - n. */
+static const uint8_t LANES[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+/* Where the 16 bytes at `b` are ASCII digits, as lanes of 0xff. */
+static inline v128_t digit_lanes(const uint8_t *b) { return wasm_u8x16_lt(wasm_i8x16_sub(wasm_v128_load(b), wasm_i8x16_splat(ZERO)), wasm_i8x16_splat(10)); }
+
+/*
+ * compact_integers(start, 0) for the arrays packed rows' `dt` nearly always are: compact, every
+ * element of one or two digits, no leading zero. Reads 16 bytes a step; a byte's lane looks at its
+ * neighbours through the loads at -1, +1 and +2, so a number split between two steps needs no
+ * carry: a digit followed by a digit is a tens digit, one followed by anything else ends a number.
+ * 0 (P unmoved) for anything else, and where the array does not end 18 bytes before the line does.
+ */
+static int small_integers(int64_t start) {
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t p = P;
+  if (p + 2 > e || b[p] != OPEN_BRACKET || !is_digit(b[p + 1])) return 0;
+  p++;
+  uint32_t count = 0;
+  int64_t sum = start;
+  const v128_t zero = wasm_i8x16_splat(ZERO);
+  while (p + 18 <= e) {
+    v128_t v = wasm_v128_load(b + p);
+    v128_t digits = digit_lanes(b + p);
+    uint32_t d = wasm_i8x16_bitmask(digits);
+    uint32_t c = wasm_i8x16_bitmask(wasm_i8x16_eq(v, wasm_i8x16_splat(COMMA)));
+    v128_t next_digits = digit_lanes(b + p + 1);
+    uint32_t next = wasm_i8x16_bitmask(next_digits);
+    uint32_t after_next = wasm_i8x16_bitmask(digit_lanes(b + p + 2));
+    uint32_t before = wasm_i8x16_bitmask(digit_lanes(b + p - 1));
+    uint32_t other = ~(d | c) & 0xffff;
+    uint32_t n = other == 0 ? 16 : (uint32_t)__builtin_ctz(other);
+    uint32_t keep = (1u << n) - 1;
+    d &= keep;
+    c &= keep;
+    /*
+     * Three digits in a row, a zero starting a longer number, a comma after no digit. (A comma
+     * before no digit is before a comma, caught there, or before the end, caught below.)
+     */
+    uint32_t bad = (d & next & after_next) | (wasm_i8x16_bitmask(wasm_i8x16_eq(v, zero)) & keep & ~before & next) | (c & ~before);
+    if (bad != 0) return 0;
+    v128_t values = wasm_v128_and(wasm_v128_and(wasm_i8x16_sub(v, zero), digits), wasm_v128_load(LANES + 16 - n));
+    /* A tens digit counts ten times: its value added nine more times. */
+    values = wasm_i8x16_add(values, wasm_v128_and(wasm_i8x16_add(wasm_i8x16_shl(values, 3), values), next_digits));
+    v128_t pairs = wasm_u32x4_extadd_pairwise_u16x8(wasm_u16x8_extadd_pairwise_u8x16(values));
+    sum += (int64_t)wasm_i32x4_extract_lane(pairs, 0) + wasm_i32x4_extract_lane(pairs, 1) + wasm_i32x4_extract_lane(pairs, 2) + wasm_i32x4_extract_lane(pairs, 3);
+    count += (uint32_t)__builtin_popcount(d & ~next);
+    if (n < 16) {
+      /* The array ends at the first byte that is neither a digit nor a comma, after a digit. */
+      if (b[p + n] != CLOSE_BRACKET || !is_digit(b[p + n - 1])) return 0;
+      if (sum > MAX_SAFE_INTEGER) return 0;
+      P = p + n + 1;
+      GAP_COUNT = count;
+      GAP_SUM = sum;
+      return 1;
+    }
+    p += 16;
+  }
+  return 0;
+}
+
 /* An array of safe integers added up from `start`; 0 when it is not one or a sum leaves the safe range. */
 static int gaps(int64_t start) {
   space();
-  if (compact_integers(start, 0)) return 1;
+  if (small_integers(start) || compact_integers(start, 0)) return 1;
   if (!take(OPEN_BRACKET)) return 0;
   uint32_t count = 0;
   int64_t sum = start;
@@ -705,10 +767,74 @@ static int turn_end_data(void) {
 
 static int64_t LAST_SOURCE;
 
+/*
+ * compact_integers(0, 1) for the sourceEventSeqs dsh writes: mostly runs of consecutive seqs, often
+ * hundreds. The decimal text of the last element plus one is kept as an odometer, and an element
+ * equal to it byte for byte (then a byte that is no digit) is taken without reading its digits;
+ * any other element is read as compact_integers reads it. 0 (P unmoved) for anything else.
+ */
+static int consecutive_integers(void) {
+  const uint8_t *b = B;
+  uint32_t e = E;
+  uint32_t p = P;
+  if (p + 2 > e || b[p] != OPEN_BRACKET || !is_digit(b[p + 1])) return 0;
+  p++;
+  /* The odometer, NUL-padded so that 8 bytes of it can be compared at once. */
+  uint8_t text[24] = {0};
+  uint32_t length = 0;
+  int64_t last = -1;
+  uint32_t count = 0;
+  for (;;) {
+    uint32_t end = 0;
+    int same = 0;
+    if (length > 0 && p + length < e) {
+      uint64_t x;
+      uint64_t y;
+      __builtin_memcpy(&x, b + p, 8);
+      __builtin_memcpy(&y, text, 8);
+      uint64_t mask = length >= 8 ? ~0ull : (1ull << (8 * length)) - 1;
+      same = ((x ^ y) & mask) == 0 && (length <= 8 || same_bytes(b + p + 8, (const char *)text + 8, length - 8)) && !is_digit(b[p + length]);
+    }
+    if (same) {
+      last++;
+      end = p + length;
+    } else {
+      int64_t value;
+      if (!safe_digits(b, p, e, &value, &end) || end >= e || !(value > last)) return 0;
+      last = value;
+      /* A value above last >= -1 has no sign: its digits are its decimal text. */
+      length = end - p;
+      for (uint32_t k = 0; k < length; k++) text[k] = b[p + k];
+    }
+    count++;
+    /* The odometer moves on to last + 1; past MAX_SAFE_DIGITS it stops matching. */
+    int k = (int)length - 1;
+    while (k >= 0 && text[k] == NINE) text[k--] = ZERO;
+    if (k >= 0) {
+      text[k]++;
+    } else if (length < MAX_SAFE_DIGITS) {
+      text[length++] = ZERO;
+      text[0] = ZERO + 1;
+    } else {
+      length = 0;
+    }
+    uint8_t c = b[end];
+    if (c == COMMA) {
+      p = end + 1;
+      continue;
+    }
+    if (c != CLOSE_BRACKET) return 0;
+    P = end + 1;
+    GAP_COUNT = count;
+    GAP_SUM = last;
+    return 1;
+  }
+}
+
 /* sourceEventSeqs: non-empty (unless `empty_allowed`), strictly ascending non-negative safe integers. */
 static int sources(int empty_allowed) {
   space();
-  if (compact_integers(0, 1)) {
+  if (consecutive_integers() || compact_integers(0, 1)) {
     LAST_SOURCE = GAP_SUM;
     return empty_allowed || GAP_COUNT > 0;
   }

@@ -20,6 +20,19 @@ import { DEMO_1, DEMO_2, concatBytes, ev, headerLine } from '../../testing/testL
 const encoder = new TextEncoder();
 const bytesOf = (line: string) => encoder.encode(line);
 
+/**
+ * Long arrays the skim has quick paths for: rows' `dt` of many one- and two-digit gaps (zeros
+ * among them, numbers split across 16-byte steps) and one with longer gaps; sourceEventSeqs of
+ * consecutive seqs (through 9, 99 and 999 to one digit more) with gaps.
+ */
+const LONG_ARRAYS = [
+  textRow('text-chunks', [0, 7, 10, 45, 99, 0, 3, 88, 12, 5, 60, 0, 0, 9, 31, 40, 2, 77, 6, 90, 11, 8, 0, 64, 19, 3, 50, 7, 22, 1, 99, 10, 4, 0, 38]),
+  textRow('reasoning-chunks', [12, 34, 56, 78, 90, 21, 43, 65, 87, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]),
+  textRow('text-chunks', [5, 120, 3, 40, 1, 0, 2, 12345, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]),
+  sourcesMessage('assistant/message', [...range(5, 13), ...range(95, 104), 140, 141, ...range(996, 1003), 1500]),
+  sourcesMessage('user/message', [0, 1, 2, 4, ...range(8, 30)]),
+];
+
 /** Event lines of every kind: the demos' bodies and chunk, row and bookkeeping lines as dsh writes them. */
 const TEMPLATES: string[] = [
   ...DEMO_1.slice(1),
@@ -63,7 +76,28 @@ const TEMPLATES: string[] = [
   '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"callId":"call_2"}}',
   '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"turn":1,"name":"x"}}',
   '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"callId":7,"arguments":"{\\"a\\":1}"}}',
+  ...LONG_ARRAYS,
 ];
+
+/** `from` up to `to` (exclusive). */
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from }, (_, i) => from + i);
+}
+
+/** A packed text row with these gaps (one text more than gaps). */
+function textRow(type: string, dt: number[]): string {
+  const texts = dt.map((_, i) => ` t${i}`).concat([' end']);
+  return JSON.stringify({ type, seq0: 0, time0: 1767225600500, data: { turn: 1, step: 1, index: 0, dt, texts } });
+}
+
+/** An appended message with these sources, at a seq after them (a log renumbers it, and then refuses the sources). */
+function sourcesMessage(type: 'assistant/message' | 'user/message', sources: number[]): string {
+  const message =
+    type === 'assistant/message'
+      ? { turn: 1, step: 1, message: { id: 'a-9', role: 'assistant', source: { kind: 'model', provider: 'p', model: 'm' }, content: [] } }
+      : { id: 'u-9', role: 'user', source: { kind: 'user' }, content: [] };
+  return JSON.stringify({ type, seq: 5000, time: 1767225600720, data: message, sourceEventSeqs: sources, surfaceOp: 'append' });
+}
 
 type Json = Record<string, unknown>;
 
@@ -120,6 +154,18 @@ const damageArbitrary: fc.Arbitrary<(line: string) => Uint8Array> = fc.oneof(
       [/"texts":\[/, '"texts":["x",'],
       [/"args":\[/, '"args":["x",'],
       [/"dt":\[[^\]]*\]/, '"dt":[]'],
+      [/"dt":\[(\d+),(\d+),/, '"dt":[$1,0$2,'],
+      [/"dt":\[(\d+),(\d+),/, '"dt":[$1$2,1,'],
+      [/"dt":\[(\d+),(\d+),/, '"dt":[$1,,$2,'],
+      [/,(\d+)\],"texts"/, ',$1 ],"texts"'],
+      [/,(\d+)\],"texts"/, ',-$1],"texts"'],
+      [/,(\d)(\d),(\d+)\],"texts"/, ',$1,$2$3],"texts"'],
+      [/"sourceEventSeqs":\[(\d+),(\d+),/, '"sourceEventSeqs":[$1,$1,'],
+      [/"sourceEventSeqs":\[(\d+),(\d+),/, '"sourceEventSeqs":[$2,$1,'],
+      [/,(\d+),(\d+)\],"surfaceOp"/, ',$1,0$2],"surfaceOp"'],
+      [/,(\d+),(\d+)\],"surfaceOp"/, ',$2,$1],"surfaceOp"'],
+      [/,(\d+),(\d+)\],"surfaceOp"/, ',$1,$2.0],"surfaceOp"'],
+      [/,(\d+)(\d),(\d+)\],"surfaceOp"/, ',$1,$2$3],"surfaceOp"'],
       [/"texts":\["[^"]*"\]/, '"texts":[]'],
       [/"args":\[/, '"args":[null,'],
       [/"type":"([^"]+)"/, '"type":"$1","type":"user/message"'],
@@ -364,6 +410,25 @@ describe('reading lines without parsing them', () => {
     expect(stopped.stop).toBeGreaterThan(0);
     // So does one that does not continue the seqs.
     expect(run([ev.turnEnd(5)], 4)).toMatchObject({ lines: 0, eventCount: 4, reset: NO_RESET });
+  });
+
+  it('long dt and sourceEventSeqs arrays are skimmed, on the quick paths or not, as JSON.parse reads them', () => {
+    for (const line of LONG_ARRAYS) expect(expectSkimSound(bytesOf(line))).toBeDefined();
+    // Near misses, each where a quick path could go wrong: every one is skimmed only as JSON.parse and dsh's checks read it.
+    const row = textRow('text-chunks', range(1, 31));
+    const head = range(1, 30).join(',');
+    const dts = [`[${head},05]`, `[${head},100]`, `[${head},-1]`, `[${head},,8]`, `[${head},9 ]`, `[${head},7,]`];
+    const rows = dts.filter((dt) => expectSkimSound(bytesOf(row.replace(/"dt":\[[^\]]*\]/, `"dt":${dt}`))) !== undefined);
+    // A longer, a negative gap and a space are valid: the general path reads them.
+    expect(rows).toEqual([`[${head},100]`, `[${head},-1]`, `[${head},9 ]`]);
+    const message = sourcesMessage('user/message', [0]);
+    const sources = ['[5,5,6]', '[5,6,7,7,8]', '[5,6,8,7]', '[5,6,07]', '[5,6}', '[9,10,11,1]', '[99,100,100]', '[998,999,1000,1001]', '[8,9,10,110]'];
+    const skimmed = sources.filter((list) => expectSkimSound(bytesOf(message.replace(/"sourceEventSeqs":\[[^\]]*\]/, `"sourceEventSeqs":${list}`))) !== undefined);
+    expect(skimmed).toEqual(['[998,999,1000,1001]', '[8,9,10,110]']);
+    // The last source decides against the seq: one past 99 read as 100, 200 or 1000 must be what it is.
+    const at150 = message.replace('"seq":5000', '"seq":150');
+    const near = ['[98,99,100]', '[98,99,200]', '[98,99,1000]'];
+    expect(near.filter((list) => expectSkimSound(bytesOf(at150.replace(/"sourceEventSeqs":\[[^\]]*\]/, `"sourceEventSeqs":${list}`))) !== undefined)).toEqual(['[98,99,100]']);
   });
 
   it('a skimmed line is exactly what JSON.parse and dsh’s checks make of it, whatever the damage', () => {
