@@ -23,7 +23,7 @@
 
 #define EXPORT(name) __attribute__((export_name(#name)))
 
-enum { PARSE = 0, PLAIN = 1, TEXT_ROW = 2, TOOL_ROW = 3, ASSISTANT = 4, USER = 5, TOOL_RESULT = 6, TURN_START = 7, TURN_END = 8, STEP_START = 9, STEP_END = 10, TOOL_CALL = 11 };
+enum { PARSE = 0, PLAIN = 1, TEXT_ROW = 2, TOOL_ROW = 3, ASSISTANT = 4, USER = 5, TOOL_RESULT = 6, TURN_START = 7, TURN_END = 8, STEP_START = 9, STEP_END = 10, TOOL_CALL = 11, TOOL_FOLDED = 12 };
 
 #define QUOTE 0x22
 #define BACKSLASH 0x5c
@@ -266,6 +266,10 @@ static int word(const char *literal, uint32_t length) {
 }
 #define WORD(literal) word(literal, sizeof(literal) - 1)
 
+/* Where value() takes an array already read as valid for the array's end (SKIP_TO): none unless set. */
+static uint32_t SKIP_FROM = 0xffffffffu;
+static uint32_t SKIP_TO;
+
 /* Any JSON value. */
 static int value(int depth) {
   int c = peek();
@@ -280,6 +284,10 @@ static int value(int depth) {
     return take(CLOSE_BRACE);
   }
   if (c == OPEN_BRACKET) {
+    if (P == SKIP_FROM) {
+      P = SKIP_TO;
+      return 1;
+    }
     if (depth >= MAX_DEPTH) return 0;
     P++;
     if (take(CLOSE_BRACKET)) return 1;
@@ -853,6 +861,297 @@ static int sources(int empty_allowed) {
   return take(CLOSE_BRACKET);
 }
 
+/*
+ * A tool/result the skim folds itself (TOOL_FOLDED), as the fold would after parsing it: a valid
+ * appended result whose data is plain enough to write its rewrite key here. The key is what
+ * surfaceFold.ts's rewriteKey makes of the data: the SHA-256 (base64) of its canonical JSON (keys
+ * sorted at every level) with the message's content replaced by its first block, that block's
+ * content by null. Canonical here means the bytes of the line are already what JSON.stringify
+ * writes, so only these are taken: ASCII strings whose escapes are among \" \\ \b \f \n \r \t,
+ * integers of at most MAX_SAFE_DIGITS digits (no -0), keys without escapes, no key twice, at most
+ * CANON_DEPTH levels. Anything else is parsed (TOOL_RESULT).
+ */
+struct tool {
+  int32_t id_start;
+  int32_t id_end;
+  int32_t call_start;
+  int32_t call_end;
+  char key[44];
+};
+static struct tool TOOL;
+
+#define CANON_CAPACITY 16384
+#define CANON_DEPTH 16
+#define CANON_MEMBERS 64
+static uint8_t CANON[CANON_CAPACITY];
+static uint32_t CANON_LENGTH;
+
+static int canon_put(const uint8_t *bytes, uint32_t length) {
+  if (CANON_LENGTH + length > CANON_CAPACITY) return 0;
+  for (uint32_t k = 0; k < length; k++) CANON[CANON_LENGTH + k] = bytes[k];
+  CANON_LENGTH += length;
+  return 1;
+}
+static int canon_byte(uint8_t byte) { return canon_put(&byte, 1); }
+#define CANON_TEXT(literal) canon_put((const uint8_t *)(literal), sizeof(literal) - 1)
+
+/* What an object's members are to the fold: the data, its message, the message's source, its block. */
+enum { IN_OTHER, IN_DATA, IN_MESSAGE, IN_SOURCE, IN_BLOCK };
+
+/* What the data held, as the fold checks it (ranges of plain strings, -1 when absent or not one). */
+static int32_t FOUND[12];
+enum { F_ID, F_ROLE = 2, F_KIND = 4, F_CALL = 6, F_TYPE = 8, F_TOOL_CALL = 10 };
+
+static void found(int which, int32_t start, int32_t end) {
+  FOUND[which] = start;
+  FOUND[which + 1] = end;
+}
+
+/* A string at P as JSON.stringify writes it: copied when it is. */
+static int canon_string(int32_t *start, int32_t *end) {
+  uint32_t from = P;
+  if (!string()) return 0;
+  for (uint32_t k = S0; k < S1; k++) {
+    uint8_t c = B[k];
+    if (c >= 0x80) return 0;
+    if (c == BACKSLASH) {
+      uint8_t x = B[++k];
+      if (x != QUOTE && x != BACKSLASH && x != 0x62 && x != 0x66 && x != 0x6e && x != 0x72 && x != 0x74) return 0;
+    }
+  }
+  *start = ESCAPED ? -1 : (int32_t)S0;
+  *end = (int32_t)S1;
+  return canon_put(B + from, P - from);
+}
+
+static int canon_value(int depth, int in);
+
+/* An object's members in key order; `in` says which of the fold's objects it is. */
+static int canon_object(int depth, int in) {
+  uint32_t keys[CANON_MEMBERS];
+  uint32_t key_ends[CANON_MEMBERS];
+  uint32_t values[CANON_MEMBERS];
+  int count = 0;
+  P++;
+  if (!take(CLOSE_BRACE)) {
+    do {
+      if (peek() != QUOTE || !string() || ESCAPED || count == CANON_MEMBERS) return 0;
+      for (uint32_t k = S0; k < S1; k++)
+        if (B[k] >= 0x80) return 0;
+      keys[count] = S0;
+      key_ends[count] = S1;
+      if (!take(COLON)) return 0;
+      space();
+      values[count++] = P;
+      if (!value(depth + 1)) return 0;
+    } while (take(COMMA));
+    if (!take(CLOSE_BRACE)) return 0;
+  }
+  uint32_t after = P;
+  /* Insertion sort of the members by key bytes (ASCII: the order of JavaScript's sort); no key twice. */
+  int order[CANON_MEMBERS];
+  for (int i = 0; i < count; i++) {
+    int j = i;
+    while (j > 0) {
+      int o = order[j - 1];
+      uint32_t a = key_ends[o] - keys[o];
+      uint32_t b = key_ends[i] - keys[i];
+      uint32_t n = a < b ? a : b;
+      int c = 0;
+      for (uint32_t k = 0; k < n && c == 0; k++) c = (int)B[keys[o] + k] - (int)B[keys[i] + k];
+      if (c == 0) c = (int)a - (int)b;
+      if (c == 0) return 0;
+      if (c < 0) break;
+      order[j] = o;
+      j--;
+    }
+    order[j] = i;
+  }
+  if (!canon_byte(OPEN_BRACE)) return 0;
+  for (int m = 0; m < count; m++) {
+    int i = order[m];
+    if ((m > 0 && !canon_byte(COMMA)) || !canon_byte(QUOTE) || !canon_put(B + keys[i], key_ends[i] - keys[i]) || !canon_byte(QUOTE) || !canon_byte(COLON)) return 0;
+    const uint8_t *k = B + keys[i];
+    uint32_t n = key_ends[i] - keys[i];
+#define KEY_IS(literal) (n == sizeof(literal) - 1 && same_bytes(k, literal, n))
+    P = values[i];
+    int32_t start = -1;
+    int32_t end = -1;
+    int inner = IN_OTHER;
+    if (in == IN_DATA && KEY_IS("message")) {
+      inner = IN_MESSAGE;
+    } else if (in == IN_MESSAGE && KEY_IS("source")) {
+      inner = IN_SOURCE;
+    } else if (in == IN_MESSAGE && KEY_IS("content")) {
+      /* The content array becomes its first block alone (the shape check wants exactly one). */
+      if (B[P] != OPEN_BRACKET) return 0;
+      P++;
+      if (peek() != OPEN_BRACE) return 0;
+      if (!canon_byte(OPEN_BRACKET) || !canon_object(depth + 2, IN_BLOCK) || !canon_byte(CLOSE_BRACKET)) return 0;
+      if (!take(CLOSE_BRACKET)) return 0;
+      continue;
+    } else if (in == IN_BLOCK && KEY_IS("content")) {
+      /* The tool's output (an array: tool_result_data checked it) is blanked. */
+      if (!CANON_TEXT("null")) return 0;
+      continue;
+    }
+    if (B[P] == QUOTE) {
+      if (!canon_string(&start, &end)) return 0;
+      if (in == IN_MESSAGE && KEY_IS("id")) found(F_ID, start, end);
+      else if (in == IN_MESSAGE && KEY_IS("role")) found(F_ROLE, start, end);
+      else if (in == IN_SOURCE && KEY_IS("kind")) found(F_KIND, start, end);
+      else if (in == IN_SOURCE && KEY_IS("callId")) found(F_CALL, start, end);
+      else if (in == IN_BLOCK && KEY_IS("type")) found(F_TYPE, start, end);
+      else if (in == IN_BLOCK && KEY_IS("toolCallId")) found(F_TOOL_CALL, start, end);
+    } else if (!canon_value(depth + 1, inner)) {
+      return 0;
+    }
+#undef KEY_IS
+  }
+  P = after;
+  return canon_byte(CLOSE_BRACE);
+}
+
+/* Any value at P (after white space) as canonicalJson writes it; `in` for an object. */
+static int canon_value(int depth, int in) {
+  if (depth > CANON_DEPTH) return 0;
+  int c = peek();
+  if (c == QUOTE) {
+    int32_t start;
+    int32_t end;
+    return canon_string(&start, &end);
+  }
+  if (c == OPEN_BRACE) return canon_object(depth, in);
+  if (c == OPEN_BRACKET) {
+    P++;
+    if (!canon_byte(OPEN_BRACKET)) return 0;
+    if (!take(CLOSE_BRACKET)) {
+      int first = 1;
+      do {
+        if ((!first && !canon_byte(COMMA)) || !canon_value(depth + 1, IN_OTHER)) return 0;
+        first = 0;
+      } while (take(COMMA));
+      if (!take(CLOSE_BRACKET)) return 0;
+    }
+    return canon_byte(CLOSE_BRACKET);
+  }
+  uint32_t from = P;
+  if (c == MINUS || (c >= 0 && is_digit((uint32_t)c))) {
+    int64_t ignored;
+    if (!integer(&ignored)) return 0;
+  } else if (!WORD("true") && !WORD("false") && !WORD("null")) {
+    return 0;
+  }
+  return canon_put(B + from, P - from);
+}
+
+/* The plain string FOUND[which] equals `text`. */
+static int found_is(int which, const char *text, uint32_t length) {
+  return FOUND[which] >= 0 && (uint32_t)(FOUND[which + 1] - FOUND[which]) == length && same_bytes(B + FOUND[which], text, length);
+}
+#define FOUND_IS(which, literal) found_is(which, literal, sizeof(literal) - 1)
+
+/* SHA-256 (FIPS 180-4) of CANON, base64 into TOOL.key. */
+static const uint32_t SHA_K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
+    0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
+    0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85,
+    0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
+    0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
+    0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+static inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+static void sha256_block(uint32_t *h, const uint8_t *block) {
+  uint32_t w[64];
+  for (int i = 0; i < 16; i++) w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 | (uint32_t)block[4 * i + 2] << 8 | block[4 * i + 3];
+  for (int i = 16; i < 64; i++) {
+    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+  for (int i = 0; i < 64; i++) {
+    uint32_t t1 = k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA_K[i] + w[i];
+    uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    k = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  h[0] += a;
+  h[1] += b;
+  h[2] += c;
+  h[3] += d;
+  h[4] += e;
+  h[5] += f;
+  h[6] += g;
+  h[7] += k;
+}
+
+static const char BASE64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void hash_canon(void) {
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  uint32_t length = CANON_LENGTH;
+  uint32_t at = 0;
+  for (; at + 64 <= length; at += 64) sha256_block(h, CANON + at);
+  uint8_t tail[128] = {0};
+  uint32_t rest = length - at;
+  for (uint32_t k = 0; k < rest; k++) tail[k] = CANON[at + k];
+  tail[rest] = 0x80;
+  uint32_t blocks = rest + 9 <= 64 ? 1 : 2;
+  uint64_t bits = (uint64_t)length * 8;
+  for (int k = 0; k < 8; k++) tail[64 * blocks - 1 - k] = (uint8_t)(bits >> (8 * k));
+  for (uint32_t k = 0; k < blocks; k++) sha256_block(h, tail + 64 * k);
+  uint8_t digest[33];
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 4; j++) digest[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));
+  digest[32] = 0;
+  for (int i = 0, o = 0; i < 33; i += 3, o += 4) {
+    uint32_t v = (uint32_t)digest[i] << 16 | (uint32_t)(i + 1 < 33 ? digest[i + 1] : 0) << 8 | (i + 2 < 33 ? digest[i + 2] : 0);
+    TOOL.key[o] = BASE64[(v >> 18) & 63];
+    TOOL.key[o + 1] = BASE64[(v >> 12) & 63];
+    TOOL.key[o + 2] = BASE64[(v >> 6) & 63];
+    TOOL.key[o + 3] = BASE64[v & 63];
+  }
+  TOOL.key[43] = '=';
+}
+
+/* The tool/result data at `data` (validated by tool_result_data): whether the skim folds it (TOOL filled). */
+static int fold_tool_result(uint32_t data) {
+  uint32_t p = P;
+  P = data;
+  CANON_LENGTH = 0;
+  for (int i = 0; i < 12; i++) FOUND[i] = -1;
+  /* The tool's output, most of the line, was read as valid by tool_result_data: not again. */
+  SKIP_FROM = (uint32_t)R.content_start;
+  SKIP_TO = (uint32_t)R.content_end;
+  int ok = peek() == OPEN_BRACE && canon_object(0, IN_DATA);
+  SKIP_FROM = 0xffffffffu;
+  P = p;
+  /*
+   * messageShapeProblem's checks of a tool/result: an identified user message from the tool, one
+   * tool-result block for its call. (A key twice or a second block was refused above; the ids of
+   * the message and of the block are only found inside them.)
+   */
+  if (!ok || FOUND[F_ID] < 0 || FOUND[F_ID + 1] == FOUND[F_ID] || !FOUND_IS(F_ROLE, "user") || !FOUND_IS(F_KIND, "tool") ||
+      FOUND[F_CALL] < 0 || FOUND[F_CALL + 1] == FOUND[F_CALL] || !FOUND_IS(F_TYPE, "tool-result") || FOUND[F_TOOL_CALL] < 0 ||
+      FOUND[F_TOOL_CALL + 1] - FOUND[F_TOOL_CALL] != FOUND[F_CALL + 1] - FOUND[F_CALL] ||
+      !same_bytes(B + FOUND[F_TOOL_CALL], (const char *)B + FOUND[F_CALL], (uint32_t)(FOUND[F_CALL + 1] - FOUND[F_CALL])))
+    return 0;
+  hash_canon();
+  TOOL.id_start = FOUND[F_ID];
+  TOOL.id_end = FOUND[F_ID + 1];
+  TOOL.call_start = FOUND[F_CALL];
+  TOOL.call_end = FOUND[F_CALL + 1];
+  return 1;
+}
+
 /* The code of the type name S0..S1, 0 when it is not known. */
 static int type_code(void) {
   int i = find_name(B + S0, S1 - S0, TYPES, TYPE_COUNT);
@@ -870,6 +1169,9 @@ static int skim(void) {
   uint32_t row_count = 0;
   int64_t row_last_time = 0;
   int64_t last_source = -1;
+  uint32_t data_at = 0;
+  int appended = 0;
+  int sources_read = 1;
   R.call_count = 0;
   R.step_start = -1;
   R.step_end = -1;
@@ -907,6 +1209,8 @@ static int skim(void) {
         } else if (code == USER) {
           if (!message(0)) return PARSE;
         } else if (code == TOOL_RESULT) {
+          space();
+          data_at = P;
           if (!tool_result_data()) return PARSE;
         } else if (code == TURN_START || code == STEP_START || code == TOOL_CALL) {
           int wanted = code == TURN_START ? T_TURN : code == STEP_START ? T_STEP : T_CALL_ID;
@@ -919,14 +1223,28 @@ static int skim(void) {
         break;
       case K_SURFACE_OP:
         if (code == TOOL_RESULT) {
-          if (!value(1)) return PARSE;
+          space();
+          if (B[P] == QUOTE) {
+            if (!string()) return PARSE;
+            appended = !ESCAPED && LAST_IS("append");
+          } else if (!value(1)) {
+            return PARSE;
+          }
         } else if (!plain_string() || !LAST_IS("append")) {
           return PARSE;
         }
         break;
       case K_SOURCES:
         if (code == TOOL_RESULT) {
-          if (!value(1)) return PARSE;
+          /* Read as an append's sources when they are (non-empty, ascending); else only validated. */
+          uint32_t at = P;
+          if (sources(0)) {
+            last_source = LAST_SOURCE;
+          } else {
+            P = at;
+            sources_read = 0;
+            if (!value(1)) return PARSE;
+          }
           break;
         }
         if (code != ASSISTANT && code != USER) return PARSE;
@@ -951,7 +1269,10 @@ static int skim(void) {
   }
   if ((seen & EVENT_LINE_REQUIRED) != EVENT_LINE_REQUIRED || (seen & ROW_ONLY) != 0) return PARSE;
   if (code == PLAIN || code >= TURN_START) return (seen & EVENT_LINE_REFUSED) != 0 ? PARSE : code;
-  if (code == TOOL_RESULT) return TOOL_RESULT;
+  if (code == TOOL_RESULT) {
+    int folds = appended && sources_read && last_source < seq;
+    return folds && fold_tool_result(data_at) ? TOOL_FOLDED : TOOL_RESULT;
+  }
   if ((seen & BIT(K_SURFACE_OP)) == 0 || last_source >= seq) return PARSE;
   return code;
 }
@@ -1080,3 +1401,4 @@ EXPORT(skim_run) void skim_run(uint32_t start, uint32_t length, double expected,
 EXPORT(results) uint32_t results(void) { return (uint32_t)&R; }
 EXPORT(run_results) uint32_t run_results(void) { return (uint32_t)&RUN; }
 EXPORT(calls) uint32_t calls(void) { return (uint32_t)CALL_IDS; }
+EXPORT(tool_results) uint32_t tool_results(void) { return (uint32_t)&TOOL; }

@@ -44,6 +44,11 @@ export function requestToolCall(state: TurnState, callId: unknown, step: unknown
   }
 }
 
+/** A tool/result for `callId`: the call is no longer pending. */
+export function answerToolCall(state: TurnState, callId: unknown): void {
+  state.pending = state.pending.filter(([id]) => id !== callId);
+}
+
 /**
  * Follows one (already upgraded, message-validated) event. Returns a problem where dsh's repair
  * scan would fail on the event (a missing payload it reads unguarded), else undefined.
@@ -91,11 +96,9 @@ export function trackTurnEvent(state: TurnState, event: JsonRecord, seq: number)
       if (entry) entry[2] = seq;
       return undefined;
     }
-    case 'tool/result': {
-      const callId = ((data as JsonRecord).message as { source: { callId: unknown } }).source.callId;
-      state.pending = state.pending.filter(([id]) => id !== callId);
+    case 'tool/result':
+      answerToolCall(state, ((data as JsonRecord).message as { source: { callId: unknown } }).source.callId);
       return undefined;
-    }
     default:
       return undefined;
   }

@@ -33,6 +33,21 @@ const LONG_ARRAYS = [
   sourcesMessage('user/message', [0, 1, 2, 4, ...range(8, 30)]),
 ];
 
+/**
+ * Tool results the skim folds (at a seq after their sources: a log renumbers them, and then
+ * refuses the sources), data with keys in any order, escapes JSON.stringify writes itself, nested
+ * values; and ones it leaves to the parser: a string JSON.stringify would write otherwise (non-ASCII,
+ * a \u escape), a fraction.
+ */
+const TOOL_RESULTS = [
+  '{"type":"tool/result","seq":5000,"time":1767225600710,"data":{"turn":1,"step":3,"message":{"source":{"kind":"tool","callId":"call_1"},"content":[{"type":"tool-result","toolCallId":"call_1","content":[{"type":"text","text":"out\\n日本語 \\u0041"}],"isError":false}],"role":"user","id":"t-9"},"error":null},"sourceEventSeqs":[12],"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":5000,"time":1767225600711,"data":{"message":{"id":"t-10","role":"user","content":[{"content":[],"toolCallId":"call_2","type":"tool-result","isError":true}],"source":{"callId":"call_2","kind":"tool","extra":[1,-2,{"z":0,"a":"b"}]}},"turn":2,"error":{"name":"ToolError","message":"bad \\"x\\"\\n\\ttab \\\\ \\b\\f\\r end","code":-3,"details":[true,{"b":false,"a":null,"A":[]}]},"step":1},"surfaceOp":"append","ignorable":true}',
+  '{"type":"tool/result","seq":5000,"time":1767225600712,"data":{"turn":1,"message":{"id":"t-11","role":"user","source":{"kind":"tool","callId":"7"},"content":[{"type":"tool-result","toolCallId":"7","content":[]}]},"error":{"message":"café"}},"surfaceOp":"append","sourceEventSeqs":[1,2,3]}',
+  '{"type":"tool/result","seq":5000,"time":1767225600713,"data":{"turn":1,"message":{"id":"t-12","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[]}]},"error":{"message":"\\u0041"}},"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":5000,"time":1767225600713,"data":{"turn":1,"message":{"id":"t-13","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[]}]},"error":{"path":"a\\/b"}},"surfaceOp":"append"}',
+  '{"type":"tool/result","seq":5000,"time":1767225600713,"data":{"turn":1,"message":{"id":"t-14","role":"user","source":{"kind":"tool","callId":"c"},"content":[{"type":"tool-result","toolCallId":"c","content":[]}]},"error":{"ms":1.5}},"surfaceOp":"append"}',
+];
+
 /** Event lines of every kind: the demos' bodies and chunk, row and bookkeeping lines as dsh writes them. */
 const TEMPLATES: string[] = [
   ...DEMO_1.slice(1),
@@ -77,6 +92,7 @@ const TEMPLATES: string[] = [
   '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"turn":1,"name":"x"}}',
   '{"type":"tool/call","seq":0,"time":1767225600702,"data":{"callId":7,"arguments":"{\\"a\\":1}"}}',
   ...LONG_ARRAYS,
+  ...TOOL_RESULTS,
 ];
 
 /** `from` up to `to` (exclusive). */
@@ -306,6 +322,12 @@ function expectSkimSound(bytes: Uint8Array): SkimmedLine | undefined {
     if (skimmed.track !== undefined) {
       expect(value.type).toBe(skimmed.track);
       expect(surface).toEqual(emptySurface());
+    } else if (skimmed.surface === 'tool') {
+      // Folded by the skim: the node it adds is the one the fold adds, rewrite key and message id alike.
+      expect(value.type).toBe('tool/result');
+      expect(surface.tools).toEqual([[skimmed.seq, skimmed.key, skimmed.messageId]]);
+      expect(surface.kinds).toBe('t');
+      expect((((value.data as Json).message as Json).source as Json).callId).toBe(skimmed.callId);
     } else if (skimmed.surface === undefined) {
       expect(surface).toEqual(emptySurface());
       expect(turns).toEqual(emptyTurnState());
@@ -380,10 +402,17 @@ describe('reading lines without parsing them', () => {
     expect(skimLine(bytesOf(DEMO_2[12]))).toEqual({ row: false, seq: 11, time: 1767225700801, track: 'turn/end', value: undefined });
     // The compacted summary's sources are not ascending (a set is needed to find repeats): parsed.
     expect(skimLine(bytesOf(DEMO_2[15]))).toBeUndefined();
-    // The tool result's output, `[{"type":"text","text":"alpha\\n"}]`, is found (to be parsed as []).
+    // The tool result is folded: its surface node is the one the fold makes of the parsed line.
+    const result = JSON.parse(DEMO_2[7]) as Json;
+    const surface = emptySurface();
+    expect(foldSurfaceEvent(surface, result, 6)).toBeUndefined();
+    const [[, key, messageId]] = surface.tools;
+    expect(skimLine(bytesOf(DEMO_2[7]))).toEqual({ row: false, seq: 6, time: 1767225700420, surface: 'tool', key, messageId, callId: 'call_1' });
+    // One whose data is not in canonical form (a fraction): its output, `[{"type":"text","text":"alpha\\n"}]`, is found (to be parsed as []).
+    const fraction = DEMO_2[7].replace('"turn":1', '"turn":1.5');
     const output = '[{"type":"text","text":"alpha\\n"}]';
-    const at = DEMO_2[7].indexOf(output);
-    expect(skimLine(bytesOf(DEMO_2[7]))).toEqual({ row: false, seq: 6, time: 1767225700420, surface: 't', content: [at, at + output.length] });
+    const at = fraction.indexOf(output);
+    expect(skimLine(bytesOf(fraction))).toEqual({ row: false, seq: 6, time: 1767225700420, surface: 't', content: [at, at + output.length] });
     expect(skimLine(bytesOf(DEMO_2[5]))).toEqual({ row: false, seq: 4, time: 1767225700400, surface: 'a', calls: [['call_1', 1]] });
     const demo1 = renumbered(DEMO_1.slice(1));
     expect(skimLine(bytesOf(demo1[4]))).toEqual({ row: true, seq: 4, count: 3, lastTime: 1767225600512 });
@@ -412,6 +441,15 @@ describe('reading lines without parsing them', () => {
     expect(run([ev.turnEnd(5)], 4)).toMatchObject({ lines: 0, eventCount: 4, reset: NO_RESET });
   });
 
+  it('tool results in canonical form are folded by the skim, rewrite key and all; the others are parsed', () => {
+    const kinds = TOOL_RESULTS.map((line) => {
+      const skimmed = expectSkimSound(bytesOf(line));
+      return skimmed?.row === false ? skimmed.surface : undefined;
+    });
+    // Non-ASCII, a \\u escape, an escaped slash, a fraction: JSON.stringify writes each otherwise.
+    expect(kinds).toEqual(['tool', 'tool', 't', 't', 't', 't']);
+  });
+
   it('long dt and sourceEventSeqs arrays are skimmed, on the quick paths or not, as JSON.parse reads them', () => {
     for (const line of LONG_ARRAYS) expect(expectSkimSound(bytesOf(line))).toBeDefined();
     // Near misses, each where a quick path could go wrong: every one is skimmed only as JSON.parse and dsh's checks read it.
@@ -436,6 +474,7 @@ describe('reading lines without parsing them', () => {
     let messages = 0;
     let calls = 0;
     let results = 0;
+    let folded = 0;
     let tracked = 0;
     fc.assert(
       fc.property(fc.constantFrom(...TEMPLATES), fc.array(damageArbitrary, { maxLength: 3 }), (template, damages) => {
@@ -445,6 +484,7 @@ describe('reading lines without parsing them', () => {
         if (line !== undefined) skimmed++;
         if (line?.row === false && line.track !== undefined) tracked++;
         if (line?.row === false && line.surface === 't') results++;
+        else if (line?.row === false && line.surface === 'tool') folded++;
         else if (line?.row === false && line.surface !== undefined) {
           messages++;
           if (line.calls.length > 0) calls++;
@@ -456,6 +496,7 @@ describe('reading lines without parsing them', () => {
     expect(messages).toBeGreaterThan(1_000);
     expect(calls).toBeGreaterThan(200);
     expect(results).toBeGreaterThan(200);
+    expect(folded).toBeGreaterThan(200);
     expect(tracked).toBeGreaterThan(1_000);
   });
 

@@ -3,7 +3,10 @@
  * `assistant/chunk` deltas, packed chunk rows (store doc §4), `request/context` and other kinds
  * that no load stage looks into only move the next seq and the last time; a plain appended
  * `assistant/message` or `user/message` also puts one node on the surface (and an assistant's
- * tool-call blocks become pending calls). This module reads what the fold needs of such lines
+ * tool-call blocks become pending calls); a plain appended `tool/result` answers its call and puts
+ * one node on the surface with the fingerprint a later rewrite is checked against (its rewrite
+ * key, which the skim computes from the bytes when they are already in canonical form). This
+ * module reads what the fold needs of such lines
  * straight from their bytes, after checking the bytes are JSON that `JSON.parse` would accept and
  * that every check dsh makes of the kind would pass (envelope keys, seq, time, data present,
  * `ignorable: true` or absent; a packed row exactly as dsh writes it; a message's id, role,
@@ -49,12 +52,19 @@ export type SkimmedLine =
    */
   | { row: false; seq: number; time: number; surface: 'a' | 'u'; calls: RequestedCall[]; track?: undefined }
   /**
-   * A `tool/result` whose `data.message.content[0].content` is an array at bytes `content`
-   * (start, end), the line being valid JSON: it must still be parsed, but that array (the tool's
+   * A `tool/result` the skim does not fold (see the next kind) whose
+   * `data.message.content[0].content` is an array at bytes `content` (start, end), the line being
+   * valid JSON: it must still be parsed, but that array (the tool's
    * output, most of the line) may be read as `[]`, since no check looks into it (it is blanked in
    * the rewrite key) beyond its being an array.
    */
   | { row: false; seq: number; time: number; surface: 't'; content: [start: number, end: number]; track?: undefined }
+  /**
+   * A valid appended `tool/result` the skim folded itself: what the surface keeps of it (the
+   * rewrite key, exactly as surfaceFold.ts's `rewriteKey` makes it, and the message id) and the
+   * call it answers.
+   */
+  | { row: false; seq: number; time: number; surface: 'tool'; key: string; messageId: string; callId: string; track?: undefined }
   /** A packed row of `count` `assistant/chunk` events, from `seq` on. */
   | { row: true; seq: number; count: number; lastTime: number };
 
@@ -84,6 +94,7 @@ const TOOL_ROW = 3;
 const ASSISTANT = 4;
 const USER = 5;
 const TOOL_RESULT = 6;
+const TOOL_FOLDED = 12;
 /** The tracked kinds, codes 7 to 11 in this order. */
 const TRACKED: readonly TrackedKind[] = ['turn/start', 'turn/end', 'step/start', 'step/end', 'tool/call'];
 const FIRST_TRACKED = 7;
@@ -112,6 +123,7 @@ interface SkimExports {
   results(): number;
   run_results(): number;
   calls(): number;
+  tool_results(): number;
 }
 
 /** One instance of the skim (one per thread): a line is copied into its memory and skimmed there. */
@@ -124,9 +136,12 @@ export class LineSkim {
   /** `struct run`: event_count, last_time as doubles, then lines, next, stop_code, stop_end, reset as int32. */
   private runNumbers: Float64Array;
   private runInts: Int32Array;
+  /** `struct tool`: the message id's and the call id's ranges as int32, then the key's 44 bytes. */
+  private toolRanges: Int32Array;
+  private toolKey: Uint8Array;
 
   constructor(private readonly wasm: SkimExports) {
-    this.heap = this.numbers = this.ranges = this.callIds = this.runNumbers = this.runInts = undefined as never;
+    this.heap = this.numbers = this.ranges = this.callIds = this.runNumbers = this.runInts = this.toolRanges = this.toolKey = undefined as never;
     this.views();
     const types: Array<[string, number]> = [];
     for (const type of KNOWN_EVENT_TYPES) if (!LOOKED_INTO.has(type)) types.push([type, PLAIN]);
@@ -147,6 +162,8 @@ export class LineSkim {
     this.callIds = new Int32Array(buffer, this.wasm.calls(), 2048);
     this.runNumbers = new Float64Array(buffer, this.wasm.run_results(), 2);
     this.runInts = new Int32Array(buffer, this.wasm.run_results() + 16, 5);
+    this.toolRanges = new Int32Array(buffer, this.wasm.tool_results(), 4);
+    this.toolKey = new Uint8Array(buffer, this.wasm.tool_results() + 16, 44);
   }
 
   /** Where a line of `length` bytes goes (0 when the memory cannot hold it). */
@@ -177,6 +194,12 @@ export class LineSkim {
     if (code === PLAIN) return { row: false, seq, time };
     const ranges = this.ranges;
     if (code === TOOL_RESULT) return { row: false, seq, time, surface: 't', content: [ranges[0], ranges[1]] };
+    if (code === TOOL_FOLDED) {
+      // Both ids are strings without escapes: their bytes decoded.
+      const tool = this.toolRanges;
+      const key = Buffer.from(this.toolKey.buffer, this.toolKey.byteOffset, 44).toString('latin1');
+      return { row: false, seq, time, surface: 'tool', key, messageId: utf8Text(bytes.subarray(tool[0], tool[1])), callId: utf8Text(bytes.subarray(tool[2], tool[3])) };
+    }
     if (code >= FIRST_TRACKED) {
       // The value's range shares the fields of an assistant message's step.
       return { row: false, seq, time, track: TRACKED[code - FIRST_TRACKED]!, value: ranges[2] < 0 ? undefined : parseRange(bytes, ranges[2], ranges[3]) };

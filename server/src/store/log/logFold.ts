@@ -9,7 +9,7 @@
  * and reports by stage order.
  */
 import { SessionReadError, type SessionEventRecord } from '../../resolver/sessionStore';
-import { interruptedTurnClosers, emptyTurnState, requestToolCall, trackTurnEvent, type TurnState } from './closers';
+import { answerToolCall, interruptedTurnClosers, emptyTurnState, requestToolCall, trackTurnEvent, type TurnState } from './closers';
 import { KNOWN_EVENT_TYPES, SURFACE_EVENT_TYPES, envelopeProblem, messageShapeProblem } from './eventRules';
 import { headerLoadProblem, type SessionHeaderRecord } from './header';
 import { NO_RESET, TURN_RESET, type SkimRun, type SkimmedLine, type TrackedKind } from './lineSkim';
@@ -256,9 +256,11 @@ export class LogFold {
    * Folds a line read by {@link skimLine} (its seq equals {@link eventCount}) as {@link accept}
    * and {@link acceptPackedRow} would: an event or packed row no stage looks into, which only
    * moves the count and the last time; an event the closers' tracking follows, which also moves
-   * the tracking; or a valid appended message, which also requests its tool calls and joins the
-   * surface. Returns false, folding nothing, for a tool/result or when a full load keeps the
-   * event (the line must then be parsed).
+   * the tracking; a valid appended message, which also requests its tool calls and joins the
+   * surface; or a valid appended tool result the skim folded, which answers its call and joins
+   * the surface with the rewrite key the skim wrote. Returns false, folding nothing, for a
+   * tool/result the skim left to the parser or when a full load keeps the event (the line must
+   * then be parsed).
    */
   acceptSkimmed(line: SkimmedLine): boolean {
     if (!line.row && line.surface === 't') return false;
@@ -273,8 +275,17 @@ export class LogFold {
       return true;
     }
     if (line.surface === undefined) return true;
-    // A valid appended message, as `accept` folds it: its tool calls, then its surface node.
     if (state.unknownTypeFailure !== undefined || state.repairFailure !== undefined) return true;
+    if (line.surface === 'tool') {
+      // A valid appended tool result, as `accept` folds it: its call answered, then its surface node.
+      answerToolCall(state.turns, line.callId);
+      if (state.sessionFailure !== undefined) return true;
+      state.surface.seqs.push(line.seq);
+      state.surface.kinds += 't';
+      state.surface.tools.push([line.seq, line.key, line.messageId]);
+      return true;
+    }
+    // A valid appended message, as `accept` folds it: its tool calls, then its surface node.
     for (const [callId, step] of line.calls) requestToolCall(state.turns, callId, step);
     if (state.sessionFailure !== undefined) return true;
     state.surface.seqs.push(line.seq);

@@ -256,15 +256,15 @@ describe('createSessionLogLoader gives what loadSessionLog gives', () => {
 describe('SessionLogSummarizer continues from the committed position', () => {
   it('raw: each complete line is parsed once however the file is pushed, a skimmed one never', () => {
     const bytes = rawTranscript(DEMO_2);
-    // A tool result is skimmed to find its output, then parsed without it.
+    // A tool result the skim does not fold is skimmed to find its output, then parsed without it.
     const parsed = DEMO_2.filter((line) => {
       const skimmed = skimLine(new TextEncoder().encode(line));
       return skimmed === undefined || (!skimmed.row && skimmed.surface === 't');
     });
-    // Skimmed: the compaction start, summary and end, three appended messages, and seven tracked
-    // events (the turn's start and end, two steps' starts and ends, the tool call). Parsed: the
-    // header, the two titles, the tool result and the compacted summary.
-    expect(parsed.length).toBe(DEMO_2.length - 13);
+    // Skimmed: the compaction start, summary and end, three appended messages, the tool result
+    // (folded), and seven tracked events (the turn's start and end, two steps' starts and ends, the
+    // tool call). Parsed: the header, the two titles and the compacted summary.
+    expect(parsed.length).toBe(DEMO_2.length - 14);
     const parse = vi.spyOn(JSON, 'parse');
     try {
       const summarizer = new SessionLogSummarizer('raw');
