@@ -128,29 +128,69 @@ static inline uint32_t string_stop(const uint8_t *b, uint32_t p, uint32_t e) {
   return e;
 }
 
-/* A JSON string at P (its opening quote). Sets S0, S1 and ESCAPED. */
+/* The escape at `p` (its backslash) is one JSON allows: where the next character begins, or 0. */
+static inline uint32_t escape_end(const uint8_t *b, uint32_t p, uint32_t e) {
+  if (p + 1 >= e) return 0;
+  uint8_t x = b[p + 1];
+  if (x == 0x75) return p + 6 <= e && is_hex(b[p + 2]) && is_hex(b[p + 3]) && is_hex(b[p + 4]) && is_hex(b[p + 5]) ? p + 6 : 0;
+  return x == QUOTE || x == BACKSLASH || x == 0x2f || x == 0x62 || x == 0x66 || x == 0x6e || x == 0x72 || x == 0x74 ? p + 2 : 0;
+}
+
+/*
+ * A JSON string at P (its opening quote). Sets S0, S1 and ESCAPED. 16 bytes a step: the stops
+ * (quote, backslash, control byte) of a step are taken from its mask one after another, an escape
+ * clearing the bits of the characters it covers, so text with many escapes is not loaded again
+ * after each one.
+ */
 static int string(void) {
   const uint8_t *b = B;
   uint32_t e = E;
   uint32_t p = P + 1;
   uint32_t start = p;
   int escaped = 0;
+  const v128_t quote = wasm_i8x16_splat(QUOTE);
+  const v128_t backslash = wasm_i8x16_splat(BACKSLASH);
+  const v128_t control = wasm_i8x16_splat(0x20);
   for (;;) {
-    p = string_stop(b, p, e);
-    if (p >= e) return 0;
-    uint8_t c = b[p];
-    if (c < 0x20) return 0;
-    if (c == QUOTE) break;
-    escaped = 1;
-    p++;
-    if (p >= e) return 0;
-    uint8_t x = b[p++];
-    if (x == 0x75) {
-      if (p + 4 > e || !is_hex(b[p]) || !is_hex(b[p + 1]) || !is_hex(b[p + 2]) || !is_hex(b[p + 3])) return 0;
-      p += 4;
-    } else if (x != QUOTE && x != BACKSLASH && x != 0x2f && x != 0x62 && x != 0x66 && x != 0x6e && x != 0x72 && x != 0x74) {
-      return 0;
+    if (p + 16 > e) {
+      /* The last bytes of the line, one at a time. */
+      while (p < e && b[p] != QUOTE) {
+        if (b[p] < 0x20) return 0;
+        if (b[p] == BACKSLASH) {
+          escaped = 1;
+          p = escape_end(b, p, e);
+          if (p == 0) return 0;
+        } else {
+          p++;
+        }
+      }
+      if (p >= e) return 0;
+      break;
     }
+    v128_t v = wasm_v128_load(b + p);
+    uint32_t mask = wasm_i8x16_bitmask(wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, quote), wasm_i8x16_eq(v, backslash)), wasm_u8x16_lt(v, control)));
+    uint32_t next = p + 16;
+    while (mask != 0) {
+      uint32_t at = p + (uint32_t)__builtin_ctz(mask);
+      uint8_t c = b[at];
+      if (c == QUOTE) {
+        S0 = start;
+        S1 = at;
+        ESCAPED = escaped;
+        P = at + 1;
+        return 1;
+      }
+      if (c < 0x20) return 0;
+      escaped = 1;
+      uint32_t after = escape_end(b, at, e);
+      if (after == 0) return 0;
+      if (after >= p + 16) {
+        next = after;
+        break;
+      }
+      mask &= ~0u << (after - p);
+    }
+    p = next;
   }
   S0 = start;
   S1 = p;
