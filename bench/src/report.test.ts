@@ -34,6 +34,23 @@ describe('the peak RSS budget', () => {
   });
 });
 
+describe('the cold index and restart budgets', () => {
+  it('are against the medians of the runs, each run shown', () => {
+    const result = { ...sizeWith(10_000, []), fastestFloor: { median: 800, by: 'zstd-wasm' }, coldRuns: [3100, 2900, 3000], restartRuns: [1000, 600, 590], ratios: { coldOverFloor: 3000 / 800, restartSpeedup: 3000 / 600 } } as unknown as SizeResult;
+    const lines = checkBudgets([result]).filter((line) => line.budget.startsWith('cold index') || line.budget.startsWith('cached restart'));
+    expect(lines.map((line) => [line.measured, line.verdict])).toEqual([
+      ['3.75× (median 3000 ms of 3100, 2900, 3000 ms vs 800 ms)', '**missed** (1.88× the budget, 1400 ms over)'],
+      ['5.00× (median 600 ms of 1000, 600, 590 ms vs median 3000 ms of 3100, 2900, 3000 ms)', 'met'],
+    ]);
+  });
+
+  it('show a single run as it is', () => {
+    const result = { ...sizeWith(100_000, []), fastestFloor: { median: 5000, by: 'native zstd' }, coldRuns: [9000], restartRuns: [2000], ratios: { coldOverFloor: 1.8, restartSpeedup: 4.5 } } as unknown as SizeResult;
+    const lines = checkBudgets([result]).filter((line) => line.budget.startsWith('cold index') || line.budget.startsWith('cached restart'));
+    expect(lines.map((line) => line.measured)).toEqual(['1.80× (9000 ms vs 5000 ms)', '4.50× (2000 ms vs 9000 ms)']);
+  });
+});
+
 describe('latency budgets', () => {
   it('give the server side and the round trip each their own verdict, on the worst query kind', () => {
     const lines = latencyLines([

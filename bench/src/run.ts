@@ -94,7 +94,9 @@ async function main(): Promise<void> {
         ...(options.zstdShare === undefined ? {} : { zstdShare: options.zstdShare }),
         // benchmarks.md: the median of 3 naive queries at 10,000; quick mode and 100k run one (each costs minutes).
         naiveQueries: !options.naive ? 0 : sessions >= 100_000 || (options.quick && sessions >= 10_000) ? 1 : 3,
-        floorRuns: sessions <= 1_000 ? 3 : 1,
+        // Medians of 3 up to 10,000 sessions (one run moves by ±15 % on a shared machine); 100,000 runs once (each costs a minute).
+        floorRuns: sessions <= 10_000 ? 3 : 1,
+        coldRuns: sessions <= 10_000 ? 3 : 1,
         warmup: 20,
         requests: 200,
         prepareRuns: 5,

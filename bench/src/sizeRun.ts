@@ -39,6 +39,12 @@ export interface SizeResult {
   /** A completion answered while the cold index was being built. */
   early?: EarlyAnswer;
   restart?: CompleteAnswer;
+  /**
+   * Every cold index and cached restart timed (ms), the measured pair's first: the budgets are
+   * against their medians, as one run moves by ±15 % on a shared machine.
+   */
+  coldRuns?: number[];
+  restartRuns?: number[];
   /** CPU of the restarted server while idle, after its index settled. */
   idle?: IdleCpuFigure;
   warmup: number;
@@ -76,6 +82,8 @@ export interface SizeRunOptions {
   zstdShare?: number;
   naiveQueries: number;
   floorRuns: number;
+  /** Cold index and cached restart pairs (the first also measures completion, prepare and idle CPU). */
+  coldRuns: number;
   warmup: number;
   requests: number;
   prepareRuns: number;
@@ -96,6 +104,40 @@ function dirBytes(dir: string): number {
     total += entry.isDirectory() ? dirBytes(full) : statSync(full).size;
   }
   return total;
+}
+
+/**
+ * One more cold index (a fresh cache) and the cached restart after it, each timed to the first
+ * complete answer; nothing else is measured. An error says which step failed.
+ */
+async function timeColdAndRestart(
+  root: string,
+  expected: ReturnType<typeof readExpectedLabels>,
+  serverBin: string | undefined,
+  logFile: string,
+  deadline: number,
+  log: (message: string) => void,
+): Promise<{ coldMs: number; restartMs: number } | { error: string }> {
+  const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-cache-'));
+  try {
+    const times: number[] = [];
+    for (const step of ['cold start', 'restart with the cache']) {
+      log(`server: ${step}`);
+      const server = await startServer({ root, serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile });
+      let failure: string | undefined;
+      try {
+        times.push((await waitForCompleteAnswer(server, expected, deadline)).ms);
+      } catch (error) {
+        failure = `server (${step}, a repeated pair): ${(error as Error).message}`;
+      }
+      const stopped = await server.stop();
+      if (failure === undefined && stopped.exitCode !== 0) failure = `server (${step}, a repeated pair) exited with ${stopped.exitCode}`;
+      if (failure !== undefined) return { error: failure };
+    }
+    return { coldMs: times[0], restartMs: times[1] };
+  } finally {
+    rmSync(cacheHome, { recursive: true, force: true });
+  }
 }
 
 /** Run every measurement for one size; a failing step is recorded and the others still run. */
@@ -207,17 +249,32 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
     }
   }
   rmSync(cacheHome, { recursive: true, force: true });
+  if (result.cold) {
+    result.coldRuns = [result.cold.ms];
+    if (result.restart) result.restartRuns = [result.restart.ms];
+    for (let run = 1; run < options.coldRuns; run++) {
+      const pair = await timeColdAndRestart(store.root, expected, options.serverBin, logFile, deadline, (message) => log(`[${options.sessions}] ${message} (pair ${run + 1} of ${options.coldRuns})`));
+      if ('error' in pair) {
+        errors.push(pair.error);
+        break;
+      }
+      result.coldRuns.push(pair.coldMs);
+      result.restartRuns?.push(pair.restartMs);
+    }
+  }
+  const coldMs = result.coldRuns ? median(result.coldRuns) : undefined;
+  const restartMs = result.restartRuns ? median(result.restartRuns) : undefined;
 
   const byKind = (kind: string) => result.latency?.find((f) => f.kind === kind)?.roundTrip.p50;
   result.ratios = {
-    coldOverFloor: result.cold ? result.cold.ms / fastestFloor.median : undefined,
-    coldOverInProcessFloor: result.cold ? result.cold.ms / floor.median : undefined,
-    coldOverNativeFloor: result.cold && nativeFloor ? result.cold.ms / nativeFloor.median : undefined,
+    coldOverFloor: coldMs !== undefined ? coldMs / fastestFloor.median : undefined,
+    coldOverInProcessFloor: coldMs !== undefined ? coldMs / floor.median : undefined,
+    coldOverNativeFloor: coldMs !== undefined && nativeFloor ? coldMs / nativeFloor.median : undefined,
     warmQueryP50: byKind('3-char'),
     naiveOverWarm: result.naive && byKind('3-char') ? result.naive.median / byKind('3-char')! : undefined,
     naiveOverWarm1: result.naive && byKind('1-char') ? result.naive.median / byKind('1-char')! : undefined,
     naiveOverWarm8: result.naive && byKind('8-char') ? result.naive.median / byKind('8-char')! : undefined,
-    restartSpeedup: result.cold && result.restart ? result.cold.ms / result.restart.ms : undefined,
+    restartSpeedup: coldMs !== undefined && restartMs !== undefined ? coldMs / restartMs : undefined,
     prepare1OverDecode: result.prepare ? result.prepare['1MB'].median / result.decodeParse['1MB'].median : undefined,
     prepare10OverDecode: result.prepare ? result.prepare['10MB'].median / result.decodeParse['10MB'].median : undefined,
   };
