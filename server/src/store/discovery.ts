@@ -121,28 +121,53 @@ function kindOf(entry: Dirent | Stats): Found['kind'] {
   return entry.isSymbolicLink() ? 'symlink' : entry.isDirectory() ? 'dir' : entry.isFile() ? 'file' : 'other';
 }
 
-/** A directory's entries; none when it cannot be read (gone, not a directory, no permission). */
-async function readEntries(files: DirectoryFiles, dir: string): Promise<NamedEntry[]> {
+/** A directory's entries; none when it cannot be read (gone, not a directory, no permission). Synchronous while that is quick. */
+function readEntries(files: DirectoryFiles, dir: string): NamedEntry[] | Promise<NamedEntry[]> {
+  if (files.readdirSync === undefined || !quickSync.quick) return readEntriesLater(files, dir);
   try {
-    const dirents = files.readdirSync !== undefined && quickSync.quick ? quickSync.call(() => files.readdirSync!(dir)) : await files.readdir(dir);
-    return dirents.map((dirent) => ({ name: dirent.name, kind: kindOf(dirent) }));
+    return namedOf(quickSync.call(() => files.readdirSync!(dir)));
   } catch {
     return [];
   }
+}
+
+async function readEntriesLater(files: DirectoryFiles, dir: string): Promise<NamedEntry[]> {
+  try {
+    return namedOf(await files.readdir(dir));
+  } catch {
+    return [];
+  }
+}
+
+function namedOf(dirents: Dirent[]): NamedEntry[] {
+  return dirents.map((dirent) => ({ name: dirent.name, kind: kindOf(dirent), identity: undefined }));
 }
 
 /**
  * The entries of `dir` named in `names` that exist, each looked up by its name: a session
  * directory is read only for its transcript, and two `lstat`s cost less than half of listing it.
  * A name that cannot be looked up (no permission, `dir` gone or not a directory) is left out.
+ * `names` are plain file names, so each path is `dir`, a separator and the name. Synchronous
+ * while lookups are quick and the store's time slice lasts; the rest, if any, later.
  */
-async function namedEntries(files: DirectoryFiles, dir: string, names: ReadonlySet<string>): Promise<NamedEntry[]> {
+function namedEntries(files: DirectoryFiles, dir: string, names: readonly string[]): NamedEntry[] | Promise<NamedEntry[]> {
   const found: NamedEntry[] = [];
-  for (const name of names) {
+  for (let i = 0; i < names.length; i++) {
+    if (storeWorkSlices.due) return namedEntriesLater(files, dir, names, i, found);
+    const entry = lstatEntryNow(files, dir + path.sep + names[i]);
+    if (entry === LATER) return namedEntriesLater(files, dir, names, i, found);
+    if (entry !== undefined) found.push({ name: names[i]!, kind: entry.kind, identity: entry.identity });
+  }
+  return found;
+}
+
+/** {@link namedEntries} from `names[from]` on, adding to `found`. */
+async function namedEntriesLater(files: DirectoryFiles, dir: string, names: readonly string[], from: number, found: NamedEntry[]): Promise<NamedEntry[]> {
+  for (let i = from; i < names.length; i++) {
     // Looked up synchronously while that is quick, 32 directories at once: answers run between slices.
     while (storeWorkSlices.due) await storeWorkSlices.pause();
-    const entry = await lstatEntry(files, path.join(dir, name));
-    if (entry !== undefined) found.push({ name, ...entry });
+    const entry = await lstatEntry(files, dir + path.sep + names[i]);
+    if (entry !== undefined) found.push({ name: names[i]!, kind: entry.kind, identity: entry.identity });
   }
   return found;
 }
@@ -150,23 +175,28 @@ async function namedEntries(files: DirectoryFiles, dir: string, names: ReadonlyS
 /**
  * Every entry below `base` down to `maxDepth` levels (at the last level only those named in
  * `leafNames`, looked up by name), descending only into real directories: symbolic links are
- * reported as such and never followed. Streamed, deepest directories first, so a root of 100,000
- * sessions never holds all its directory entries at once; entries come in no particular order.
+ * reported as such and never followed. Streamed one directory's entries at a time, deepest
+ * directories first, so a root of 100,000 sessions never holds all its directory entries at
+ * once; entries come in no particular order.
  */
-async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: ReadonlySet<string>): AsyncGenerator<Found> {
-  const toRead: { rel: string; depth: number }[] = [{ rel: '', depth: 0 }];
-  const read: { rel: string; depth: number; entries: NamedEntry[] }[] = [];
+async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: readonly string[]): AsyncGenerator<Found[]> {
+  const toRead: DirectoryToRead[] = [{ rel: '', depth: 0 }];
+  const read: DirectoryRead[] = [];
   let reading = 0;
   let wake: (() => void) | undefined;
   for (;;) {
     while (reading < DIRECTORY_READS_IN_FLIGHT && toRead.length > 0) {
-      const dir = toRead.pop() as { rel: string; depth: number };
-      reading++;
+      const dir = toRead.pop() as DirectoryToRead;
       const dirPath = dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'));
       const entries = leafNames !== undefined && dir.depth + 1 === maxDepth ? namedEntries(files, dirPath, leafNames) : readEntries(files, dirPath);
+      if (Array.isArray(entries)) {
+        read.push({ rel: dir.rel, depth: dir.depth, entries });
+        continue;
+      }
+      reading++;
       void entries.then((entries) => {
         reading--;
-        read.push({ ...dir, entries });
+        read.push({ rel: dir.rel, depth: dir.depth, entries });
         wake?.();
       });
     }
@@ -176,19 +206,36 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
       wake = undefined;
       continue;
     }
-    const { rel, depth, entries } = read.pop() as { rel: string; depth: number; entries: NamedEntry[] };
-    const below = depth + 1;
-    for (const { name, kind, identity } of entries) {
-      const entry: Found = { rel: rel === '' ? name : `${rel}/${name}`, kind, identity };
-      if (entry.kind === 'dir' && below < maxDepth) toRead.push({ rel: entry.rel, depth: below });
-      yield entry;
+    // Every directory read by now, in one batch: a directory read synchronously holds one or two entries.
+    const batch: Found[] = [];
+    while (read.length > 0) {
+      const { rel, depth, entries } = read.pop() as DirectoryRead;
+      const below = depth + 1;
+      for (const { name, kind, identity } of entries) {
+        const entry: Found = { rel: rel === '' ? name : `${rel}/${name}`, kind, identity };
+        if (entry.kind === 'dir' && below < maxDepth) toRead.push({ rel: entry.rel, depth: below });
+        batch.push(entry);
+      }
     }
+    if (batch.length > 0) yield batch;
   }
 }
 
-/** The same entries with their path made relative to the root. */
-async function* underProject(projectDir: string, entries: AsyncIterable<Found>): AsyncGenerator<Found> {
-  for await (const entry of entries) yield { rel: `${projectDir}/${entry.rel}`, kind: entry.kind, identity: entry.identity };
+interface DirectoryToRead {
+  rel: string;
+  depth: number;
+}
+
+interface DirectoryRead extends DirectoryToRead {
+  entries: NamedEntry[];
+}
+
+/** The same entries with their path made relative to the root (the walk's own objects, changed in place). */
+async function* underProject(projectDir: string, batches: AsyncIterable<Found[]>): AsyncGenerator<Found[]> {
+  for await (const batch of batches) {
+    for (const entry of batch) entry.rel = `${projectDir}/${entry.rel}`;
+    yield batch;
+  }
 }
 
 /** What `file` is, not following a link; 'missing' when it cannot be looked up (gone, no permission). */
@@ -196,13 +243,30 @@ async function lstatKind(files: DirectoryFiles, file: string): Promise<Found['ki
   return (await lstatEntry(files, file))?.kind ?? 'missing';
 }
 
+/** {@link lstatEntry}'s answer made synchronously, or {@link LATER} when the call must go through the thread pool. */
+const LATER = Symbol('later');
+
+function lstatEntryNow(files: DirectoryFiles, file: string): Omit<NamedEntry, 'name'> | undefined | typeof LATER {
+  if (files.lstatSync === undefined || !quickSync.quick) return LATER;
+  try {
+    return entryOf(quickSync.call(() => files.lstatSync!(file)));
+  } catch {
+    return undefined;
+  }
+}
+
+function entryOf(stats: Stats | undefined): Omit<NamedEntry, 'name'> | undefined {
+  if (stats === undefined) return undefined;
+  const kind = kindOf(stats);
+  return kind === 'file' ? { kind, identity: fileIdentity(stats) } : { kind };
+}
+
 /** What `file` is, not following a link, and a regular file's identity; undefined when it cannot be looked up. */
 async function lstatEntry(files: DirectoryFiles, file: string): Promise<Omit<NamedEntry, 'name'> | undefined> {
+  const now = lstatEntryNow(files, file);
+  if (now !== LATER) return now;
   try {
-    const stats = files.lstatSync !== undefined && quickSync.quick ? quickSync.call(() => files.lstatSync!(file)) : await files.lstat(file);
-    if (stats === undefined) return undefined;
-    const kind = kindOf(stats);
-    return kind === 'file' ? { kind, identity: fileIdentity(stats) } : { kind };
+    return entryOf(await files.lstat(file));
   } catch {
     return undefined;
   }
@@ -221,39 +285,42 @@ async function pointsToDirectory(files: DirectoryFiles, file: string): Promise<b
  * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
  * directories (or flat files), 3 = transcripts.
  */
-async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable<Found> | AsyncIterable<Found>, result: DiscoveryResult): Promise<void> {
-  for await (const entry of relToRoot) {
-    // A root holds hundreds of thousands of entries, each looked up synchronously: let answers run between slices.
-    await storeWorkSlices.pause();
-    const parts = entry.rel.split('/');
-    const full = () => keyPath(root, entry.rel);
-    if (entry.kind === 'dir' && parts.length <= 2) result.directories.push(entry.rel);
-    if (parts.length === 1) {
-      // Non-directories in the root are ignored; a link to a directory would be a project directory.
-      if (entry.kind === 'symlink' && (await pointsToDirectory(files, full()))) {
-        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
-      }
-    } else if (parts.length === 2) {
-      if (isFlatTranscriptName(parts[1]) && (entry.kind === 'file' || entry.kind === 'symlink')) {
-        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.flat });
-      } else if (entry.kind === 'symlink' && (await pointsToDirectory(files, full()))) {
-        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
-      }
-    } else if (parts.length === 3) {
-      const encoding = transcriptEncoding(parts[2]);
-      if (!encoding) continue;
-      if (entry.kind === 'symlink') {
-        result.problems.push({ key: entry.rel, reason: DISCOVERY_REASONS.symlink });
-      } else if (entry.kind === 'file') {
-        result.transcripts.push({ key: entry.rel, projectDir: parts[0], sessionDir: parts[1], encoding });
-        if (entry.identity !== undefined) result.seen.set(entry.rel, entry.identity);
+async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable<Found[]> | AsyncIterable<Found[]>, result: DiscoveryResult): Promise<void> {
+  for await (const batch of relToRoot) {
+    for (const entry of batch) {
+      // A root holds hundreds of thousands of entries, each looked up synchronously: let answers run between slices.
+      while (storeWorkSlices.due) await storeWorkSlices.pause();
+      const rel = entry.rel;
+      const first = rel.indexOf('/');
+      const second = first === -1 ? -1 : rel.indexOf('/', first + 1);
+      const depth = first === -1 ? 1 : second === -1 ? 2 : rel.indexOf('/', second + 1) === -1 ? 3 : 4;
+      if (entry.kind === 'dir' && depth <= 2) result.directories.push(rel);
+      if (depth === 1) {
+        // Non-directories in the root are ignored; a link to a directory would be a project directory.
+        if (entry.kind === 'symlink' && (await pointsToDirectory(files, keyPath(root, rel)))) {
+          result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
+        }
+      } else if (depth === 2) {
+        if (isFlatTranscriptName(rel.slice(first + 1)) && (entry.kind === 'file' || entry.kind === 'symlink')) {
+          result.problems.push({ key: rel, reason: DISCOVERY_REASONS.flat });
+        } else if (entry.kind === 'symlink' && (await pointsToDirectory(files, keyPath(root, rel)))) {
+          result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
+        }
+      } else if (depth === 3) {
+        const encoding = transcriptEncoding(rel.slice(second + 1));
+        if (!encoding) continue;
+        if (entry.kind === 'symlink') {
+          result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
+        } else if (entry.kind === 'file') {
+          result.transcripts.push({ key: rel, projectDir: rel.slice(0, first), sessionDir: rel.slice(first + 1, second), encoding });
+          if (entry.identity !== undefined) result.seen.set(rel, entry.identity);
+        }
       }
     }
   }
 }
 
 const TRANSCRIPT_FILE_NAMES = Object.values(TRANSCRIPT_NAMES);
-const TRANSCRIPT_NAME_SET: ReadonlySet<string> = new Set(TRANSCRIPT_FILE_NAMES);
 
 /**
  * The root's own level: its real project directories (in `directories`) and the skipped
@@ -273,17 +340,17 @@ export async function discoverRootLevel(root: string, files: DirectoryFiles = no
 export async function discover(root: string, scope: DiscoveryScope, files: DirectoryFiles = nodeDirectoryFiles): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
   if (scope.kind === 'root') {
-    await classify(files, root, walkEntries(files, root, 3, TRANSCRIPT_NAME_SET), result);
+    await classify(files, root, walkEntries(files, root, 3, TRANSCRIPT_FILE_NAMES), result);
     return result;
   }
   const projectPath = keyPath(root, scope.projectDir);
   if (scope.kind === 'project') {
     const kind = await lstatKind(files, projectPath);
     if (kind === 'symlink') {
-      await classify(files, root, [{ rel: scope.projectDir, kind }], result);
+      await classify(files, root, [[{ rel: scope.projectDir, kind }]], result);
     } else if (kind === 'dir') {
       result.directories.push(scope.projectDir);
-      const found = walkEntries(files, projectPath, 2, TRANSCRIPT_NAME_SET);
+      const found = walkEntries(files, projectPath, 2, TRANSCRIPT_FILE_NAMES);
       await classify(files, root, underProject(scope.projectDir, found), result);
     }
     return result;
@@ -299,6 +366,6 @@ export async function discover(root: string, scope: DiscoveryScope, files: Direc
       if (entry !== undefined) found.push({ rel: `${sessionRel}/${name}`, ...entry });
     }
   }
-  await classify(files, root, found, result);
+  await classify(files, root, [found], result);
   return result;
 }

@@ -1,10 +1,10 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { relativeLogPath } from './layout';
 import { ev, headerLine, rawTranscript } from '../testing/testLogs';
-import { nodeTranscriptFiles, RECENT_WRITE_MS } from './transcriptFiles';
+import { fileIdentity, nodeTranscriptFiles, RECENT_WRITE_MS } from './transcriptFiles';
 import { SummarizePool } from './summarize/pool';
 import type { SummarizeTask } from './summarize/summarizeFile';
 import { recordingFiles } from '../testing/testFiles';
@@ -220,5 +220,36 @@ describe('TranscriptIndex resume states', () => {
     expect(index.delete('p/a/session.jsonl')).toBe(true);
     expect(index.delete('p/a/session.jsonl')).toBe(false);
     expect(index.keysIn({ kind: 'root' }).sort()).toEqual(['p/b/session.jsonl.zstd', 'q/a/session.jsonl']);
+  });
+});
+
+describe('TranscriptIndex.unchanged', () => {
+  it('is true only for a summarized, readable transcript the lookup saw at its summarized identity, and then a refresh reads nothing', async () => {
+    const root = path.join(base, 'sessions');
+    const { key, file } = writeTranscript(root, 'u-1', 'hello', 'First');
+    const { index, tasks } = recordingIndex(root, 2);
+    addTo(index, key);
+    const seenFirst = fileIdentity(lstatSync(file));
+    expect(index.unchanged(key, seenFirst)).toBe(false); // never summarized
+    expect(await index.refresh(key, seenFirst)).toBe('changed');
+    expect(tasks).toHaveLength(1);
+
+    expect(index.unchanged(key, seenFirst)).toBe(true);
+    expect(index.unchanged(key, undefined)).toBe(false); // not looked up
+    expect(index.unchanged('nope/none/session.jsonl', seenFirst)).toBe(false);
+    for (const field of ['size', 'mtimeMs', 'ctimeMs', 'ino', 'dev'] as const) {
+      expect(index.unchanged(key, { ...seenFirst, [field]: seenFirst[field] + 1 })).toBe(false);
+    }
+    expect(await index.refresh(key, seenFirst)).toBe('unchanged');
+    expect(tasks).toHaveLength(1);
+
+    // While a refresh runs, it is not settled: a refresh asked meanwhile waits for it.
+    appendFileSync(file, `${JSON.stringify({ type: 'turn/start', seq: 4, time: 1, data: { turn: 2 } })}\n`);
+    const seenAfter = fileIdentity(lstatSync(file));
+    const running = index.refresh(key, seenAfter);
+    expect(index.unchanged(key, seenFirst)).toBe(false);
+    expect(await running).toBe('changed');
+    expect(index.unchanged(key, seenAfter)).toBe(true);
+    expect(index.unchanged(key, seenFirst)).toBe(false);
   });
 });

@@ -33,6 +33,9 @@ export interface IndexedTranscript {
 /** What a refresh found. */
 export type RefreshOutcome = 'unchanged' | 'changed' | 'gone';
 
+/** One settled answer shared by every refresh that finds nothing to do. */
+const UNCHANGED: Promise<RefreshOutcome> = Promise.resolve('unchanged');
+
 interface IndexEntry extends IndexedTranscript {
   /**
    * What an append resumes from (the compact saved state; no live summarizer is kept), for the
@@ -217,6 +220,19 @@ export class TranscriptIndex {
   }
 
   /**
+   * Whether a refresh of `key` would find nothing to do: what a restart meets for nearly every
+   * transcript, as the lookup just now (`seen`) saw the file its summary describes.
+   */
+  unchanged(key: string, seen: FileIdentity | undefined): boolean {
+    const entry = this.entries.get(key);
+    return entry !== undefined && this.settled(entry, seen);
+  }
+
+  private settled(entry: IndexEntry, seen: FileIdentity | undefined): boolean {
+    return entry.running === undefined && entry.queued === undefined && seen !== undefined && !entry.readFailed && sameIdentity(entry.identity, seen);
+  }
+
+  /**
    * Brings one transcript's summary up to date. Refreshes of one key never overlap: a refresh
    * requested while one runs is queued once and shared by every caller that asks meanwhile.
    * `seen`: the file's identity as a lookup just now saw it (discovery's), used instead of another
@@ -226,6 +242,7 @@ export class TranscriptIndex {
     const entry = this.entries.get(key);
     if (!entry) return Promise.resolve('gone');
     if (entry.queued) return entry.queued;
+    if (this.settled(entry, seen)) return UNCHANGED;
     const start = (seenNow?: FileIdentity): Promise<RefreshOutcome> => {
       entry.queued = undefined;
       entry.running = this.limit.run(() => this.revalidate(entry, seenNow)).finally(() => {

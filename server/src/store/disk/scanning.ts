@@ -51,7 +51,10 @@ export class Scanner {
     );
     const found = await run;
     if (!found) return;
-    const { keys, seen } = found;
+    const { seen } = found;
+    // Transcripts the lookup saw unchanged settle here, without a refresh each.
+    const keys = found.keys.filter((key) => !attached.index.unchanged(key, seen.get(key)));
+    if (keys.length < found.keys.length) this.deps.statusChanged();
     // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.
     await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refreshInSlices(attached, key, seen.get(key)), (error) =>
       this.state.log(`refreshing a transcript failed: ${error instanceof Error ? error.message : String(error)}`),
