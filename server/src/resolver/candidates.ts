@@ -69,40 +69,33 @@ export class MentionCandidateOnWrite {
 /** What comes between a mention's label and its URI's payload. */
 const MENTION_URI_OPENING = `](${SESSION_URI_PREFIX}`;
 
+/** `JSON.stringify(text)`, without its work when the text needs no escape. */
+function jsonString(text: string): string {
+  return isJsonPlain(text) ? `"${text}"` : JSON.stringify(text);
+}
+
 /**
- * Writes `JSON.stringify(toMentionCandidate(summary))`. The mention of a dsh session whose label
- * needs neither JSON nor mention escaping is written piece by piece; any other is made as a
- * string first (`formatSessionReferenceMention`), as the row would hold it.
+ * Writes `JSON.stringify(toMentionCandidate(summary))`, as few pieces as it can: a row's text, then
+ * its mention's URI payload. The mention of a dsh session whose label needs neither JSON nor
+ * mention escaping is written piece by piece; any other is made as a string first
+ * (`formatSessionReferenceMention`), as the row would hold it.
  */
 export function writeMentionCandidate(out: JsonSink, summary: StoredSessionSummary): void {
   const sessionId = summary.id;
   const label = candidateLabel(summary);
   const agent = summary.agent;
-  out.raw('{"sessionId":');
-  out.string(sessionId);
-  out.raw(',"label":');
-  out.string(label);
-  if (summary.cwd !== undefined) {
-    out.raw(',"cwd":');
-    out.string(summary.cwd);
-  }
-  out.raw(',"createdAt":');
-  out.number(summary.createdAt);
-  if (agent !== undefined) {
-    out.raw(',"agent":');
-    out.string(agent);
-  }
-  out.raw(',"mention":');
-  if (agent === undefined && isJsonPlain(label) && !label.includes(']')) {
-    out.raw('"@[');
-    out.raw(label);
-    out.raw(MENTION_URI_OPENING);
+  const plainLabel = isJsonPlain(label);
+  let row = `{"sessionId":${jsonString(sessionId)},"label":${plainLabel ? `"${label}"` : JSON.stringify(label)}`;
+  if (summary.cwd !== undefined) row += `,"cwd":${jsonString(summary.cwd)}`;
+  row += `,"createdAt":${JSON.stringify(summary.createdAt)}`;
+  if (agent !== undefined) row += `,"agent":${jsonString(agent)}`;
+  if (agent === undefined && plainLabel && !label.includes(']')) {
+    out.raw(`${row},"mention":"@[${label}${MENTION_URI_OPENING}`);
     out.base64UrlOfJsonString(sessionId);
     out.raw(')"}');
     return;
   }
-  out.string(formatSessionReferenceMention(agent === undefined ? { sessionId, label } : { sessionId, label, agent }));
-  out.byte(0x7d);
+  out.raw(`${row},"mention":${JSON.stringify(formatSessionReferenceMention(agent === undefined ? { sessionId, label } : { sessionId, label, agent }))}}`);
 }
 
 // Candidate selection runs on every keystroke over possibly 100,000 sessions. Per listing it builds, once,
