@@ -105,7 +105,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 function isIdentity(identity: unknown): identity is FileIdentity {
   if (!isObject(identity)) return false;
-  return [identity.size, identity.mtimeMs, identity.ctimeMs, identity.ino, identity.dev].every(isNumber);
+  return isNumber(identity.size) && isNumber(identity.mtimeMs) && isNumber(identity.ctimeMs) && isNumber(identity.ino) && isNumber(identity.dev);
 }
 
 function isCachedSummary(value: unknown): value is CachedSummary {
@@ -143,6 +143,12 @@ function parseLine(line: string): unknown {
   }
 }
 
+/** Lines of one chunk of the cache file, and where each starts in it. */
+interface LineBatch {
+  lines: string[];
+  starts: number[];
+}
+
 /**
  * The cache file's lines, read as bytes: each line is decoded alone (a newline byte never lies
  * inside a UTF-8 sequence), and the SHA-256 of the bytes before the current line is kept a chunk
@@ -158,7 +164,8 @@ class CacheLines {
 
   constructor(private readonly file: string) {}
 
-  async *lines(): AsyncGenerator<string> {
+  /** The lines a chunk of the file completes, together (the current line is the one being handled). */
+  async *lines(): AsyncGenerator<LineBatch> {
     const stream = createReadStream(this.file, { highWaterMark: 64 * 1024 });
     // An unfinished line's bytes, kept until its newline comes (one copy then, however many chunks it spans).
     let pending: Buffer[] = [];
@@ -175,14 +182,16 @@ class CacheLines {
         pending = [];
         pendingBytes = 0;
         this.enter(chunk);
+        const batch: LineBatch = { lines: [], starts: [] };
         let start = 0;
         for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
-          this.lineStart = start;
           const line = chunk.toString('utf8', start, end);
           if (line.length > MAX_LINE_CHARS) throw new Error('cache line too long');
-          yield line;
+          batch.lines.push(line);
+          batch.starts.push(start);
           start = end + 1;
         }
+        if (batch.lines.length > 0) yield batch;
         this.lineStart = start;
         if (start < chunk.length) {
           pending.push(chunk.subarray(start));
@@ -196,7 +205,7 @@ class CacheLines {
     if (pending.length > 0) {
       const rest = Buffer.concat(pending);
       this.enter(rest);
-      yield rest.toString('utf8');
+      yield { lines: [rest.toString('utf8')], starts: [0] };
     }
   }
 
@@ -213,8 +222,9 @@ class CacheLines {
     this.hashedTo = this.lineStart;
   }
 
-  /** SHA-256 (hex) of every line before the current one, newlines included; once. */
-  digestBeforeCurrentLine(): string {
+  /** SHA-256 (hex) of every line before the current one, which starts at `lineStart` in the batch's chunk; once. */
+  digestBefore(lineStart: number): string {
+    this.lineStart = lineStart;
     this.hashThroughLineStart();
     this.digested = true;
     return this.checksum.digest('hex');
@@ -234,28 +244,31 @@ export async function loadSummaryCache(file: string, root: string, omitted?: Map
   let lines = 0;
   let complete = false;
   try {
-    for await (const line of reader.lines()) {
-      if (complete) {
-        if (line === '') continue;
-        return new Map(); // bytes after the trailer: not a file we wrote
-      }
-      const record = parseLine(line);
-      if (lines++ === 0) {
-        const head = record as Partial<CacheHead> | undefined;
-        if (!isObject(head) || head.format !== SUMMARY_CACHE_FORMAT || head.root !== root) return cached;
-        continue;
-      }
-      if (isObject(record) && record.end === true) {
-        complete = isNumber(record.entries) && record.entries === lines - 2 && record.sha256 === reader.digestBeforeCurrentLine();
-        if (!complete) return new Map();
-        continue;
-      }
-      if (!isObject(record) || typeof record.key !== 'string') continue;
-      if (record.omitted === true) {
-        if (isIdentity(record.identity)) omittedHere.set(record.key, record.identity);
-      } else if (isCachedSummary(record)) {
-        const { key, identity, summary, resume } = record as unknown as CacheLine;
-        cached.set(key, resume === undefined ? { identity, summary } : { identity, summary, resume });
+    for await (const batch of reader.lines()) {
+      for (let i = 0; i < batch.lines.length; i++) {
+        const line = batch.lines[i]!;
+        if (complete) {
+          if (line === '') continue;
+          return new Map(); // bytes after the trailer: not a file we wrote
+        }
+        const record = parseLine(line);
+        if (lines++ === 0) {
+          const head = record as Partial<CacheHead> | undefined;
+          if (!isObject(head) || head.format !== SUMMARY_CACHE_FORMAT || head.root !== root) return cached;
+          continue;
+        }
+        if (isObject(record) && record.end === true) {
+          complete = isNumber(record.entries) && record.entries === lines - 2 && record.sha256 === reader.digestBefore(batch.starts[i]!);
+          if (!complete) return new Map();
+          continue;
+        }
+        if (!isObject(record) || typeof record.key !== 'string') continue;
+        if (record.omitted === true) {
+          if (isIdentity(record.identity)) omittedHere.set(record.key, record.identity);
+        } else if (isCachedSummary(record)) {
+          const { key, identity, summary, resume } = record as unknown as CacheLine;
+          cached.set(key, resume === undefined ? { identity, summary } : { identity, summary, resume });
+        }
       }
     }
   } catch {
