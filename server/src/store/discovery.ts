@@ -175,9 +175,9 @@ async function namedEntriesLater(files: DirectoryFiles, dir: string, names: read
 /**
  * Every entry below `base` down to `maxDepth` levels (at the last level only those named in
  * `leafNames`, looked up by name), descending only into real directories: symbolic links are
- * reported as such and never followed. Streamed one directory's entries at a time, deepest
- * directories first, so a root of 100,000 sessions never holds all its directory entries at
- * once; entries come in no particular order.
+ * reported as such and never followed. Streamed in batches (the entries of the directories read
+ * since the last batch), deepest directories first, so a root of 100,000 sessions never holds all
+ * its directory entries at once; entries come in no particular order.
  */
 async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: readonly string[]): AsyncGenerator<Found[]> {
   const toRead: DirectoryToRead[] = [{ rel: '', depth: 0 }];
