@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { discover, DISCOVERY_REASONS, inScope, keyPath, scopeOfChange, sessionScopeOf } from './discovery';
 
@@ -118,6 +119,39 @@ describe('discover', () => {
     const { readdirSync: _readdirSync, lstatSync: _lstatSync, ...threadPoolOnly } = nodeDirectoryFiles;
     expect(sorted(await discover(root, { kind: 'root' }, threadPoolOnly))).toEqual(viaSync);
     expect(viaSync.transcripts.map((t) => t.key)).not.toContain('--p--/dir-named-like-a-transcript/session.jsonl');
+  });
+
+  it('finishes a session directory after a pause when a time slice ends between its two names, looking each name up once', async () => {
+    const sorted = (result: Awaited<ReturnType<typeof discover>>) => ({
+      transcripts: [...result.transcripts].sort((x, y) => (x.key < y.key ? -1 : 1)),
+      seen: [...result.seen].sort((x, y) => (x[0] < y[0] ? -1 : 1)),
+      problems: [...result.problems].sort((x, y) => (x.key < y.key ? -1 : 1)),
+      directories: [...result.directories].sort(),
+    });
+    const plain = sorted(await discover(root, { kind: 'root' }));
+    const both = path.join(root, '--p--', 'both');
+    const lookups: string[] = [];
+    let dueAfterFirst: boolean | undefined;
+    let dueAtSecond: boolean | undefined;
+    const slicing: DirectoryFiles = {
+      ...nodeDirectoryFiles,
+      lstatSync(file) {
+        if (path.dirname(file) === both) lookups.push(path.basename(file));
+        if (file === path.join(both, 'session.jsonl')) {
+          // This lookup takes the rest of the store's time slice (5 ms at most).
+          for (const until = performance.now() + 100; !storeWorkSlices.due && performance.now() < until; );
+          dueAfterFirst = storeWorkSlices.due;
+        }
+        if (file === path.join(both, 'session.jsonl.zstd')) dueAtSecond = storeWorkSlices.due;
+        return nodeDirectoryFiles.lstatSync!(file);
+      },
+    };
+    expect(sorted(await discover(root, { kind: 'root' }, slicing))).toEqual(plain);
+    expect(plain.transcripts.map((t) => t.key)).toEqual(expect.arrayContaining(['--p--/both/session.jsonl', '--p--/both/session.jsonl.zstd']));
+    expect(dueAfterFirst).toBe(true);
+    // The second name waited for the event loop's turn: a new slice had begun.
+    expect(dueAtSecond).toBe(false);
+    expect(lookups).toEqual(['session.jsonl', 'session.jsonl.zstd']);
   });
 
   it('narrows to one session directory or flat file', async () => {
