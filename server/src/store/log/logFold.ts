@@ -24,6 +24,7 @@ import {
   type LegacyRefusal,
 } from './legacy';
 import {
+  appendSurfaceNode,
   countSurface,
   emptySurface,
   foldSurfaceEvent,
@@ -280,16 +281,13 @@ export class LogFold {
       // A valid appended tool result, as `accept` folds it: its call answered, then its surface node.
       answerToolCall(state.turns, line.callId);
       if (state.sessionFailure !== undefined) return true;
-      state.surface.seqs.push(line.seq);
-      state.surface.kinds += 't';
-      state.surface.tools.push([line.seq, line.key, line.messageId]);
+      appendSurfaceNode(state.surface, line.seq, 't', [line.seq, line.key, line.messageId]);
       return true;
     }
     // A valid appended message, as `accept` folds it: its tool calls, then its surface node.
     for (const [callId, step] of line.calls) requestToolCall(state.turns, callId, step);
     if (state.sessionFailure !== undefined) return true;
-    state.surface.seqs.push(line.seq);
-    state.surface.kinds += line.surface;
+    appendSurfaceNode(state.surface, line.seq, line.surface);
     return true;
   }
 

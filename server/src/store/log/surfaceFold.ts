@@ -36,6 +36,13 @@ export function emptySurface(): SurfaceState {
   return { seqs: [], kinds: '', tools: [] };
 }
 
+/** Appends a node (`kind` its letter; a tool/result's node with its tool fields) to the surface. */
+export function appendSurfaceNode(state: SurfaceState, seq: number, kind: string, tool?: ToolNode): void {
+  state.seqs.push(seq);
+  state.kinds += kind;
+  if (tool !== undefined) state.tools.push(tool);
+}
+
 /** Counts the current surface nodes by type. */
 export function countSurface(state: SurfaceState): SurfaceCounts {
   const counts: SurfaceCounts = { user: 0, assistant: 0, tool: 0 };
@@ -166,9 +173,7 @@ export function foldSurfaceEvent(
   if (op === 'append') {
     const problem = provenanceProblem(event, seq, []);
     if (problem !== undefined) return problem;
-    state.seqs.push(seq);
-    state.kinds += kind;
-    if (kind === 't') state.tools.push(toolNode());
+    appendSurfaceNode(state, seq, kind, kind === 't' ? toolNode() : undefined);
     return undefined;
   }
   if (!isObjectLike(op) || Array.isArray(op)) return `session event "${type}" carries an invalid surfaceOp`;
