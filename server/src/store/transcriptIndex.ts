@@ -33,9 +33,6 @@ export interface IndexedTranscript {
 /** What a refresh found. */
 export type RefreshOutcome = 'unchanged' | 'changed' | 'gone';
 
-/** One settled answer shared by every refresh that finds nothing to do. */
-const UNCHANGED: Promise<RefreshOutcome> = Promise.resolve('unchanged');
-
 interface IndexEntry extends IndexedTranscript {
   /**
    * What an append resumes from (the compact saved state; no live summarizer is kept), for the
@@ -225,11 +222,7 @@ export class TranscriptIndex {
    */
   unchanged(key: string, seen: FileIdentity | undefined): boolean {
     const entry = this.entries.get(key);
-    return entry !== undefined && this.settled(entry, seen);
-  }
-
-  private settled(entry: IndexEntry, seen: FileIdentity | undefined): boolean {
-    return entry.running === undefined && entry.queued === undefined && seen !== undefined && !entry.readFailed && sameIdentity(entry.identity, seen);
+    return entry !== undefined && entry.running === undefined && entry.queued === undefined && seen !== undefined && !entry.readFailed && sameIdentity(entry.identity, seen);
   }
 
   /**
@@ -242,7 +235,6 @@ export class TranscriptIndex {
     const entry = this.entries.get(key);
     if (!entry) return Promise.resolve('gone');
     if (entry.queued) return entry.queued;
-    if (this.settled(entry, seen)) return UNCHANGED;
     const start = (seenNow?: FileIdentity): Promise<RefreshOutcome> => {
       entry.queued = undefined;
       entry.running = this.limit.run(() => this.revalidate(entry, seenNow)).finally(() => {
