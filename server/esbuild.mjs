@@ -5,7 +5,8 @@
 //   main.js             the entry (src/main.ts): arguments, --help, --version; requires one of
 //   serverProcess.js    the language server (src/serverProcess.ts) or
 //   cliProcess.js       the CLI (src/cliProcess.ts), and the server's index uses
-//   summarizeWorker.js  the index worker thread, which the pool looks for beside its own file.
+//   summarizeWorker.js  the index worker thread, which the pool looks for beside its own file;
+//   lookupWorker.js     the thread that makes a restart's first lookups (store/lookups/).
 // client-vscode/esbuild.mjs builds the extension's dist/server.js (the whole entry in one file:
 // the extension only ever starts the server) and dist/summarizeWorker.js with `serverBundles`.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
@@ -99,21 +100,23 @@ const lazyChildProcessForLibrary = {
  * esbuild options for the server's bundles in `outdir`.
  * split: main.js + serverProcess.js + cliProcess.js (the bin: `--version` and the CLI load only what they run);
  * otherwise one `serverFile` holding the whole entry (the extension).
- * Both ways with summarizeWorker.js, the name pool.ts looks for beside the server's own file.
+ * Both ways with summarizeWorker.js and lookupWorker.js, the names pool.ts and earlyLookups.ts
+ * look for beside the server's own file.
  */
 export function serverBundles({ outdir, split = true, serverFile = 'main.js', target = 'node20', sourcemap = true }) {
-  const entries = [source('main.ts'), source('store', 'summarize', 'summarizeWorker.ts'), ...PROCESS_MODULES.map((name) => source(`${name}.ts`))];
+  const workers = { summarizeWorker: source('store', 'summarize', 'summarizeWorker.ts'), lookupWorker: source('store', 'lookups', 'lookupWorker.ts') };
+  const entries = [source('main.ts'), ...Object.values(workers), ...PROCESS_MODULES.map((name) => source(`${name}.ts`))];
   for (const entry of entries) {
     if (!existsSync(entry)) throw new Error(`esbuild: the server entry ${entry} does not exist`);
   }
   const options = common({ target, sourcemap });
-  const worker = { ...options, entryPoints: [source('store', 'summarize', 'summarizeWorker.ts')], outfile: path.join(outdir, 'summarizeWorker.js') };
-  if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile), plugins: [oneLanguageServerCopy, lazyChildProcessForLibrary] }, worker];
+  const workerBundles = Object.entries(workers).map(([name, entry]) => ({ ...options, entryPoints: [entry], outfile: path.join(outdir, `${name}.js`) }));
+  if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile), plugins: [oneLanguageServerCopy, lazyChildProcessForLibrary] }, ...workerBundles];
   return [
     { ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, 'main.js'), plugins: [siblingProcessModules] },
     { ...options, entryPoints: [source('serverProcess.ts')], outfile: path.join(outdir, 'serverProcess.js'), plugins: [oneLanguageServerCopy, lazyChildProcessForLibrary] },
     { ...options, entryPoints: [source('cliProcess.ts')], outfile: path.join(outdir, 'cliProcess.js'), plugins: [cliWithoutProtocolLibrary] },
-    worker,
+    ...workerBundles,
   ];
 }
 

@@ -135,7 +135,7 @@ describe('manifest', () => {
     expect(manifest.devDependencies['@types/vscode']).toBe('1.82.0');
     expect(manifest.publisher).toMatch(/^[a-z0-9][a-z0-9-]*$/);
     expect(manifest.main).toBe('./dist/extension.js');
-    expect(manifest.files).toEqual(expect.arrayContaining(['dist/extension.js', 'dist/server.js', 'dist/summarizeWorker.js', 'LICENSE', 'README.md']));
+    expect(manifest.files).toEqual(expect.arrayContaining(['dist/extension.js', 'dist/server.js', 'dist/summarizeWorker.js', 'dist/lookupWorker.js', 'LICENSE', 'README.md']));
     expect(manifest.scripts.package).toBe('vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links');
     expect(manifest.scripts['vscode:prepublish']).toBe('node esbuild.mjs --production');
     expect(existsSync(path.join(root, 'LICENSE'))).toBe(true);

@@ -41,6 +41,8 @@ describe('the packaged .vsix', () => {
     expect(entry('extension/dist/server.js').read().length).toBeGreaterThan(0);
     // The index reads transcripts on worker threads from this file (without it, on the main thread).
     expect(entry('extension/dist/summarizeWorker.js').read().length).toBeGreaterThan(0);
+    // A restart's first lookups run on a worker thread from this file (without it, on the main thread).
+    expect(entry('extension/dist/lookupWorker.js').read().length).toBeGreaterThan(0);
     expect(entry('extension/syntaxes/dsh-prompt.tmLanguage.json').read().length).toBeGreaterThan(0);
     expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(['extension.vsixmanifest', 'extension/LICENSE.txt', 'extension/readme.md']));
   });
@@ -74,6 +76,7 @@ describe('the packaged .vsix', () => {
       const serverFile = path.join(scratch, 'server.js');
       writeFileSync(serverFile, entry('extension/dist/server.js').read());
       writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
+      writeFileSync(path.join(scratch, 'lookupWorker.js'), entry('extension/dist/lookupWorker.js').read());
       writeFileSync(path.join(scratch, 'zstd.wasm'), entry('extension/dist/zstd.wasm').read());
       emptyRoot = mkdtempSync(path.join(scratch, 'sessions-'));
       // The zstd copy of the fixture store, when present, so the packaged server must decode zstd.
@@ -161,6 +164,7 @@ describe('the packaged .vsix', () => {
     const serverFile = path.join(scratch, 'server.js');
     writeFileSync(serverFile, entry('extension/dist/server.js').read());
     writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
+    writeFileSync(path.join(scratch, 'lookupWorker.js'), entry('extension/dist/lookupWorker.js').read());
     const store = path.join(extensionRoot, '..', 'examples', 'store');
     const cwd = '/home/sam/weather-app';
     const holdFile = path.join(mkdtempSync(path.join(scratch, 'hold-')), 'hold');

@@ -111,10 +111,20 @@ interface Found {
 const DIRECTORY_READS_IN_FLIGHT = 32;
 
 /** One entry of a directory, by name. */
-interface NamedEntry {
+export interface NamedEntry {
   name: string;
   kind: Found['kind'];
   identity?: FileIdentity;
+}
+
+/**
+ * Directory entries looked up before discovery needs them (see lookups/earlyLookups.ts), each
+ * handed out once. `rel` is relative to the walk's base directory (`''`: the base itself); the
+ * entries of a directory at the walk's last level are those of its leaf names that exist.
+ * Undefined where nothing was looked up: discovery then looks itself.
+ */
+export interface PrefetchedEntries {
+  take(rel: string): NamedEntry[] | undefined;
 }
 
 function kindOf(entry: Dirent | Stats): Found['kind'] {
@@ -177,9 +187,10 @@ async function namedEntriesLater(files: DirectoryFiles, dir: string, names: read
  * `leafNames`, looked up by name), descending only into real directories: symbolic links are
  * reported as such and never followed. Streamed in batches (the entries of the directories read
  * since the last batch), deepest directories first, so a root of 100,000 sessions never holds all
- * its directory entries at once; entries come in no particular order.
+ * its directory entries at once; entries come in no particular order. A directory `prefetched`
+ * holds is taken from it instead of the disk.
  */
-async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: readonly string[]): AsyncGenerator<Found[]> {
+async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: readonly string[], prefetched?: PrefetchedEntries): AsyncGenerator<Found[]> {
   const toRead: DirectoryToRead[] = [{ rel: '', depth: 0 }];
   const read: DirectoryRead[] = [];
   let reading = 0;
@@ -188,7 +199,9 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
     while (reading < DIRECTORY_READS_IN_FLIGHT && toRead.length > 0) {
       const dir = toRead.pop() as DirectoryToRead;
       const dirPath = dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'));
-      const entries = leafNames !== undefined && dir.depth + 1 === maxDepth ? namedEntries(files, dirPath, leafNames) : readEntries(files, dirPath);
+      const entries =
+        prefetched?.take(dir.rel) ??
+        (leafNames !== undefined && dir.depth + 1 === maxDepth ? namedEntries(files, dirPath, leafNames) : readEntries(files, dirPath));
       if (Array.isArray(entries)) {
         read.push({ rel: dir.rel, depth: dir.depth, entries });
         continue;
@@ -320,7 +333,8 @@ async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable
   }
 }
 
-const TRANSCRIPT_FILE_NAMES = Object.values(TRANSCRIPT_NAMES);
+/** The names looked up in every session directory. */
+export const TRANSCRIPT_FILE_NAMES: readonly string[] = Object.values(TRANSCRIPT_NAMES);
 
 /**
  * The root's own level: its real project directories (in `directories`) and the skipped
@@ -335,9 +349,10 @@ export async function discoverRootLevel(root: string, files: DirectoryFiles = no
 
 /**
  * Discovers the transcripts and skipped entries within a scope of a (real, resolved) root.
- * A missing scope yields nothing; I/O errors below the root are tolerated.
+ * A missing scope yields nothing; I/O errors below the root are tolerated. `prefetched`: a
+ * project scope's entries, looked up before (relative to the project directory).
  */
-export async function discover(root: string, scope: DiscoveryScope, files: DirectoryFiles = nodeDirectoryFiles): Promise<DiscoveryResult> {
+export async function discover(root: string, scope: DiscoveryScope, files: DirectoryFiles = nodeDirectoryFiles, prefetched?: PrefetchedEntries): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
   if (scope.kind === 'root') {
     await classify(files, root, walkEntries(files, root, 3, TRANSCRIPT_FILE_NAMES), result);
@@ -350,7 +365,7 @@ export async function discover(root: string, scope: DiscoveryScope, files: Direc
       await classify(files, root, [[{ rel: scope.projectDir, kind }]], result);
     } else if (kind === 'dir') {
       result.directories.push(scope.projectDir);
-      const found = walkEntries(files, projectPath, 2, TRANSCRIPT_FILE_NAMES);
+      const found = walkEntries(files, projectPath, 2, TRANSCRIPT_FILE_NAMES, prefetched);
       await classify(files, root, underProject(scope.projectDir, found), result);
     }
     return result;

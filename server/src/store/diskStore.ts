@@ -168,6 +168,7 @@ export class DiskSessionStore implements SessionStoreService {
     state.disposed = true;
     state.generation++;
     state.attached?.watches.dispose();
+    state.attached?.lookups?.dispose();
     state.attached = undefined;
     state.clearTimers();
     state.finishIndexing();

@@ -3,8 +3,10 @@
  * it goes or is replaced (then everything of it is dropped and the root is polled for).
  */
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
+import { nodeDirectoryFiles } from '../directoryFiles';
 import { DirectoryWatches } from '../directoryWatches';
-import type { DiscoveryScope } from '../discovery';
+import { TRANSCRIPT_FILE_NAMES, type DiscoveryScope } from '../discovery';
+import { EarlyLookups } from '../lookups/earlyLookups';
 import { ScopedKeys } from '../scopedKeys';
 import type { SummarizePool } from '../summarize/pool';
 import { TranscriptIndex } from '../transcriptIndex';
@@ -80,6 +82,10 @@ export class RootAttachment {
       adopted: 0,
       cacheStale: false,
     };
+    // Directories read through anything but the real file system (tests) are never looked up early.
+    if (tuning.lookupWorkerFile !== undefined && tuning.directories === nodeDirectoryFiles) {
+      attached.lookups = EarlyLookups.start({ root: realRoot, leafNames: TRANSCRIPT_FILE_NAMES }, tuning.lookupWorkerFile, state.log);
+    }
     state.attached = attached;
     state.rootProblem = undefined;
     state.indexing = true;
@@ -96,6 +102,8 @@ export class RootAttachment {
       // Whatever failed, the store answers with what it has; the rescan tries again.
       state.log(`indexing ${realRoot} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
+    attached.lookups?.dispose();
+    attached.lookups = undefined;
     if (!state.isCurrent(attached)) return;
     // Cached sessions that are gone (or no cache at all) make the file worth rewriting.
     if (attached.adopted !== (attached.cache?.size ?? -1)) attached.cacheStale = true;
@@ -153,6 +161,7 @@ export class RootAttachment {
     if (!attached) return;
     state.generation++;
     attached.watches.dispose();
+    attached.lookups?.dispose();
     state.attached = undefined;
     this.deps.forgetRoot();
     state.log(`sessions root ${state.root} is gone; waiting for it to appear`);

@@ -123,7 +123,9 @@ export class Scanner {
   private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<{ keys: string[]; seen: ReadonlyMap<string, FileIdentity> } | undefined> {
     const { state } = this;
     if (!state.isCurrent(attached)) return undefined;
-    const found = await discover(attached.realRoot, scope, state.tuning.directories);
+    // The first scan's project directories were looked up early, in a worker (see earlyLookups.ts).
+    const prefetched = scope.kind === 'project' ? await attached.lookups?.project(scope.projectDir) : undefined;
+    const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched);
     await attached.cacheLoading;
     if (!state.isCurrent(attached)) return undefined;
     const problemsBefore = new Map([...attached.discoveryProblems].filter(([key]) => inScope(key, scope)));

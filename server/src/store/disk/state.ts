@@ -5,6 +5,7 @@
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { DirectoryWatches } from '../directoryWatches';
 import type { DiscoveryProblem } from '../discovery';
+import type { EarlyLookups } from '../lookups/earlyLookups';
 import type { ScopedKeys } from '../scopedKeys';
 import type { CachedSummary } from '../summaryCache';
 import type { FileIdentity } from '../transcriptFiles';
@@ -25,6 +26,8 @@ export interface Attached {
   cacheFile?: string;
   /** The persistent cache being read (set once its file is known), awaited before summaries are adopted. */
   cacheLoading?: Promise<void>;
+  /** The first scan's lookups, made in a worker meanwhile (see earlyLookups.ts); gone after the first index. */
+  lookups?: EarlyLookups;
   /** Summaries from the persistent cache, consulted while the first index is built. */
   cache?: Map<string, CachedSummary>;
   /**

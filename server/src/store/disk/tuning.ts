@@ -1,6 +1,7 @@
 /** The disk store's knobs, with production defaults; tests shorten, observe or replace them. */
 import { foregroundRequests, type ForegroundWork } from '../concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from '../directoryFiles';
+import { LOOKUP_WORKER_FILE } from '../lookups/earlyLookups';
 import { defaultIndexWorkers } from '../summarize/pool';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import { systemClock, type Clock } from './clock';
@@ -11,6 +12,12 @@ export interface DiskStoreTuning {
   files: TranscriptFiles;
   /** Directory access: the root, discovery and the directory watches. */
   directories: DirectoryFiles;
+  /**
+   * The lookup worker's entry, which makes the first scan's lookups while the index cache loads
+   * (see earlyLookups.ts); undefined (or a missing file, or `directories` other than the real
+   * file system) and discovery looks up everything itself.
+   */
+  lookupWorkerFile: string | undefined;
   /** Time: every timer of the store and every time it reads (fake in freshness tests). */
   clock: Clock;
   /** Transcripts read at once while indexing. */
@@ -84,6 +91,7 @@ export const INLINE_INDEX_BYTES = 1024 * 1024;
 export const DEFAULT_TUNING: DiskStoreTuning = {
   files: nodeTranscriptFiles,
   directories: nodeDirectoryFiles,
+  lookupWorkerFile: LOOKUP_WORKER_FILE,
   clock: systemClock,
   concurrency: 16,
   indexWorkers: defaultIndexWorkers(),

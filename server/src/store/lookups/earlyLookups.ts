@@ -1,0 +1,180 @@
+/**
+ * The first scan's lookups, made early in a worker thread (lookupWorker.ts): a restart spends
+ * most of its main thread on two things, loading the index cache and looking up every transcript
+ * (two `lstat`s per session directory), and only the first needs the main thread. The worker
+ * starts when the root is attached and posts each project directory when it is done; the scan of
+ * a project directory waits for its message, and discovery then takes each directory's entries
+ * from it instead of the disk, once. What the worker did not post (it stopped, failed, or a
+ * project directory came later) discovery looks up itself.
+ *
+ * Looking early changes nothing about freshness: the first scan's lookups were never newer than
+ * the moment they were made, and the catch-up rescan after the first index (its directories then
+ * watched) looks at the disk again.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { NamedEntry, PrefetchedEntries } from '../discovery';
+import { reapplyRuntimeV8Flags } from '../runtimeV8Flags';
+import { ENTRY_KINDS, IDENTITY_FIELDS, type LookupMessage, type LookupRequest, type ProjectLookups } from './protocol';
+
+/** The worker entry: next to this module in tsc's output, and beside the server's bundle. */
+export const LOOKUP_WORKER_FILE = path.join(__dirname, 'lookupWorker.js');
+
+type Waiter = (entries: PrefetchedEntries | undefined) => void;
+
+/** One root's early lookups; see the module comment. */
+export class EarlyLookups {
+  private worker: Worker | undefined;
+  private readonly arrived = new Map<string, ProjectLookups>();
+  private readonly waiting = new Map<string, Waiter[]>();
+  /** The project directories the worker will post, once it has listed the root. */
+  private coming: Set<string> | undefined;
+  /** The worker posts nothing more: what it did not post, discovery looks up itself. */
+  private done = false;
+  private flagsReapplied = false;
+
+  /** Starts the worker; undefined when its file is missing or it cannot start (discovery then looks itself). */
+  static start(request: LookupRequest, workerFile: string, log: (message: string) => void): EarlyLookups | undefined {
+    if (!existsSync(workerFile)) return undefined;
+    let worker: Worker;
+    try {
+      worker = new Worker(workerFile, { workerData: request });
+    } catch (error) {
+      log(`cannot start the lookup worker: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+    return new EarlyLookups(worker, request.leafNames);
+  }
+
+  private constructor(
+    worker: Worker,
+    private readonly leafNames: readonly string[],
+  ) {
+    this.worker = worker;
+    // Never what keeps a process alive: a CLI that has its answer exits.
+    worker.unref();
+    worker.on('message', (message: LookupMessage) => this.received(message));
+    worker.on('error', () => this.ended());
+    worker.on('messageerror', () => this.ended());
+    worker.on('exit', () => this.ended());
+  }
+
+  /**
+   * Project directory `projectDir`'s entries, once the worker has posted them; undefined when it
+   * will not (discovery then looks at the directory itself). Each project directory is handed out once.
+   */
+  project(projectDir: string): Promise<PrefetchedEntries | undefined> {
+    const found = this.arrived.get(projectDir);
+    if (found !== undefined) {
+      this.arrived.delete(projectDir);
+      return Promise.resolve(this.entriesOf(found));
+    }
+    if (this.done || (this.coming !== undefined && !this.coming.has(projectDir))) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiters = this.waiting.get(projectDir);
+      if (waiters) waiters.push(resolve);
+      else this.waiting.set(projectDir, [resolve]);
+    });
+  }
+
+  /** Stops the worker (if still walking) and forgets what it posted; later calls find nothing. */
+  dispose(): void {
+    const worker = this.worker;
+    this.ended();
+    this.arrived.clear();
+    void worker?.terminate().catch(() => undefined);
+  }
+
+  private received(message: LookupMessage): void {
+    if (this.done) return;
+    this.reapplyFlags();
+    if (message.kind === 'root') {
+      this.coming = new Set(message.projects);
+      for (const [projectDir, waiters] of this.waiting) {
+        if (this.coming.has(projectDir)) continue;
+        this.waiting.delete(projectDir);
+        for (const resolve of waiters) resolve(undefined);
+      }
+    } else if (message.kind === 'project') {
+      const waiters = this.waiting.get(message.project);
+      if (waiters === undefined) {
+        this.arrived.set(message.project, message);
+        return;
+      }
+      this.waiting.delete(message.project);
+      const [first, ...others] = waiters;
+      first!(this.entriesOf(message));
+      for (const resolve of others) resolve(undefined);
+    } else {
+      this.ended();
+    }
+  }
+
+  /** The worker's start reset the process's V8 flags on Node 20 and 22 (see runtimeV8Flags.ts). */
+  private reapplyFlags(): void {
+    if (this.flagsReapplied) return;
+    this.flagsReapplied = true;
+    reapplyRuntimeV8Flags();
+  }
+
+  /** The worker posts nothing more (it finished, failed or was stopped): nobody waits for it. */
+  private ended(): void {
+    if (this.done) return;
+    this.done = true;
+    this.reapplyFlags();
+    this.worker = undefined;
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const waiters of waiting) for (const resolve of waiters) resolve(undefined);
+  }
+
+  /** A project directory's message as discovery takes it: the listing (`''`) and each session directory's leaves, by name. */
+  private entriesOf(found: ProjectLookups): PrefetchedEntries | undefined {
+    if (!found.listed) return undefined;
+    const names = found.names.split('/');
+    const listing: NamedEntry[] = [];
+    const sessions = new Map<string, NamedEntry[]>();
+    let leaf = 0;
+    let field = 0;
+    const ids = found.identities;
+    for (let i = 0; i < found.kinds.length; i++) {
+      const name = names[i]!;
+      const code = found.kinds[i]!;
+      listing.push({ name, kind: kindOf(code), identity: undefined });
+      if (code !== 2) continue;
+      const leaves: NamedEntry[] = [];
+      for (const leafName of this.leafNames) {
+        const leafCode = found.leaves[leaf++]!;
+        if (leafCode === 0) continue;
+        if (leafCode !== 1) {
+          leaves.push({ name: leafName, kind: kindOf(leafCode), identity: undefined });
+          continue;
+        }
+        const identity = { size: ids[field]!, mtimeMs: ids[field + 1]!, ctimeMs: ids[field + 2]!, ino: ids[field + 3]!, dev: ids[field + 4]! };
+        field += IDENTITY_FIELDS;
+        leaves.push({ name: leafName, kind: 'file', identity });
+      }
+      sessions.set(name, leaves);
+    }
+    let listed: NamedEntry[] | undefined = listing;
+    return {
+      take(rel: string): NamedEntry[] | undefined {
+        if (rel === '') {
+          const entries = listed;
+          listed = undefined;
+          return entries;
+        }
+        const entries = sessions.get(rel);
+        sessions.delete(rel);
+        return entries;
+      },
+    };
+  }
+}
+
+function kindOf(code: number): NamedEntry['kind'] {
+  const kind = ENTRY_KINDS[code];
+  if (kind === undefined || kind === 'missing') throw new Error(`lookup worker: no entry kind ${code}`);
+  return kind;
+}
