@@ -3,8 +3,12 @@
  * index and rewritten, a while after a change and never while indexing, only when the index
  * differs from it.
  */
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { storeWorkSlices } from '../concurrency';
+import { nodeDirectoryFiles } from '../directoryFiles';
+import { TRANSCRIPT_FILE_NAMES } from '../discovery';
+import { EarlyLookups } from '../lookups/earlyLookups';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import type { TranscriptIndex } from '../transcriptIndex';
 import type { TimerSlot } from './clock';
@@ -60,10 +64,24 @@ export class CacheWriter {
       return;
     }
     attached.cacheFile = summaryCacheFile(cacheDir, attached.realRoot);
+    await this.lookUpEarlyIfLarge(attached, attached.cacheFile);
     // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
     state.background(removeStaleTempFiles(cacheDir));
     attached.omitted = new Map();
     attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot, attached.omitted);
+  }
+
+  /**
+   * A large cache is a restart of a large store: its first lookups are made in a worker while the
+   * cache loads (see earlyLookups.ts). Only through the real file system (tests replace it).
+   */
+  private async lookUpEarlyIfLarge(attached: Attached, cacheFile: string): Promise<void> {
+    const { state } = this;
+    const { tuning } = state;
+    if (tuning.lookupWorkerFile === undefined || tuning.directories !== nodeDirectoryFiles) return;
+    const bytes = (await fsp.stat(cacheFile).catch(() => undefined))?.size ?? -1;
+    if (bytes < tuning.earlyLookupsCacheBytes || !state.isCurrent(attached)) return;
+    attached.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: TRANSCRIPT_FILE_NAMES }, tuning.lookupWorkerFile, state.log);
   }
 
   /**

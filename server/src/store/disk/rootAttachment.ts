@@ -3,10 +3,8 @@
  * it goes or is replaced (then everything of it is dropped and the root is polled for).
  */
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
-import { nodeDirectoryFiles } from '../directoryFiles';
 import { DirectoryWatches } from '../directoryWatches';
-import { TRANSCRIPT_FILE_NAMES, type DiscoveryScope } from '../discovery';
-import { EarlyLookups } from '../lookups/earlyLookups';
+import type { DiscoveryScope } from '../discovery';
 import { ScopedKeys } from '../scopedKeys';
 import type { SummarizePool } from '../summarize/pool';
 import { TranscriptIndex } from '../transcriptIndex';
@@ -82,10 +80,6 @@ export class RootAttachment {
       adopted: 0,
       cacheStale: false,
     };
-    // Directories read through anything but the real file system (tests) are never looked up early.
-    if (tuning.lookupWorkerFile !== undefined && tuning.directories === nodeDirectoryFiles) {
-      attached.lookups = EarlyLookups.start({ root: realRoot, leafNames: TRANSCRIPT_FILE_NAMES }, tuning.lookupWorkerFile, state.log);
-    }
     state.attached = attached;
     state.rootProblem = undefined;
     state.indexing = true;

@@ -13,11 +13,12 @@ export interface DiskStoreTuning {
   /** Directory access: the root, discovery and the directory watches. */
   directories: DirectoryFiles;
   /**
-   * The lookup worker's entry, which makes the first scan's lookups while the index cache loads
-   * (see earlyLookups.ts); undefined (or a missing file, or `directories` other than the real
-   * file system) and discovery looks up everything itself.
+   * The lookup worker's entry, which makes the first scan's lookups while an index cache of at
+   * least `earlyLookupsCacheBytes` loads (see earlyLookups.ts); undefined (or a missing file, or
+   * `directories` other than the real file system) and discovery looks up everything itself.
    */
   lookupWorkerFile: string | undefined;
+  earlyLookupsCacheBytes: number;
   /** Time: every timer of the store and every time it reads (fake in freshness tests). */
   clock: Clock;
   /** Transcripts read at once while indexing. */
@@ -92,6 +93,8 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   files: nodeTranscriptFiles,
   directories: nodeDirectoryFiles,
   lookupWorkerFile: LOOKUP_WORKER_FILE,
+  // ~2,000 sessions: the main thread's own lookups of fewer take less than the worker's start.
+  earlyLookupsCacheBytes: 1024 * 1024,
   clock: systemClock,
   concurrency: 16,
   indexWorkers: defaultIndexWorkers(),

@@ -70,6 +70,13 @@ function start(options: { slowCallMs?: number; file?: string } = {}): EarlyLooku
   return lookups;
 }
 
+/** Lookups whose worker has walked the whole root. */
+async function walked(): Promise<EarlyLookups> {
+  const lookups = start()!;
+  expect(await lookups.whenWalked()).toBe(true);
+  return lookups;
+}
+
 /** The real file system, counting the synchronous lookups discovery makes through it. */
 function counting(): { files: DirectoryFiles; readdirs: string[]; lstats: string[] } {
   const readdirs: string[] = [];
@@ -98,7 +105,7 @@ async function projectDirectories(): Promise<string[]> {
 
 describe('early lookups (a worker thread)', () => {
   it('give each project directory the discovery that looking at the disk gives', async () => {
-    const lookups = start()!;
+    const lookups = await walked();
     const projects = await projectDirectories();
     expect(projects.sort()).toEqual(['--p--', '--q--', '.hidden']);
     for (const projectDir of projects) {
@@ -111,7 +118,7 @@ describe('early lookups (a worker thread)', () => {
   });
 
   it('leave discovery no directory to list and no transcript to look up', async () => {
-    const lookups = start()!;
+    const lookups = await walked();
     const { files, readdirs, lstats } = counting();
     const prefetched = await lookups.project('--p--');
     const result = await discover(root, { kind: 'project', projectDir: '--p--' }, files, prefetched);
@@ -127,7 +134,7 @@ describe('early lookups (a worker thread)', () => {
   });
 
   it('hand each project directory and each of its directories out once', async () => {
-    const lookups = start()!;
+    const lookups = await walked();
     const prefetched = (await lookups.project('--q--'))!;
     expect(prefetched.take('x')?.map((entry) => entry.name)).toEqual(['session.jsonl']);
     expect(prefetched.take('x')).toBeUndefined();
@@ -137,15 +144,31 @@ describe('early lookups (a worker thread)', () => {
   });
 
   it('have nothing for a project directory the root did not hold, or a link', async () => {
-    const lookups = start()!;
+    const lookups = await walked();
     expect(await lookups.project('--created-later--')).toBeUndefined();
     expect(await lookups.project('--linked-project--')).toBeUndefined();
+    expect(await lookups.project('--p--')).toBeDefined();
+  });
+
+  it('keep a project directory asked for before the worker posted it until it comes', async () => {
+    const lookups = start()!;
+    // Asked at once: no message can have come in the same turn.
+    const asked = lookups.project('--q--');
+    expect((await asked)?.take('x')?.map((entry) => entry.name)).toEqual(['session.jsonl']);
+    expect(await lookups.whenWalked()).toBe(true);
+  });
+
+  it('have nothing for a project directory the root did not hold, even before the worker listed the root', async () => {
+    const lookups = start()!;
+    const asked = lookups.project('--created-later--');
+    expect(await asked).toBeUndefined();
     expect(await lookups.project('--p--')).toBeDefined();
   });
 
   it('stop at calls that wait for the disk, and discovery then looks itself', async () => {
     // Every call counts as slow: the worker stops after the root's listing, before any project directory.
     const lookups = start({ slowCallMs: -1 })!;
+    expect(await lookups.whenWalked()).toBe(false);
     for (const projectDir of await projectDirectories()) {
       const prefetched = await lookups.project(projectDir);
       expect(prefetched, projectDir).toBeUndefined();
@@ -159,10 +182,8 @@ describe('early lookups (a worker thread)', () => {
   it('are not made without the worker file, and end with nothing when disposed', async () => {
     expect(start({ file: path.join(base, 'missing.js') })).toBeUndefined();
     const lookups = start()!;
-    // Asked before the worker could post anything: the wait ends with the worker.
-    const waiting = lookups.project('--p--');
     lookups.dispose();
-    expect(await waiting).toBeUndefined();
+    expect(await lookups.whenWalked()).toBe(false);
     expect(await lookups.project('--q--')).toBeUndefined();
   });
 });
@@ -177,8 +198,8 @@ describe('a restart of the store', () => {
     }
   }
 
-  async function listing(storeRoot: string, cacheDir: string, lookupWorkerFile: string | undefined) {
-    const store = new DiskSessionStore({ root: storeRoot, cacheDir }, { lookupWorkerFile, cacheSaveDelayMs: 0 });
+  async function listing(storeRoot: string, cacheDir: string, tuning: { lookupWorkerFile?: string; earlyLookupsCacheBytes?: number }) {
+    const store = new DiskSessionStore({ root: storeRoot, cacheDir }, { lookupWorkerFile: undefined, cacheSaveDelayMs: 0, ...tuning });
     try {
       await store.whenIndexed();
       return await store.listSessions();
@@ -187,7 +208,7 @@ describe('a restart of the store', () => {
     }
   }
 
-  it('looks up no transcript in the main thread, and lists what a restart without the worker lists', async () => {
+  it('of a large store looks up no transcript in the main thread, and lists what a restart without the worker lists', async () => {
     const storeRoot = path.join(base, 'restart');
     const cacheDir = path.join(base, 'restart-cache');
     const demo2 = path.join(storeRoot, relativeLogPath('/home/alice/proj', 'demo-2', 'raw'));
@@ -202,21 +223,32 @@ describe('a restart of the store', () => {
     first.dispose();
     appendFileSync(demo2, '{"type":"session/title","seq":17,"time":1767225900000,"data":{"title":"Renamed","messageSeqs":[],"source":{"kind":"user"}}}\n');
 
-    const lstats: string[] = [];
-    const lstatSync = nodeDirectoryFiles.lstatSync!;
-    nodeDirectoryFiles.lstatSync = (entry) => (lstats.push(entry), lstatSync(entry));
-    let early;
-    try {
-      early = await listing(storeRoot, cacheDir, workerFile);
-    } finally {
-      nodeDirectoryFiles.lstatSync = lstatSync;
+    /** The restart's listing, and the transcripts the main thread looked up for it. */
+    async function restart(tuning: { lookupWorkerFile?: string; earlyLookupsCacheBytes?: number }) {
+      const lstats: string[] = [];
+      const lstatSync = nodeDirectoryFiles.lstatSync!;
+      nodeDirectoryFiles.lstatSync = (entry) => (lstats.push(entry), lstatSync(entry));
+      try {
+        const sessions = await listing(storeRoot, cacheDir, tuning);
+        const transcriptNames = new Set(Object.values(TRANSCRIPT_NAMES));
+        return { sessions, transcriptLookups: lstats.filter((entry) => transcriptNames.has(path.basename(entry))) };
+      } finally {
+        nodeDirectoryFiles.lstatSync = lstatSync;
+      }
     }
-    const transcriptNames = new Set(Object.values(TRANSCRIPT_NAMES));
-    expect(lstats.filter((entry) => transcriptNames.has(path.basename(entry)))).toEqual([]);
-    expect(early.map((summary) => [summary.id, summary.title])).toEqual([
+    // The store counts as large from a cache of 1 byte on.
+    const early = await restart({ lookupWorkerFile: workerFile, earlyLookupsCacheBytes: 1 });
+    expect(early.transcriptLookups).toEqual([]);
+    expect(early.sessions.map((summary) => [summary.id, summary.title])).toEqual([
       ['demo-2', 'Renamed'],
       ['demo-1', 'Say hi'],
     ]);
-    expect(early).toEqual(await listing(storeRoot, cacheDir, undefined));
+    const alone = await restart({});
+    expect(alone.transcriptLookups.length).toBeGreaterThan(0);
+    expect(early.sessions).toEqual(alone.sessions);
+    // A small cache (below the default size) is a small store: the main thread looks itself.
+    const small = await restart({ lookupWorkerFile: workerFile });
+    expect(small.transcriptLookups.length).toBe(alone.transcriptLookups.length);
+    expect(small.sessions).toEqual(alone.sessions);
   });
 });

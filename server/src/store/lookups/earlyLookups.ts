@@ -1,11 +1,12 @@
 /**
- * The first scan's lookups, made early in a worker thread (lookupWorker.ts): a restart spends
- * most of its main thread on two things, loading the index cache and looking up every transcript
- * (two `lstat`s per session directory), and only the first needs the main thread. The worker
- * starts when the root is attached and posts each project directory when it is done; the scan of
- * a project directory waits for its message, and discovery then takes each directory's entries
- * from it instead of the disk, once. What the worker did not post (it stopped, failed, or a
- * project directory came later) discovery looks up itself.
+ * The first scan's lookups, made early in a worker thread (lookupWorker.ts): a restart of a large
+ * store spends most of its main thread on two things, loading the index cache and looking up every
+ * transcript (two `lstat`s per session directory), and only the first needs the main thread. The
+ * worker starts once the cache turns out large (see cacheWriter.ts: a small store's lookups take
+ * less than the worker's start) and posts each project directory when it is done; the scan of a
+ * project directory waits for its message, and discovery then takes each directory's entries
+ * from it instead of the disk, once. What the worker did not post (it stopped at lookups that
+ * waited for the disk, failed, or a project directory came later) discovery looks up itself.
  *
  * Looking early changes nothing about freshness: the first scan's lookups were never newer than
  * the moment they were made, and the catch-up rescan after the first index (its directories then
@@ -21,6 +22,12 @@ import { ENTRY_KINDS, IDENTITY_FIELDS, type LookupMessage, type LookupRequest, t
 /** The worker entry: next to this module in tsc's output, and beside the server's bundle. */
 export const LOOKUP_WORKER_FILE = path.join(__dirname, 'lookupWorker.js');
 
+/**
+ * The worker's young generation at most (MB): every lookup leaves a `Stats` object behind, and V8
+ * would grow the young generation for that garbage alone.
+ */
+const WORKER_YOUNG_GENERATION_MB = 2;
+
 type Waiter = (entries: PrefetchedEntries | undefined) => void;
 
 /** One root's early lookups; see the module comment. */
@@ -32,6 +39,8 @@ export class EarlyLookups {
   private coming: Set<string> | undefined;
   /** The worker posts nothing more: what it did not post, discovery looks up itself. */
   private done = false;
+  private readonly walked: Promise<boolean>;
+  private walkedWith: (complete: boolean) => void = () => undefined;
   private flagsReapplied = false;
 
   /** Starts the worker; undefined when its file is missing or it cannot start (discovery then looks itself). */
@@ -39,7 +48,7 @@ export class EarlyLookups {
     if (!existsSync(workerFile)) return undefined;
     let worker: Worker;
     try {
-      worker = new Worker(workerFile, { workerData: request });
+      worker = new Worker(workerFile, { workerData: request, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
     } catch (error) {
       log(`cannot start the lookup worker: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
@@ -52,12 +61,13 @@ export class EarlyLookups {
     private readonly leafNames: readonly string[],
   ) {
     this.worker = worker;
+    this.walked = new Promise((resolve) => (this.walkedWith = resolve));
     // Never what keeps a process alive: a CLI that has its answer exits.
     worker.unref();
     worker.on('message', (message: LookupMessage) => this.received(message));
-    worker.on('error', () => this.ended());
-    worker.on('messageerror', () => this.ended());
-    worker.on('exit', () => this.ended());
+    worker.on('error', () => this.ended(false));
+    worker.on('messageerror', () => this.ended(false));
+    worker.on('exit', () => this.ended(false));
   }
 
   /**
@@ -78,10 +88,15 @@ export class EarlyLookups {
     });
   }
 
+  /** Resolves when the worker posts nothing more: true when it walked the whole root. */
+  whenWalked(): Promise<boolean> {
+    return this.walked;
+  }
+
   /** Stops the worker (if still walking) and forgets what it posted; later calls find nothing. */
   dispose(): void {
     const worker = this.worker;
-    this.ended();
+    this.ended(false);
     this.arrived.clear();
     void worker?.terminate().catch(() => undefined);
   }
@@ -107,7 +122,7 @@ export class EarlyLookups {
       first!(this.entriesOf(message));
       for (const resolve of others) resolve(undefined);
     } else {
-      this.ended();
+      this.ended(message.complete);
     }
   }
 
@@ -119,11 +134,12 @@ export class EarlyLookups {
   }
 
   /** The worker posts nothing more (it finished, failed or was stopped): nobody waits for it. */
-  private ended(): void {
+  private ended(complete: boolean): void {
     if (this.done) return;
     this.done = true;
     this.reapplyFlags();
     this.worker = undefined;
+    this.walkedWith(complete);
     const waiting = [...this.waiting.values()];
     this.waiting.clear();
     for (const waiters of waiting) for (const resolve of waiters) resolve(undefined);
