@@ -198,10 +198,12 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
   for (;;) {
     while (reading < DIRECTORY_READS_IN_FLIGHT && toRead.length > 0) {
       const dir = toRead.pop() as DirectoryToRead;
-      const dirPath = dir.rel === '' ? base : path.join(base, ...dir.rel.split('/'));
-      const entries =
-        prefetched?.take(dir.rel) ??
-        (leafNames !== undefined && dir.depth + 1 === maxDepth ? namedEntries(files, dirPath, leafNames) : readEntries(files, dirPath));
+      let entries: NamedEntry[] | Promise<NamedEntry[]> | undefined = prefetched?.take(dir.rel);
+      if (entries === undefined) {
+        // `rel` is names a listing gave, joined by `/` (see keyPath).
+        const dirPath = dir.rel === '' ? base : keyPath(base, dir.rel);
+        entries = leafNames !== undefined && dir.depth + 1 === maxDepth ? namedEntries(files, dirPath, leafNames) : readEntries(files, dirPath);
+      }
       if (Array.isArray(entries)) {
         read.push({ rel: dir.rel, depth: dir.depth, entries });
         continue;
