@@ -973,6 +973,34 @@ describe('the index', () => {
     await eventually(() => expect(other.store.completedRescans()).toBe(1));
   });
 
+  it('watches the first index\'s directories once the requests that waited for it are answered, 5 s after it at the latest', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    let busy = true;
+    const foreground = { quietForMs: () => (busy ? 0 : 60_000) };
+    const { store } = open(root, { foreground, catchUpDelayMs: 60_000, rescanMinIntervalMs: 600_000 });
+    await store.whenIndexed();
+    // The root only, as while indexing: its answers are still being written.
+    expect(store.handles().watches).toBe(1);
+    testClock().advance(100);
+    expect(store.handles().watches).toBe(1);
+    busy = false;
+    testClock().advance(5);
+    expect(store.handles().watches).toBe(3); // root, project and session directory
+
+    // Requests without a pause: the watches still come, 5 s after the first index.
+    busy = true;
+    const otherRoot = path.join(tempDir(), 'sessions');
+    writeLog(otherRoot, session('b', 1, 'B'), 'raw');
+    const other = open(otherRoot, { foreground, catchUpDelayMs: 60_000, rescanMinIntervalMs: 600_000 });
+    await other.store.whenIndexed();
+    expect(other.store.handles().watches).toBe(1);
+    testClock().advance(4995);
+    expect(other.store.handles().watches).toBe(1);
+    testClock().advance(5);
+    expect(other.store.handles().watches).toBe(3);
+  });
+
   it('lets its time slices wait for requests only once its first index is built (requests wait for that one)', async () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('a', 1, 'A'), 'raw');

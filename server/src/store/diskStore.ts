@@ -28,6 +28,11 @@ export { cacheWritesSettled } from './disk/cacheWriter';
 export type { Clock } from './disk/clock';
 export { DEFAULT_TUNING, INLINE_INDEX_BYTES, type DiskStoreTuning } from './disk/tuning';
 
+/** How long the first index's watches wait at most for the answers that waited for the index (ms)… */
+const WATCH_WAIT_MAX_MS = 5000;
+/** …looking this often whether those answers are out. */
+const WATCH_POLL_MS = 5;
+
 /** A dsh sessions root on disk, served read-only and kept fresh. */
 export class DiskSessionStore implements SessionStoreService {
   readonly root: string;
@@ -37,6 +42,7 @@ export class DiskSessionStore implements SessionStoreService {
   private readonly cache: CacheWriter;
   private readonly freshness: Freshness;
   private readonly catchUpTimer: TimerSlot;
+  private readonly watchTimer: TimerSlot;
 
   constructor(options: OpenSessionStoreOptions, tuning: Partial<DiskStoreTuning> = {}) {
     this.root = path.resolve(options.root);
@@ -48,6 +54,7 @@ export class DiskSessionStore implements SessionStoreService {
       log: state.log,
     });
     this.catchUpTimer = state.timer();
+    this.watchTimer = state.timer();
     const cache = (this.cache = new CacheWriter(state, options.cacheDir));
     const publication = (this.publication = new Publication(state, {
       listingChanged: (attached) => cache.scheduleSave(attached, state.tuning.cacheSaveDelayMs),
@@ -86,11 +93,10 @@ export class DiskSessionStore implements SessionStoreService {
     const { state, freshness, publication } = this;
     // No burst follows the first index: its workers end now, before the first (largest) answers.
     this.pool.retireIdle();
-    freshness.updateWatches(attached);
+    this.watchOnceAnswered(attached, state.clock.now());
     state.finishIndexing();
     publication.emitStatus(true);
     publication.notifyNow();
-    freshness.scheduleSweep(attached);
     // Not at once: the first answers come now, and writing the cache would compete with them.
     this.cache.scheduleSave(attached, state.tuning.cacheSaveDelayMs);
     // Catch up with what changed while the first index was built, before its directories were
@@ -102,9 +108,37 @@ export class DiskSessionStore implements SessionStoreService {
         if (!state.isCurrent(attached)) return;
         const wait = state.quietWaitMs(since);
         if (wait > 0) return catchUp(wait);
+        // The rescan covers what changed before the directories were watched: they are, first.
+        if (this.watchTimer.active) {
+          this.watchTimer.clear();
+          this.keepFresh(attached);
+        }
         freshness.markDirty({ kind: 'root' });
       }, delayMs);
     catchUp(state.tuning.catchUpDelayMs);
+  }
+
+  /**
+   * Watches the first index's directories and starts the sweep of those not watched, once the
+   * answers that waited for that index are out (at 100,000 sessions choosing and adding the watches
+   * took as long as a tenth of the restart, and held those answers), or after
+   * {@link WATCH_WAIT_MAX_MS} at the latest. Whatever changes meanwhile the catch-up rescan
+   * covers, as it covers what changed during the index: it starts after the watches.
+   */
+  private watchOnceAnswered(attached: Attached, since: number): void {
+    const { state } = this;
+    if (state.tuning.foreground.quietForMs() > 0 || state.clock.now() - since >= WATCH_WAIT_MAX_MS) {
+      this.keepFresh(attached);
+      return;
+    }
+    this.watchTimer.set(() => {
+      if (state.isCurrent(attached)) this.watchOnceAnswered(attached, since);
+    }, WATCH_POLL_MS);
+  }
+
+  private keepFresh(attached: Attached): void {
+    this.freshness.updateWatches(attached);
+    this.freshness.scheduleSweep(attached);
   }
 
   // ---- SessionStore -------------------------------------------------------------------------
@@ -157,6 +191,7 @@ export class DiskSessionStore implements SessionStoreService {
     const { state } = this;
     state.windingDown = true;
     this.catchUpTimer.clear();
+    this.watchTimer.clear();
     this.freshness.forgetRoot();
     const attached = state.attached;
     if (attached) await this.cache.saveNow(attached);
