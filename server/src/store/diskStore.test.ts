@@ -973,12 +973,14 @@ describe('the index', () => {
     await eventually(() => expect(other.store.completedRescans()).toBe(1));
   });
 
-  it('watches the first index\'s directories once the requests that waited for it are answered, 5 s after it at the latest', async () => {
+  it('watches more directories than it may once the requests that waited for the first index are answered, 5 s after it at the latest', async () => {
     const root = path.join(tempDir(), 'sessions');
     writeLog(root, session('a', 1, 'A'), 'raw');
     let busy = true;
     const foreground = { quietForMs: () => (busy ? 0 : 60_000) };
-    const { store } = open(root, { foreground, catchUpDelayMs: 60_000, rescanMinIntervalMs: 600_000 });
+    // Two directories (the project and the session directory) and room for two watches: the root and one.
+    const tuning = { foreground, maxWatches: 2, catchUpDelayMs: 60_000, rescanMinIntervalMs: 600_000 };
+    const { store } = open(root, tuning);
     await store.whenIndexed();
     // The root only, as while indexing: its answers are still being written.
     expect(store.handles().watches).toBe(1);
@@ -986,19 +988,24 @@ describe('the index', () => {
     expect(store.handles().watches).toBe(1);
     busy = false;
     testClock().advance(5);
-    expect(store.handles().watches).toBe(3); // root, project and session directory
+    expect(store.handles().watches).toBe(2);
 
     // Requests without a pause: the watches still come, 5 s after the first index.
     busy = true;
     const otherRoot = path.join(tempDir(), 'sessions');
     writeLog(otherRoot, session('b', 1, 'B'), 'raw');
-    const other = open(otherRoot, { foreground, catchUpDelayMs: 60_000, rescanMinIntervalMs: 600_000 });
+    const other = open(otherRoot, tuning);
     await other.store.whenIndexed();
     expect(other.store.handles().watches).toBe(1);
     testClock().advance(4995);
     expect(other.store.handles().watches).toBe(1);
     testClock().advance(5);
-    expect(other.store.handles().watches).toBe(3);
+    expect(other.store.handles().watches).toBe(2);
+
+    // Room for every directory: all are watched at once, answers in progress or not.
+    const roomy = open(otherRoot, { ...tuning, maxWatches: 3 });
+    await roomy.store.whenIndexed();
+    expect(roomy.store.handles().watches).toBe(3);
   });
 
   it('lets its time slices wait for requests only once its first index is built (requests wait for that one)', async () => {

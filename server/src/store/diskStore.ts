@@ -93,7 +93,9 @@ export class DiskSessionStore implements SessionStoreService {
     const { state, freshness, publication } = this;
     // No burst follows the first index: its workers end now, before the first (largest) answers.
     this.pool.retireIdle();
-    this.watchOnceAnswered(attached, state.clock.now());
+    // Fewer directories than watches: all are watched at once, as cheaply as it gets.
+    if (attached.directories.size < state.tuning.maxWatches) this.keepFresh(attached);
+    else this.watchOnceAnswered(attached, state.clock.now());
     state.finishIndexing();
     publication.emitStatus(true);
     publication.notifyNow();
@@ -119,11 +121,12 @@ export class DiskSessionStore implements SessionStoreService {
   }
 
   /**
-   * Watches the first index's directories and starts the sweep of those not watched, once the
-   * answers that waited for that index are out (at 100,000 sessions choosing and adding the watches
-   * took as long as a tenth of the restart, and held those answers), or after
-   * {@link WATCH_WAIT_MAX_MS} at the latest. Whatever changes meanwhile the catch-up rescan
-   * covers, as it covers what changed during the index: it starts after the watches.
+   * Watches the first index's directories (more than the watches allow) and starts the sweep of
+   * those not watched, once the answers that waited for that index are out: ranking 100,000
+   * directories and adding the first watches held those answers. After {@link WATCH_WAIT_MAX_MS}
+   * at the latest. Whatever changes meanwhile the catch-up rescan covers, as it covers what
+   * changed during the index and while the watches are added a batch at a time: it starts after
+   * the watches.
    */
   private watchOnceAnswered(attached: Attached, since: number): void {
     const { state } = this;
@@ -136,6 +139,7 @@ export class DiskSessionStore implements SessionStoreService {
     }, WATCH_POLL_MS);
   }
 
+  /** Directory watches, and the sweep of the transcripts they leave unwatched. */
   private keepFresh(attached: Attached): void {
     this.freshness.updateWatches(attached);
     this.freshness.scheduleSweep(attached);

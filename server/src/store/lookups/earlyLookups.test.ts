@@ -179,6 +179,23 @@ describe('early lookups (a worker thread)', () => {
     }
   });
 
+  it('leave a project directory to discovery when its message is not one the worker writes', async () => {
+    const odd = path.join(base, 'odd-worker.js');
+    writeFileSync(
+      odd,
+      `const { parentPort } = require('node:worker_threads');
+       parentPort.postMessage({ kind: 'root', projects: ['--p--', '--q--'] });
+       parentPort.postMessage({ kind: 'project', project: '--p--', listed: true, names: 'a/', kinds: new Uint8Array([9]), leaves: new Uint8Array(0), identities: new Float64Array(0) });
+       parentPort.postMessage({ kind: 'project', project: '--q--', listed: true, names: 'x/', kinds: new Uint8Array([2]), leaves: new Uint8Array([1, 0]), identities: new Float64Array(0) });
+       parentPort.postMessage({ kind: 'done', complete: true });`,
+    );
+    const lookups = start({ file: odd })!;
+    const [p, q] = [lookups.project('--p--'), lookups.project('--q--')];
+    expect(await p).toBeUndefined();
+    expect(await q).toBeUndefined();
+    expect(await lookups.whenWalked()).toBe(true);
+  });
+
   it('are not made without the worker file, and end with nothing when disposed', async () => {
     expect(start({ file: path.join(base, 'missing.js') })).toBeUndefined();
     const lookups = start()!;

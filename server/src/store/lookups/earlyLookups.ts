@@ -145,7 +145,11 @@ export class EarlyLookups {
     for (const waiters of waiting) for (const resolve of waiters) resolve(undefined);
   }
 
-  /** A project directory's message as discovery takes it: the listing (`''`) and each session directory's leaves, by name. */
+  /**
+   * A project directory's message as discovery takes it: the listing (`''`) and each session
+   * directory's leaves, by name. Undefined (discovery looks itself) when the worker could not list
+   * the directory, or the message is not one it writes.
+   */
   private entriesOf(found: ProjectLookups): PrefetchedEntries | undefined {
     if (!found.listed) return undefined;
     const names = found.names.split('/');
@@ -155,16 +159,20 @@ export class EarlyLookups {
     let field = 0;
     const ids = found.identities;
     for (let i = 0; i < found.kinds.length; i++) {
-      const name = names[i]!;
+      const name = names[i];
       const code = found.kinds[i]!;
-      listing.push({ name, kind: kindOf(code), identity: undefined });
+      const kind = kindOf(code);
+      if (kind === undefined || name === undefined) return undefined;
+      listing.push({ name, kind, identity: undefined });
       if (code !== 2) continue;
       const leaves: NamedEntry[] = [];
       for (const leafName of this.leafNames) {
-        const leafCode = found.leaves[leaf++]!;
+        const leafCode = found.leaves[leaf++];
         if (leafCode === 0) continue;
-        if (leafCode !== 1) {
-          leaves.push({ name: leafName, kind: kindOf(leafCode), identity: undefined });
+        const leafKind = kindOf(leafCode);
+        if (leafKind === undefined || (leafKind === 'file' && field + IDENTITY_FIELDS > ids.length)) return undefined;
+        if (leafKind !== 'file') {
+          leaves.push({ name: leafName, kind: leafKind, identity: undefined });
           continue;
         }
         const identity = { size: ids[field]!, mtimeMs: ids[field + 1]!, ctimeMs: ids[field + 2]!, ino: ids[field + 3]!, dev: ids[field + 4]! };
@@ -189,8 +197,8 @@ export class EarlyLookups {
   }
 }
 
-function kindOf(code: number): NamedEntry['kind'] {
-  const kind = ENTRY_KINDS[code];
-  if (kind === undefined || kind === 'missing') throw new Error(`lookup worker: no entry kind ${code}`);
-  return kind;
+/** An entry's kind by its code; undefined for 'missing' and for codes the worker never writes. */
+function kindOf(code: number | undefined): NamedEntry['kind'] | undefined {
+  const kind = code === undefined ? undefined : ENTRY_KINDS[code];
+  return kind === 'missing' ? undefined : kind;
 }
