@@ -1,44 +1,26 @@
 import fc from 'fast-check';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import { discover, DISCOVERY_REASONS, inScope, keyPath, scopeOfChange, sessionScopeOf } from './discovery';
+import { sortedDiscovery, writeDiscoveryTree, writeTreeFile } from '../testing/discoveryTree';
 
 let base: string;
 let root: string;
 
 function file(rel: string, content = 'x\n'): void {
-  const full = path.join(root, rel);
-  mkdirSync(path.dirname(full), { recursive: true });
-  writeFileSync(full, content);
+  writeTreeFile(root, rel, content);
 }
 
 beforeAll(() => {
   base = mkdtempSync(path.join(os.tmpdir(), 'dsh-discovery-'));
   root = path.join(base, 'sessions');
-  file('--p--/a/session.jsonl');
-  file('--p--/b/session.jsonl.zstd');
-  file('--p--/b/session.jsonl.zstd.0123456789ab.tmp');
-  file('--p--/c/notes.txt');
-  file('--p--/both/session.jsonl');
-  file('--p--/both/session.jsonl.zstd');
-  mkdirSync(path.join(root, '--p--', 'dir-named-like-a-transcript', 'session.jsonl'), { recursive: true });
-  file('--p--/flat.jsonl');
+  writeDiscoveryTree(root);
   file('--p--/flat2.jsonl.zstd');
-  file('--p--/readme.md');
-  file('.hidden/d/session.jsonl');
   file('_no-cwd/e/session.jsonl');
-  file('stray-file.jsonl');
-  mkdirSync(path.join(root, '--p--', 'empty-session'), { recursive: true });
-  file('../elsewhere/proj/f/session.jsonl');
-  file('../elsewhere/g/session.jsonl');
-  symlinkSync(path.join(base, 'elsewhere', 'proj'), path.join(root, '--linked-project--'));
-  symlinkSync(path.join(base, 'elsewhere', 'g'), path.join(root, '--p--', 'linked-session'));
-  mkdirSync(path.join(root, '--p--', 'h'));
-  symlinkSync(path.join(base, 'elsewhere', 'g', 'session.jsonl'), path.join(root, '--p--', 'h', 'session.jsonl'));
 });
 
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -108,27 +90,16 @@ describe('discover', () => {
         return nodeDirectoryFiles.readdirSync!(dir);
       },
     };
-    const sorted = (result: Awaited<ReturnType<typeof discover>>) => ({
-      transcripts: [...result.transcripts].sort((x, y) => (x.key < y.key ? -1 : 1)),
-      problems: [...result.problems].sort((x, y) => (x.key < y.key ? -1 : 1)),
-      directories: [...result.directories].sort(),
-    });
-    const viaSync = sorted(await discover(root, { kind: 'root' }, recording));
+    const viaSync = sortedDiscovery(await discover(root, { kind: 'root' }, recording));
     // The root and the project directories are listed; no session directory is.
     expect(listed.sort()).toEqual(['', '--p--', '.hidden', '_no-cwd']);
     const { readdirSync: _readdirSync, lstatSync: _lstatSync, ...threadPoolOnly } = nodeDirectoryFiles;
-    expect(sorted(await discover(root, { kind: 'root' }, threadPoolOnly))).toEqual(viaSync);
+    expect(sortedDiscovery(await discover(root, { kind: 'root' }, threadPoolOnly))).toEqual(viaSync);
     expect(viaSync.transcripts.map((t) => t.key)).not.toContain('--p--/dir-named-like-a-transcript/session.jsonl');
   });
 
   it('finishes a session directory after a pause when a time slice ends between its two names, looking each name up once', async () => {
-    const sorted = (result: Awaited<ReturnType<typeof discover>>) => ({
-      transcripts: [...result.transcripts].sort((x, y) => (x.key < y.key ? -1 : 1)),
-      seen: [...result.seen].sort((x, y) => (x[0] < y[0] ? -1 : 1)),
-      problems: [...result.problems].sort((x, y) => (x.key < y.key ? -1 : 1)),
-      directories: [...result.directories].sort(),
-    });
-    const plain = sorted(await discover(root, { kind: 'root' }));
+    const plain = sortedDiscovery(await discover(root, { kind: 'root' }));
     const both = path.join(root, '--p--', 'both');
     const lookups: string[] = [];
     let dueAfterFirst: boolean | undefined;
@@ -146,7 +117,7 @@ describe('discover', () => {
         return nodeDirectoryFiles.lstatSync!(file);
       },
     };
-    expect(sorted(await discover(root, { kind: 'root' }, slicing))).toEqual(plain);
+    expect(sortedDiscovery(await discover(root, { kind: 'root' }, slicing))).toEqual(plain);
     expect(plain.transcripts.map((t) => t.key)).toEqual(expect.arrayContaining(['--p--/both/session.jsonl', '--p--/both/session.jsonl.zstd']));
     expect(dueAfterFirst).toBe(true);
     // The second name waited for the event loop's turn: a new slice had begun.

@@ -1,13 +1,15 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../../test/support/conformance';
+import { pollUntil } from '../../../../test/support/lspClient';
 import { nodeDirectoryFiles, type DirectoryFiles } from '../directoryFiles';
-import { discover, discoverRootLevel, TRANSCRIPT_FILE_NAMES, type DiscoveryResult } from '../discovery';
+import { discover, discoverRootLevel, TRANSCRIPT_FILE_NAMES } from '../discovery';
 import { DiskSessionStore } from '../diskStore';
 import { relativeLogPath, TRANSCRIPT_NAMES } from '../layout';
+import { sortedDiscovery, writeDiscoveryTree, writeTreeFile } from '../../testing/discoveryTree';
 import { DEMO_1, DEMO_2 } from '../../testing/testLogs';
 import { EarlyLookups } from './earlyLookups';
 
@@ -15,12 +17,6 @@ let base: string;
 let root: string;
 let workerFile: string;
 const started: EarlyLookups[] = [];
-
-function file(rel: string, content = 'x\n'): void {
-  const full = path.join(root, rel);
-  mkdirSync(path.dirname(full), { recursive: true });
-  writeFileSync(full, content);
-}
 
 /** The worker as the server ships it (JavaScript), built from these sources. */
 beforeAll(async () => {
@@ -35,28 +31,14 @@ beforeAll(async () => {
     logLevel: 'warning',
   });
   root = path.join(base, 'sessions');
-  // Every kind of entry discovery tells apart, in two project directories and more.
-  file('--p--/a/session.jsonl', 'a\n');
+  // Every kind of entry discovery tells apart, in two project directories and more, with sizes told apart.
+  writeDiscoveryTree(root);
+  writeTreeFile(root, '--p--/a/session.jsonl', 'a\n');
   // Every number of an identity told apart: a modification time unlike the change time.
   utimesSync(path.join(root, '--p--', 'a', 'session.jsonl'), new Date(2026, 0, 2), new Date(2026, 0, 1));
-  file('--p--/b/session.jsonl.zstd', 'bb\n');
-  file('--p--/b/session.jsonl.zstd.0123456789ab.tmp');
-  file('--p--/c/notes.txt');
-  file('--p--/both/session.jsonl');
-  file('--p--/both/session.jsonl.zstd', 'longer\n');
-  mkdirSync(path.join(root, '--p--', 'dir-named-like-a-transcript', 'session.jsonl'), { recursive: true });
-  file('--p--/flat.jsonl');
-  file('--p--/readme.md');
-  mkdirSync(path.join(root, '--p--', 'empty-session'), { recursive: true });
-  file('--q--/x/session.jsonl', 'x\n');
-  file('.hidden/d/session.jsonl');
-  file('stray-file.jsonl');
-  file('../elsewhere/proj/f/session.jsonl');
-  file('../elsewhere/g/session.jsonl');
-  symlinkSync(path.join(base, 'elsewhere', 'proj'), path.join(root, '--linked-project--'));
-  symlinkSync(path.join(base, 'elsewhere', 'g'), path.join(root, '--p--', 'linked-session'));
-  mkdirSync(path.join(root, '--p--', 'h'));
-  symlinkSync(path.join(base, 'elsewhere', 'g', 'session.jsonl'), path.join(root, '--p--', 'h', 'session.jsonl'));
+  writeTreeFile(root, '--p--/b/session.jsonl.zstd', 'bb\n');
+  writeTreeFile(root, '--p--/both/session.jsonl.zstd', 'longer\n');
+  writeTreeFile(root, '--q--/x/session.jsonl', 'x\n');
 });
 
 afterAll(() => {
@@ -89,16 +71,6 @@ function counting(): { files: DirectoryFiles; readdirs: string[]; lstats: string
   return { files, readdirs, lstats };
 }
 
-/** A result with its lists in one order, to compare discoveries that may list in different orders. */
-function sorted(result: DiscoveryResult): unknown {
-  return {
-    transcripts: [...result.transcripts].sort((x, y) => (x.key < y.key ? -1 : 1)),
-    seen: [...result.seen].sort(([x], [y]) => (x < y ? -1 : 1)),
-    problems: [...result.problems].sort((x, y) => (x.key < y.key ? -1 : 1)),
-    directories: [...result.directories].sort(),
-  };
-}
-
 async function projectDirectories(): Promise<string[]> {
   return (await discoverRootLevel(root)).directories;
 }
@@ -113,7 +85,7 @@ describe('early lookups (a worker thread)', () => {
       const prefetched = await lookups.project(projectDir);
       expect(prefetched, projectDir).toBeDefined();
       const early = await discover(root, scope, nodeDirectoryFiles, prefetched);
-      expect(sorted(early), projectDir).toEqual(sorted(await discover(root, scope)));
+      expect(sortedDiscovery(early), projectDir).toEqual(sortedDiscovery(await discover(root, scope)));
     }
   });
 
@@ -174,7 +146,7 @@ describe('early lookups (a worker thread)', () => {
       expect(prefetched, projectDir).toBeUndefined();
       const { files, lstats } = counting();
       const result = await discover(root, { kind: 'project', projectDir }, files, prefetched);
-      expect(sorted(result)).toEqual(sorted(await discover(root, { kind: 'project', projectDir })));
+      expect(sortedDiscovery(result)).toEqual(sortedDiscovery(await discover(root, { kind: 'project', projectDir })));
       expect(lstats.length).toBeGreaterThan(1);
     }
   });
@@ -206,15 +178,6 @@ describe('early lookups (a worker thread)', () => {
 });
 
 describe('a restart of the store', () => {
-  /** Polls until `condition` holds, failing after a generous deadline (no timing is asserted). */
-  async function until(condition: () => boolean, deadlineMs = 20_000): Promise<void> {
-    const started = Date.now();
-    while (!condition()) {
-      if (Date.now() - started > deadlineMs) throw new Error('condition not met before the deadline');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-
   async function listing(storeRoot: string, cacheDir: string, tuning: { lookupWorkerFile?: string; earlyLookupsCacheBytes?: number }) {
     const store = new DiskSessionStore({ root: storeRoot, cacheDir }, { lookupWorkerFile: undefined, cacheSaveDelayMs: 0, ...tuning });
     try {
@@ -228,15 +191,12 @@ describe('a restart of the store', () => {
   it('of a large store looks up no transcript in the main thread, and lists what a restart without the worker lists', async () => {
     const storeRoot = path.join(base, 'restart');
     const cacheDir = path.join(base, 'restart-cache');
+    for (const [id, lines] of [['demo-1', DEMO_1], ['demo-2', DEMO_2]] as const) writeTreeFile(storeRoot, relativeLogPath('/home/alice/proj', id, 'raw'), lines.join('\n') + '\n');
     const demo2 = path.join(storeRoot, relativeLogPath('/home/alice/proj', 'demo-2', 'raw'));
-    for (const [lines, file] of [[DEMO_1, path.join(storeRoot, relativeLogPath('/home/alice/proj', 'demo-1', 'raw'))], [DEMO_2, demo2]] as const) {
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, lines.join('\n') + '\n');
-    }
     // A first run writes the index cache; a transcript then changes before the restart.
     const first = new DiskSessionStore({ root: storeRoot, cacheDir }, { lookupWorkerFile: undefined, cacheSaveDelayMs: 0 });
     await first.whenIndexed();
-    await until(() => existsSync(cacheDir) && readdirSync(cacheDir).some((name) => name.endsWith('.jsonl')));
+    await pollUntil(() => (existsSync(cacheDir) && readdirSync(cacheDir).some((name) => name.endsWith('.jsonl'))) || undefined, 20_000, 'the index cache');
     first.dispose();
     appendFileSync(demo2, '{"type":"session/title","seq":17,"time":1767225900000,"data":{"title":"Renamed","messageSeqs":[],"source":{"kind":"user"}}}\n');
 
