@@ -34,7 +34,7 @@ type Waiter = (entries: PrefetchedEntries | undefined) => void;
 export class EarlyLookups {
   private worker: Worker | undefined;
   private readonly arrived = new Map<string, ProjectLookups>();
-  private readonly waiting = new Map<string, Waiter[]>();
+  private readonly waiting = new Map<string, Waiter>();
   /** The project directories the worker will post, once it has listed the root. */
   private coming: Set<string> | undefined;
   /** The worker posts nothing more: what it did not post, discovery looks up itself. */
@@ -80,12 +80,9 @@ export class EarlyLookups {
       this.arrived.delete(projectDir);
       return Promise.resolve(this.entriesOf(found));
     }
-    if (this.done || (this.coming !== undefined && !this.coming.has(projectDir))) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const waiters = this.waiting.get(projectDir);
-      if (waiters) waiters.push(resolve);
-      else this.waiting.set(projectDir, [resolve]);
-    });
+    // Asked for again while its message is awaited: the first ask gets it.
+    if (this.done || (this.coming !== undefined && !this.coming.has(projectDir)) || this.waiting.has(projectDir)) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiting.set(projectDir, resolve));
   }
 
   /** Resolves when the worker posts nothing more: true when it walked the whole root. */
@@ -106,21 +103,19 @@ export class EarlyLookups {
     this.reapplyFlags();
     if (message.kind === 'root') {
       this.coming = new Set(message.projects);
-      for (const [projectDir, waiters] of this.waiting) {
+      for (const [projectDir, resolve] of this.waiting) {
         if (this.coming.has(projectDir)) continue;
         this.waiting.delete(projectDir);
-        for (const resolve of waiters) resolve(undefined);
+        resolve(undefined);
       }
     } else if (message.kind === 'project') {
-      const waiters = this.waiting.get(message.project);
-      if (waiters === undefined) {
+      const resolve = this.waiting.get(message.project);
+      if (resolve === undefined) {
         this.arrived.set(message.project, message);
         return;
       }
       this.waiting.delete(message.project);
-      const [first, ...others] = waiters;
-      first!(this.entriesOf(message));
-      for (const resolve of others) resolve(undefined);
+      resolve(this.entriesOf(message));
     } else {
       this.ended(message.complete);
     }
@@ -142,7 +137,7 @@ export class EarlyLookups {
     this.walkedWith(complete);
     const waiting = [...this.waiting.values()];
     this.waiting.clear();
-    for (const waiters of waiting) for (const resolve of waiters) resolve(undefined);
+    for (const resolve of waiting) resolve(undefined);
   }
 
   /**
