@@ -93,9 +93,7 @@ export class DiskSessionStore implements SessionStoreService {
     const { state, freshness, publication } = this;
     // No burst follows the first index: its workers end now, before the first (largest) answers.
     this.pool.retireIdle();
-    // Fewer directories than watches: all are watched at once, as cheaply as it gets.
-    if (attached.directories.size < state.tuning.maxWatches) this.keepFresh(attached);
-    else this.watchOnceAnswered(attached, state.clock.now());
+    this.watchOnceAnswered(attached, state.clock.now());
     state.finishIndexing();
     publication.emitStatus(true);
     publication.notifyNow();
@@ -121,12 +119,12 @@ export class DiskSessionStore implements SessionStoreService {
   }
 
   /**
-   * Watches the first index's directories (more than the watches allow) and starts the sweep of
-   * those not watched, once the answers that waited for that index are out: ranking 100,000
-   * directories and adding the first watches held those answers. After {@link WATCH_WAIT_MAX_MS}
-   * at the latest. Whatever changes meanwhile the catch-up rescan covers, as it covers what
-   * changed during the index and while the watches are added a batch at a time: it starts after
-   * the watches.
+   * Watches the first index's directories and starts the sweep of those not watched, once the
+   * answers that waited for that index are out (at once when none did): ranking 100,000
+   * directories and adding the first watches held those answers, and so did adding a few hundred
+   * watches when all fit. After {@link WATCH_WAIT_MAX_MS} at the latest.
+   * Whatever changes meanwhile the catch-up rescan covers, as it covers what changed during the
+   * index and while the watches are added a batch at a time: it starts after the watches.
    */
   private watchOnceAnswered(attached: Attached, since: number): void {
     const { state } = this;
