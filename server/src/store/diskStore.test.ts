@@ -908,6 +908,26 @@ describe('the index', () => {
     expect(statuses.at(-1)).toBe(false);
   });
 
+  it('while the first index is built, tells listeners the listing changed and builds it only when it is read', async () => {
+    const root = path.join(tempDir(), 'sessions');
+    writeLog(root, session('a', 1, 'A'), 'raw');
+    const slowFile = writeLog(root, session('b', 2, 'B'), 'raw');
+    const recorder = recordingFiles();
+    const release = recorder.hold((f) => f === slowFile);
+    const { store } = open(root, { files: recorder.files });
+    let changes = 0;
+    store.onDidChange(() => changes++);
+    await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
+    await eventually(() => expect(changes).toBeGreaterThan(0));
+    expect(store.listingRebuilds()).toBe(0);
+    expect(ids(await store.listSessions())).toEqual(['a']);
+    expect(store.listingRebuilds()).toBe(1);
+    release();
+    await store.whenIndexed();
+    expect(ids(await store.listSessions())).toEqual(['b', 'a']);
+    expect(store.listingRebuilds()).toBe(2);
+  });
+
   /**
    * A store whose first index has read session `early` ("Early"), which is then renamed "Late"
    * before the index is complete (so before it is watched); resolves once the index is complete.

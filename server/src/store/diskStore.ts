@@ -226,4 +226,9 @@ export class DiskSessionStore implements SessionStoreService {
   completedRescans(): number {
     return this.freshness.completedRescans;
   }
+
+  /** How many times the listing has been built or patched. */
+  listingRebuilds(): number {
+    return this.publication.rebuilds;
+  }
 }

@@ -58,6 +58,8 @@ export class Publication {
   private listingRebuildMs = 0;
   private listingRebuiltAt = 0;
   private listingVersion = 0;
+  /** Listings built or patched so far (tests). */
+  rebuilds = 0;
   private notifiedVersion = 0;
   private readonly reported = new Set<string>();
   private readonly notifyTimer: TimerSlot;
@@ -113,6 +115,7 @@ export class Publication {
   private rebuild(): void {
     const { clock, attached } = this.state;
     this.listingDirty = false;
+    this.rebuilds++;
     const rereadKeys = this.rereadKeys;
     this.rereadKeys = undefined;
     const started = clock.monotonic();
@@ -163,11 +166,22 @@ export class Publication {
     this.listingDirty = true;
   }
 
-  /** Rebuilds the listing if needed and tells listeners when its answer changed. */
+  /**
+   * Rebuilds the listing if needed and tells listeners when its answer changed. While indexing,
+   * listeners are told that it changed and the listing is rebuilt only when one of them reads it
+   * ({@link current}): a restart adopting 100,000 cached summaries rebuilt it mid-index for
+   * nobody, before the answers that waited for the index.
+   */
   notifyNow(): void {
     if (this.state.disposed) return;
-    this.current();
     this.lastNotifyAt = this.state.clock.now();
+    if (this.state.indexing) {
+      if (!this.listingDirty && this.listingVersion === this.notifiedVersion) return;
+      this.notifiedVersion = this.listingVersion;
+      this.changes.fire();
+      return;
+    }
+    this.current();
     if (this.listingVersion === this.notifiedVersion) return;
     this.notifiedVersion = this.listingVersion;
     this.changes.fire();
