@@ -1,8 +1,8 @@
 import { encodeSessionReferenceUri, SESSION_URI_PREFIX } from '@dsh-session-ls/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isJsonPlain, isJsonSinkSource } from '../resolver/jsonSink';
-import { JsonBytes } from './jsonBytes';
+import { isJsonPlain, isJsonSinkSource, type JsonSink } from '../resolver/jsonSink';
+import { JsonByteCount, JsonBytes } from './jsonBytes';
 
 /** Strings dense in what JSON escapes: quotes, backslashes, control characters, lone and paired surrogates, multi-byte UTF-8. */
 const awkwardString = fc.oneof(
@@ -63,6 +63,28 @@ describe('JsonBytes', () => {
     out.string('q');
     expect(out.length).toBe(3);
     expect(out.copy().toString()).toBe('"q"');
+  });
+
+  it('counts, without writing, exactly the bytes it would write for the same calls', () => {
+    const call = fc.oneof(
+      fc.integer({ min: 0x20, max: 0x7e }).map((value) => (out: JsonSink) => out.byte(value)),
+      awkwardString.map((text) => (out: JsonSink) => out.raw(text)),
+      awkwardString.map((text) => (out: JsonSink) => out.string(text)),
+      fc.oneof(fc.double(), fc.integer()).map((value) => (out: JsonSink) => out.number(value)),
+      awkwardString.map((text) => (out: JsonSink) => out.base64UrlOfJsonString(text)),
+    );
+    fc.assert(
+      fc.property(fc.array(call, { maxLength: 12 }), (calls) => {
+        const bytes = new JsonBytes(16);
+        const count = new JsonByteCount();
+        for (const each of calls) {
+          each(bytes);
+          each(count);
+        }
+        expect(count.length).toBe(bytes.length);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('tells plain text from text JSON escapes', () => {

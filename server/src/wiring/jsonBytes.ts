@@ -88,3 +88,42 @@ export class JsonBytes implements JsonSink {
     this.raw(scratch.toString('base64url', 0, n));
   }
 }
+
+/** Base64 characters (unpadded) for 0, 1 and 2 bytes left over after the whole groups of three. */
+const BASE64_TAIL = [0, 2, 3] as const;
+
+/** The UTF-8 length of `JSON.stringify(text)`. */
+function jsonStringBytes(text: string): number {
+  return isJsonPlain(text) ? Buffer.byteLength(text, 'utf-8') + 2 : Buffer.byteLength(JSON.stringify(text), 'utf-8');
+}
+
+/**
+ * A {@link JsonSink} that only counts: `length` ends as the bytes {@link JsonBytes} would have
+ * written for the same calls, without encoding or copying any of them. The encoder sizes a long
+ * answer with it before writing the answer.
+ */
+export class JsonByteCount implements JsonSink {
+  /** Bytes counted so far. */
+  length = 0;
+
+  byte(): void {
+    this.length += 1;
+  }
+
+  raw(text: string): void {
+    this.length += Buffer.byteLength(text, 'utf-8');
+  }
+
+  string(text: string): void {
+    this.length += jsonStringBytes(text);
+  }
+
+  number(value: number): void {
+    this.length += JSON.stringify(value).length;
+  }
+
+  base64UrlOfJsonString(text: string): void {
+    const bytes = jsonStringBytes(text);
+    this.length += Math.floor(bytes / 3) * 4 + BASE64_TAIL[bytes % 3]!;
+  }
+}

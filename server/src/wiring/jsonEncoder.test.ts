@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { foregroundRequests } from '../store/concurrency';
 import { encodedMessage, encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
 import type { JsonSink } from '../resolver/jsonSink';
+import { JsonByteCount, JsonBytes } from './jsonBytes';
 
 const whole = (msg: unknown): Buffer => Buffer.from(JSON.stringify(msg), 'utf-8');
 
@@ -102,6 +103,30 @@ describe('encodeMessage of rows that write their own JSON bytes', () => {
         // Nothing kept: each row is written twice (sized, then sent); all kept: once.
         if (kept === 0) expect(counter.made).toBe(2 * count);
         if (kept === undefined) expect(counter.made).toBe(count);
+      }
+    }
+  });
+
+  it('writes each row into bytes once, sizing by counting the rows it does not keep', () => {
+    const count = 5 * 1024 + 17;
+    const plain = rows(count);
+    const expected = whole({ jsonrpc: '2.0', id: 9, result: plain });
+    for (const kept of [0, 50_000, undefined]) {
+      const written = vi.spyOn(JsonBytes.prototype, 'raw');
+      const counted = vi.spyOn(JsonByteCount.prototype, 'raw');
+      try {
+        const counter = { made: 0 };
+        const encoded = encodedMessage({ jsonrpc: '2.0', id: 9, result: byteRows(plain, counter) } as never, kept);
+        expect(Buffer.concat([...encoded.chunks()]).equals(expected)).toBe(true);
+        expect(written).toHaveBeenCalledTimes(count);
+        // Every row not kept is counted once: all of them when nothing is kept, none when all are.
+        if (kept === 0) expect(counted).toHaveBeenCalledTimes(count);
+        else if (kept === undefined) expect(counted).not.toHaveBeenCalled();
+        else expect(counted.mock.calls.length).toBeGreaterThan(0);
+        expect(written.mock.calls.length + counted.mock.calls.length).toBe(counter.made);
+      } finally {
+        written.mockRestore();
+        counted.mockRestore();
       }
     }
   });

@@ -4,15 +4,15 @@
  * in memory when it carries a long array. A `dshSession.candidates` answer of 100,000 rows is ~28 MB
  * of UTF-8; as one V8 string (two bytes a character once one title is not Latin-1, plus the
  * builder's parts) and then one Buffer it cost well over 100 MB of transient memory. Such an array
- * is stringified a slice at a time, twice: once to size the message for its header, once to write
- * it, slice after slice (up to {@link KEPT_SLICE_BYTES}, the first pass's bytes are kept for the second).
+ * is sized first (the header comes before it), then written a slice at a time; the first
+ * {@link KEPT_SLICE_BYTES} are made once and kept between the two passes.
  * Rows that write their own JSON bytes (`JsonSinkSource`, the candidate rows) are written into one
  * reused buffer instead: no strings or objects per row for the young generation to collect.
  */
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node';
 import { foregroundRequests } from '../store/concurrency';
 import { isJsonSinkSource, type JsonSinkSource } from '../resolver/jsonSink';
-import { JsonBytes } from './jsonBytes';
+import { JsonByteCount, JsonBytes } from './jsonBytes';
 
 /** Arrays at least this long are encoded a slice at a time. */
 export const SLICED_ARRAY_LENGTH = 2048;
@@ -25,8 +25,9 @@ const PAYLOAD_FIELDS = ['result', 'params'] as const;
 
 /**
  * The sizing pass keeps the slices' bytes for the writing pass while they come to at most this many
- * bytes in all (a few thousand rows: each is then stringified once); a longer array is stringified
- * again slice by slice, so it is never held whole.
+ * bytes in all (a few thousand rows: each is then stringified once); the slices of a longer array
+ * past them are only sized, then stringified again one at a time as they are written, so it is
+ * never held whole. Rows that write their own bytes are sized by counting them (`JsonByteCount`).
  */
 export const KEPT_SLICE_BYTES = 4 * 1024 * 1024;
 
@@ -103,31 +104,40 @@ export function encodedMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES):
       write(start);
       return out.copy();
     };
+    // Sized by counting only: what each row would write, with nothing encoded or copied.
+    const count = new JsonByteCount();
     sliceLength = (start) => {
-      write(start);
-      return out.length;
+      count.length = 0;
+      const end = Math.min(items.length, start + SLICE);
+      for (let i = start; i < end; i++) {
+        if (i > 0) count.byte();
+        items[i]!.writeJson(count);
+      }
+      return count.length;
     };
   } else {
     sliceBytes = (start) => Buffer.from(start === 0 ? sliceText(items, start) : `,${sliceText(items, start)}`, 'utf-8');
     sliceLength = (start) => Buffer.byteLength(sliceText(items, start)) + (start === 0 ? 0 : 1);
   }
   let byteLength = Buffer.byteLength(head) + Buffer.byteLength(tail);
-  let kept: Buffer[] | undefined = [];
+  // Slices [0, keptEnd) are made once and kept for the writing pass; the rest are sized now and
+  // made again as they are written.
+  const kept: Buffer[] = [];
+  let keptEnd = 0;
   for (let start = 0; start < items.length; start += SLICE) {
-    if (kept === undefined) {
+    if (byteLength > keptSliceBytes) {
       byteLength += sliceLength(start);
       continue;
     }
     const bytes = sliceBytes(start);
     byteLength += bytes.length;
     kept.push(bytes);
-    if (byteLength > keptSliceBytes) kept = undefined;
+    keptEnd = start + SLICE;
   }
-  const slices = kept;
   function* chunks(): Generator<Buffer> {
     yield Buffer.from(head, 'utf-8');
-    if (slices !== undefined) yield* slices;
-    else for (let start = 0; start < items.length; start += SLICE) yield sliceBytes(start);
+    yield* kept;
+    for (let start = keptEnd; start < items.length; start += SLICE) yield sliceBytes(start);
     yield Buffer.from(tail, 'utf-8');
   }
   return { byteLength, chunks };
