@@ -93,7 +93,11 @@ export class DiskSessionStore implements SessionStoreService {
     const { state, freshness, publication } = this;
     // No burst follows the first index: its workers end now, before the first (largest) answers.
     this.pool.retireIdle();
-    this.watchOnceAnswered(attached, state.clock.now());
+    // Fewer directories than watches: all are watched at once, before the answers that waited.
+    // Deferred, a change between those answers and the watches was seen only by the catch-up
+    // rescan, which waits for 500 ms without requests: a client polling faster gives none (556de82).
+    if (attached.directories.size < state.tuning.maxWatches) this.keepFresh(attached);
+    else this.watchOnceAnswered(attached, state.clock.now());
     state.finishIndexing();
     publication.emitStatus(true);
     publication.notifyNow();
@@ -119,12 +123,12 @@ export class DiskSessionStore implements SessionStoreService {
   }
 
   /**
-   * Watches the first index's directories and starts the sweep of those not watched, once the
-   * answers that waited for that index are out (at once when none did): ranking 100,000
-   * directories and adding the first watches held those answers, and so did adding a few hundred
-   * watches when all fit. After {@link WATCH_WAIT_MAX_MS} at the latest.
-   * Whatever changes meanwhile the catch-up rescan covers, as it covers what changed during the
-   * index and while the watches are added a batch at a time: it starts after the watches.
+   * Watches the first index's directories (more than the watches allow) and starts the sweep of
+   * those not watched, once the answers that waited for that index are out: ranking 100,000
+   * directories and adding the first watches held those answers. After {@link WATCH_WAIT_MAX_MS}
+   * at the latest. Whatever changes meanwhile the catch-up rescan covers, as it covers what
+   * changed during the index and while the watches are added a batch at a time: it starts after
+   * the watches.
    */
   private watchOnceAnswered(attached: Attached, since: number): void {
     const { state } = this;
