@@ -1,17 +1,14 @@
 /**
  * Where an answer's rows write their JSON (the wire writer's reused UTF-8 buffer, `wiring/jsonBytes.ts`):
  * a 100,000-row answer made as objects and strings and then serialized left ~1.7 KB of short-lived
- * garbage per row. Every method writes exactly the bytes `JSON.stringify` gives for its value.
+ * garbage per row. A row writes its pieces as they are (punctuation, text it knows needs no escape, or
+ * text it escaped), so that together they are exactly the bytes `JSON.stringify` gives for the row.
  */
 export interface JsonSink {
   /** One byte (ASCII punctuation). */
   byte(value: number): void;
   /** `text` as it is, UTF-8, no escaping: JSON punctuation, or text {@link isJsonPlain} says is safe. */
   raw(text: string): void;
-  /** `JSON.stringify(text)`. */
-  string(text: string): void;
-  /** `JSON.stringify(value)`. */
-  number(value: number): void;
   /** Unpadded base64url of the UTF-8 bytes of `JSON.stringify(text)`: a session URI's payload, no quotes. */
   base64UrlOfJsonString(text: string): void;
 }

@@ -52,22 +52,6 @@ export class JsonBytes implements JsonSink {
     this.length += this.buffer.write(text, this.length);
   }
 
-  /** `JSON.stringify(text)`. */
-  string(text: string): void {
-    if (!isJsonPlain(text)) {
-      this.raw(JSON.stringify(text));
-      return;
-    }
-    this.byte(QUOTE);
-    this.raw(text);
-    this.byte(QUOTE);
-  }
-
-  /** `JSON.stringify(value)` for a number. */
-  number(value: number): void {
-    this.raw(JSON.stringify(value));
-  }
-
   /**
    * Unpadded base64url of the UTF-8 bytes of `JSON.stringify(text)`, as text (no quotes): the
    * payload of a session URI (shared/uri.ts makes the same string).
@@ -112,14 +96,6 @@ export class JsonByteCount implements JsonSink {
 
   raw(text: string): void {
     this.length += Buffer.byteLength(text, 'utf-8');
-  }
-
-  string(text: string): void {
-    this.length += jsonStringBytes(text);
-  }
-
-  number(value: number): void {
-    this.length += JSON.stringify(value).length;
   }
 
   base64UrlOfJsonString(text: string): void {
