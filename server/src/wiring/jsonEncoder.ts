@@ -11,7 +11,7 @@
  */
 import { AbstractMessageWriter, type Message, type MessageWriter } from 'vscode-languageserver/node';
 import { foregroundRequests } from '../store/concurrency';
-import { isJsonSinkSource, type JsonSinkSource } from '../resolver/jsonSink';
+import { isJsonSinkSource, type JsonSink, type JsonSinkSource } from '../resolver/jsonSink';
 import { JsonByteCount, JsonBytes } from './jsonBytes';
 
 /** Arrays at least this long are encoded a slice at a time. */
@@ -90,29 +90,25 @@ export function encodedMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES):
   let sliceBytes: (start: number) => Buffer;
   let sliceLength: (start: number) => number;
   if (allWriteJson(items)) {
-    // Written straight into bytes: one buffer reused for every slice, copied out to be sent.
-    const out = new JsonBytes();
-    const write = (start: number): void => {
-      out.reset();
+    const writeSlice = (sink: JsonSink, start: number): void => {
       const end = Math.min(items.length, start + SLICE);
       for (let i = start; i < end; i++) {
-        if (i > 0) out.byte(0x2c);
-        items[i]!.writeJson(out);
+        if (i > 0) sink.byte(0x2c);
+        items[i]!.writeJson(sink);
       }
     };
+    // Written straight into bytes: one buffer reused for every slice, copied out to be sent.
+    const out = new JsonBytes();
     sliceBytes = (start) => {
-      write(start);
+      out.reset();
+      writeSlice(out, start);
       return out.copy();
     };
     // Sized by counting only: what each row would write, with nothing encoded or copied.
     const count = new JsonByteCount();
     sliceLength = (start) => {
       count.length = 0;
-      const end = Math.min(items.length, start + SLICE);
-      for (let i = start; i < end; i++) {
-        if (i > 0) count.byte();
-        items[i]!.writeJson(count);
-      }
+      writeSlice(count, start);
       return count.length;
     };
   } else {
