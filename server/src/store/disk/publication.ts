@@ -175,14 +175,9 @@ export class Publication {
   notifyNow(): void {
     if (this.state.disposed) return;
     this.lastNotifyAt = this.state.clock.now();
-    if (this.state.indexing) {
-      if (!this.listingDirty && this.listingVersion === this.notifiedVersion) return;
-      this.notifiedVersion = this.listingVersion;
-      this.changes.fire();
-      return;
-    }
-    this.current();
-    if (this.listingVersion === this.notifiedVersion) return;
+    // Once indexed, current() leaves nothing dirty: a change is a new version.
+    if (!this.state.indexing) this.current();
+    if (!this.listingDirty && this.listingVersion === this.notifiedVersion) return;
     this.notifiedVersion = this.listingVersion;
     this.changes.fire();
   }
