@@ -1,6 +1,6 @@
 /** Identity binding (dsh-session-store.md §1.4): a header's id and cwd must derive the path it was read from. */
 import { keyPath } from './discovery';
-import { relativeLogPath, type TranscriptEncoding } from './layout';
+import { relativeLogKey, type TranscriptEncoding } from './layout';
 import type { FileIdentity, TranscriptFiles } from './transcriptFiles';
 
 /** The header fields that place a session on disk and in the listing. */
@@ -26,7 +26,7 @@ export async function pathBindingProblem(
 ): Promise<string | undefined> {
   let expected: string;
   try {
-    expected = relativeLogPath(header.cwd, header.id, encoding).split(/[\\/]/).join('/');
+    expected = relativeLogKey(header.cwd, header.id, encoding);
   } catch {
     expected = '';
   }

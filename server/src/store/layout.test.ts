@@ -7,6 +7,7 @@ import {
   isFlatTranscriptName,
   projectDirName,
   projectKey,
+  relativeLogKey,
   relativeLogPath,
   transcriptEncoding,
 } from './layout';
@@ -56,6 +57,54 @@ describe('projectKey (dsh-session-store.md §1.1)', () => {
   it('maps a header without cwd to _no-cwd', () => {
     expect(projectDirName(undefined)).toBe('_no-cwd');
     expect(projectDirName('/home/alice/proj')).toBe('--home-alice-proj--');
+  });
+});
+
+/** §1.1 and §1.2 a unit at a time, as the store doc states them: what the sliced builders must equal. */
+const literal = (unit: number): boolean => /[A-Za-z0-9._-]/.test(String.fromCharCode(unit));
+const escaped = (unit: number): string => `~${unit.toString(16).toUpperCase().padStart(4, '0')}`;
+function projectKeyByUnit(cwd: string): string {
+  let readable = '';
+  let inRun = false;
+  for (let i = 0; i < cwd.length; i++) {
+    const unit = cwd.charCodeAt(i);
+    const separator = unit === 0x2f || unit === 0x5c || unit === 0x3a;
+    if (separator && !inRun) readable += '-';
+    if (!separator) readable += literal(unit) ? cwd[i] : escaped(unit);
+    inRun = separator;
+  }
+  return `--${(readable.replace(/^-+/, '') || 'root').slice(0, 251)}--`;
+}
+function encodeSegmentByUnit(id: string): string {
+  if (id === '.' || id === '..') return escaped(0x2e).repeat(id.length);
+  return [...Array(id.length).keys()].map((i) => (literal(id.charCodeAt(i)) ? id[i] : escaped(id.charCodeAt(i)))).join('');
+}
+
+describe('the sliced builders', () => {
+  /** Strings mixing literal runs, separators, escapes and lone surrogates. */
+  const text = fc.oneof(
+    fc.string({ unit: 'binary', minLength: 1 }),
+    fc.array(fc.constantFrom('a', 'Zz9', '.', '-', '_', '/', '\\', ':', '//', ' ', '~', '\uD800', '😀', 'é', 'x'.repeat(260)), { minLength: 1, maxLength: 12 }).map((parts) => parts.join('')),
+  );
+
+  it('projectKey equals the unit-at-a-time rule', () => {
+    fc.assert(
+      fc.property(text, (cwd) => {
+        expect(projectKey(cwd)).toBe(projectKeyByUnit(cwd));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('encodeSegment equals the unit-at-a-time rule, and returns an id needing no escape as it is', () => {
+    fc.assert(
+      fc.property(text, (id) => {
+        expect(encodeSegment(id)).toBe(encodeSegmentByUnit(id));
+      }),
+      { numRuns: 3000 },
+    );
+    const id = 'ada8966c-1f2e-4c3d-9a0b-123456789abc';
+    expect(encodeSegment(id)).toBe(id);
   });
 });
 
@@ -125,9 +174,22 @@ describe('encodeSegment / decodeSegment (§1.2)', () => {
 });
 
 describe('transcript names', () => {
-  it('derives dsh logPath relative to the root', () => {
+  it('derives dsh logPath relative to the root, as an index key', () => {
+    expect(relativeLogKey('/home/alice/proj', 'demo-1', 'raw')).toBe('--home-alice-proj--/demo-1/session.jsonl');
+    expect(relativeLogKey(undefined, 'a/b', 'zstd')).toBe('_no-cwd/a~002Fb/session.jsonl.zstd');
     expect(relativeLogPath('/home/alice/proj', 'demo-1', 'raw')).toBe(['--home-alice-proj--', 'demo-1', 'session.jsonl'].join(path.sep));
-    expect(relativeLogPath(undefined, 'a/b', 'zstd')).toBe(['_no-cwd', 'a~002Fb', 'session.jsonl.zstd'].join(path.sep));
+  });
+
+  it('is path.join of the three names, on POSIX and on Windows, separators made `/`', () => {
+    fc.assert(
+      fc.property(fc.option(fc.string({ unit: 'binary', minLength: 1 }), { nil: undefined }), fc.string({ unit: 'binary', minLength: 1 }), fc.constantFrom('raw' as const, 'zstd' as const), (cwd, id, encoding) => {
+        const names = [projectDirName(cwd), encodeSegment(id), encoding === 'raw' ? 'session.jsonl' : 'session.jsonl.zstd'];
+        const key = relativeLogKey(cwd, id, encoding);
+        expect(key).toBe(path.posix.join(...names));
+        expect(key).toBe(path.win32.join(...names).split('\\').join('/'));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('tells the encoding by name and ignores temp files', () => {

@@ -40,21 +40,29 @@ function isSeparator(unit: number): boolean {
   return unit === 0x2f || unit === 0x5c || unit === 0x3a;
 }
 
-/** The project directory name for a header cwd (§1.1), e.g. `/home/alice/proj` → `--home-alice-proj--`. */
+/**
+ * The project directory name for a header cwd (§1.1), e.g. `/home/alice/proj` → `--home-alice-proj--`.
+ * Built from runs of literal units (slices), not a unit at a time: a first index derives it for
+ * every transcript it reads.
+ */
 export function projectKey(cwd: string): string {
   if (cwd === '') throw new Error('projectKey: cwd must not be empty');
   let readable = '';
+  let run = 0;
   let inSeparatorRun = false;
   for (let i = 0; i < cwd.length; i++) {
     const unit = cwd.charCodeAt(i);
-    if (isSeparator(unit)) {
-      if (!inSeparatorRun) readable += '-';
-      inSeparatorRun = true;
+    if (isLiteral(unit)) {
+      inSeparatorRun = false;
       continue;
     }
-    inSeparatorRun = false;
-    readable += isLiteral(unit) ? cwd[i] : escapeUnit(unit);
+    readable += cwd.slice(run, i);
+    run = i + 1;
+    if (!isSeparator(unit)) readable += escapeUnit(unit);
+    else if (!inSeparatorRun) readable += '-';
+    inSeparatorRun = isSeparator(unit);
   }
+  readable += cwd.slice(run);
   const slug = readable.replace(/^-+/, '') || 'root';
   return `--${slug.slice(0, MAX_SLUG_LENGTH)}--`;
 }
@@ -70,12 +78,16 @@ export function encodeSegment(id: string): string {
   // Whole `.`/`..` would name the directory itself or its parent.
   if (id === '.') return '~002E';
   if (id === '..') return '~002E~002E';
+  // Runs of literal units are sliced in whole: an id that needs no escape is returned as it is.
   let out = '';
+  let run = 0;
   for (let i = 0; i < id.length; i++) {
     const unit = id.charCodeAt(i);
-    out += isLiteral(unit) ? id[i] : escapeUnit(unit);
+    if (isLiteral(unit)) continue;
+    out += id.slice(run, i) + escapeUnit(unit);
+    run = i + 1;
   }
-  return out;
+  return run === 0 ? id : out + id.slice(run);
 }
 
 /**
@@ -103,6 +115,15 @@ export function decodeSegment(name: string): string | undefined {
 /** The transcript path dsh derives for a header (`logPath`), relative to the root. */
 export function relativeLogPath(cwd: string | undefined, id: string, encoding: TranscriptEncoding): string {
   return path.join(projectDirName(cwd), encodeSegment(id), TRANSCRIPT_NAMES[encoding]);
+}
+
+/**
+ * The transcript path dsh derives for a header (`logPath`), relative to the root, its names joined
+ * by `/` as an index key is (discovery.ts's `keyPath`). Neither name has a separator and neither
+ * is `.` or `..`, so this is {@link relativeLogPath} without `path.join`'s normalizing.
+ */
+export function relativeLogKey(cwd: string | undefined, id: string, encoding: TranscriptEncoding): string {
+  return `${projectDirName(cwd)}/${encodeSegment(id)}/${TRANSCRIPT_NAMES[encoding]}`;
 }
 
 /** The encoding a transcript file name stands for, or undefined for any other name. */
