@@ -58,9 +58,10 @@ export function projectKey(cwd: string): string {
     }
     readable += cwd.slice(run, i);
     run = i + 1;
-    if (!isSeparator(unit)) readable += escapeUnit(unit);
+    const separator = isSeparator(unit);
+    if (!separator) readable += escapeUnit(unit);
     else if (!inSeparatorRun) readable += '-';
-    inSeparatorRun = isSeparator(unit);
+    inSeparatorRun = separator;
   }
   readable += cwd.slice(run);
   const slug = readable.replace(/^-+/, '') || 'root';
