@@ -187,6 +187,7 @@ describe('transcript names', () => {
         const key = relativeLogKey(cwd, id, encoding);
         expect(key).toBe(path.posix.join(...names));
         expect(key).toBe(path.win32.join(...names).split('\\').join('/'));
+        expect(relativeLogPath(cwd, id, encoding)).toBe(path.join(...names));
       }),
       { numRuns: 2000 },
     );

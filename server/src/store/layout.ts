@@ -113,18 +113,18 @@ export function decodeSegment(name: string): string | undefined {
   return encodeSegment(id) === name ? id : undefined;
 }
 
-/** The transcript path dsh derives for a header (`logPath`), relative to the root. */
-export function relativeLogPath(cwd: string | undefined, id: string, encoding: TranscriptEncoding): string {
-  return path.join(projectDirName(cwd), encodeSegment(id), TRANSCRIPT_NAMES[encoding]);
-}
-
 /**
  * The transcript path dsh derives for a header (`logPath`), relative to the root, its names joined
  * by `/` as an index key is (discovery.ts's `keyPath`). Neither name has a separator and neither
- * is `.` or `..`, so this is {@link relativeLogPath} without `path.join`'s normalizing.
+ * is `.` or `..`, so this is `path.join` of the three without its normalizing.
  */
 export function relativeLogKey(cwd: string | undefined, id: string, encoding: TranscriptEncoding): string {
   return `${projectDirName(cwd)}/${encodeSegment(id)}/${TRANSCRIPT_NAMES[encoding]}`;
+}
+
+/** {@link relativeLogKey} in the platform's separators (`path.join` of the three names). */
+export function relativeLogPath(cwd: string | undefined, id: string, encoding: TranscriptEncoding): string {
+  return path.normalize(relativeLogKey(cwd, id, encoding));
 }
 
 /** The encoding a transcript file name stands for, or undefined for any other name. */
