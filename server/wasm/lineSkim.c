@@ -108,15 +108,17 @@ static inline int peek(void) {
   return P < E ? B[P] : -1;
 }
 
+/* Which of the 16 bytes at `at` stop a string's text (a quote, a backslash or a control byte), one bit each. */
+static inline uint32_t stop_mask(const uint8_t *at) {
+  v128_t v = wasm_v128_load(at);
+  v128_t hit = wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, wasm_i8x16_splat(QUOTE)), wasm_i8x16_eq(v, wasm_i8x16_splat(BACKSLASH))), wasm_u8x16_lt(v, wasm_i8x16_splat(0x20)));
+  return wasm_i8x16_bitmask(hit);
+}
+
 /* The first byte at or after `p` (before `e`) that is a quote, a backslash or a control byte; `e` if none. */
 static inline uint32_t string_stop(const uint8_t *b, uint32_t p, uint32_t e) {
-  const v128_t quote = wasm_i8x16_splat(QUOTE);
-  const v128_t backslash = wasm_i8x16_splat(BACKSLASH);
-  const v128_t control = wasm_i8x16_splat(0x20);
   while (p + 16 <= e) {
-    v128_t v = wasm_v128_load(b + p);
-    v128_t hit = wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, quote), wasm_i8x16_eq(v, backslash)), wasm_u8x16_lt(v, control));
-    uint32_t mask = wasm_i8x16_bitmask(hit);
+    uint32_t mask = stop_mask(b + p);
     if (mask != 0) return p + __builtin_ctz(mask);
     p += 16;
   }
@@ -148,9 +150,6 @@ static int string(void) {
   uint32_t p = P + 1;
   uint32_t start = p;
   int escaped = 0;
-  const v128_t quote = wasm_i8x16_splat(QUOTE);
-  const v128_t backslash = wasm_i8x16_splat(BACKSLASH);
-  const v128_t control = wasm_i8x16_splat(0x20);
   for (;;) {
     if (p + 16 > e) {
       /* The last bytes of the line, one at a time. */
@@ -167,8 +166,7 @@ static int string(void) {
       if (p >= e) return 0;
       break;
     }
-    v128_t v = wasm_v128_load(b + p);
-    uint32_t mask = wasm_i8x16_bitmask(wasm_v128_or(wasm_v128_or(wasm_i8x16_eq(v, quote), wasm_i8x16_eq(v, backslash)), wasm_u8x16_lt(v, control)));
+    uint32_t mask = stop_mask(b + p);
     uint32_t next = p + 16;
     while (mask != 0) {
       uint32_t at = p + (uint32_t)__builtin_ctz(mask);
