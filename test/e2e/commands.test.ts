@@ -8,17 +8,30 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   JsonRpcErrorCodes,
+  SESSION_STATUS_NOTIFICATION,
   SESSION_REFERENCE_ERROR_CODES,
   SESSION_REFERENCE_JSON_RPC_CODES,
   SessionCommands,
   formatSessionReferenceMention,
   type PreparedReferencedMessage,
   type SessionReferenceErrorCode,
+  type SessionStoreStatus,
 } from '@dsh-session-ls/shared';
 import { DshSessionClient, DshSessionRequestError, SessionReferenceError } from '../../server/src/client';
-import { fileUri, responseErrorOf, type LspTestClient } from '../support/lspClient';
+import { fileUri, pollUntil, responseErrorOf, type LspTestClient } from '../support/lspClient';
 import type { CompletionItem } from 'vscode-languageserver-protocol';
-import { EXAMPLE_SESSIONS, EXAMPLE_STORE, WEATHER_APP, acceptItem, removeTemporary, startServer, startSessionClient, temporaryDirectory, waitForSessions } from './helpers';
+import {
+  EXAMPLE_SESSIONS,
+  EXAMPLE_STORE,
+  WEATHER_APP,
+  acceptItem,
+  copyStore,
+  removeTemporary,
+  startServer,
+  startSessionClient,
+  temporaryDirectory,
+  waitForSessions,
+} from './helpers';
 
 const { cache, hourly, flakyTest, httpNotes, releaseNames } = EXAMPLE_SESSIONS;
 const DOC_URI = fileUri(`${WEATHER_APP}/notes/PROMPT.md`);
@@ -219,6 +232,43 @@ describe('errors through dsh-session-ls/client', () => {
     const error = await rejectionOf(session.executeCommand('dshSession.launchMissiles', {}));
     expect(error).toBeInstanceOf(DshSessionRequestError);
     expect((error as DshSessionRequestError).code).toBe(JsonRpcErrorCodes.MethodNotFound);
+  });
+});
+
+describe("the client's status, notifications, settings and log", () => {
+  it('follows the store status alongside any listener, takes new settings, and keeps the server log', async () => {
+    const root = copyStore();
+    const started = await startSessionClient({ settings: { sessionsRoot: root } });
+    const own = started.client;
+    const total = Object.keys(EXAMPLE_SESSIONS).length;
+    try {
+      const first: SessionStoreStatus[] = [];
+      const stopFirst = own.onNotification(SESSION_STATUS_NOTIFICATION, (params) => first.push(params as SessionStoreStatus));
+      // Listening to the status does not take it from the client: it still follows it.
+      const indexed = await own.waitUntilIndexed();
+      expect(indexed).toMatchObject({ root, indexing: false, indexed: total });
+      expect(own.status).toEqual(indexed);
+      expect(first.at(-1)).toEqual(indexed);
+
+      // A listener that stopped hears nothing more; another one, and the client, hear what follows.
+      stopFirst();
+      const heardBefore = first.length;
+      const second: SessionStoreStatus[] = [];
+      own.onNotification(SESSION_STATUS_NOTIFICATION, (params) => second.push(params as SessionStoreStatus));
+      rmSync(path.join(root, '--home-sam-notes--'), { recursive: true, force: true });
+      const shrunk = await pollUntil(() => (own.status !== undefined && own.status.indexed < total ? own.status : undefined), 30_000, 'a status without the removed sessions');
+      expect(second.at(-1)).toEqual(shrunk);
+      expect(first).toHaveLength(heardBefore);
+
+      // New settings: the section wins over the start's, key by key (the root stays the start's).
+      expect((await own.candidates()).length).toBe(shrunk.indexed);
+      await own.changeSettings({ sessionsRoot: root, candidateLimit: 1 });
+      await pollUntil(async () => ((await own.candidates()).length === 1 ? true : undefined), 30_000, 'candidates cut to the new candidateLimit');
+    } finally {
+      await started.cleanup();
+      removeTemporary(path.dirname(root));
+    }
+    expect(own.stderr).toContain('[dsh-session-ls] stopping (exit)');
   });
 });
 

@@ -196,6 +196,8 @@ export class DshSessionClient {
   private stderrText = '';
   private statusValue: SessionStoreStatus | undefined;
   private readonly statusWaiters = new Set<() => void>();
+  /** The script's notification listeners by method (the connection takes one handler a method: ours). */
+  private readonly listeners = new Map<string, Set<(params: unknown) => void>>();
   private documents = 0;
   private closed = false;
 
@@ -367,10 +369,16 @@ export class DshSessionClient {
     }
   }
 
-  /** Listen to a notification from the server; returns a function that stops listening. */
+  /**
+   * Listen to a notification from the server; returns a function that stops listening. Any number of
+   * listeners, of any method, `dshSession/status` included (which `status` keeps following).
+   */
   onNotification(method: string, handler: (params: unknown) => void): () => void {
-    const disposable = this.connection.onNotification(method, handler);
-    return () => disposable.dispose();
+    let listeners = this.listeners.get(method);
+    if (listeners === undefined) this.listeners.set(method, (listeners = new Set()));
+    const listener = (params: unknown) => handler(params);
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   /** `shutdown`, then `exit`, then waits for the process to end (kills it after `timeoutMs`); resolves with its exit code. */
@@ -411,9 +419,12 @@ export class DshSessionClient {
       }
       return null;
     });
-    this.connection.onNotification(SESSION_STATUS_NOTIFICATION, (params: SessionStoreStatus) => {
-      this.statusValue = params;
-      for (const check of [...this.statusWaiters]) check();
+    this.connection.onNotification((method: string, params: unknown) => {
+      if (method === SESSION_STATUS_NOTIFICATION) {
+        this.statusValue = params as SessionStoreStatus;
+        for (const check of [...this.statusWaiters]) check();
+      }
+      for (const listener of [...(this.listeners.get(method) ?? [])]) listener(params);
     });
     this.connection.onClose(() => this.markClosed());
     this.exit.then(() => this.markClosed(), () => undefined);
