@@ -6,7 +6,7 @@ import {
   type SessionReferenceTarget,
 } from '@dsh-session-ls/shared';
 import type { StoredSessionSummary } from './sessionStore';
-import { isJsonPlain, type JsonSink } from './jsonSink';
+import { isJsonPlain, type JsonSink, type JsonSinkSource } from './jsonSink';
 
 /** A listed session's label: its latest title, else its id (a failed title read leaves no title). */
 export function candidateLabel(summary: StoredSessionSummary): string {
@@ -53,7 +53,7 @@ export function toMentionCandidate(summary: StoredSessionSummary): SessionRefere
  * longer holds 100,000 rows and their mentions at once (~20 MiB at 100,000 sessions). `toJSON`
  * takes no key: the row's JSON is the same wherever it sits, which the encoder relies on.
  */
-export class MentionCandidateOnWrite {
+export class MentionCandidateOnWrite implements JsonSinkSource {
   constructor(private readonly summary: StoredSessionSummary) {}
 
   toJSON(): SessionReferenceMentionCandidate {

@@ -1,6 +1,6 @@
 import type { ForeignAgent, SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { ListingView, SessionLogs, SessionServices, WorkspaceFileSystem } from '../features/services';
+import type { ListingView, SessionLogs, SessionServiceViews, SessionServices, WorkspaceFileSystem } from '../features/services';
 import {
   createSessionReferenceResolver,
   findListedSession,
@@ -51,7 +51,7 @@ export type { ListingView } from '../features/services';
  * of the effective sessions root (reopened when the root changes). It implements the services the
  * features use; it knows nothing about the connection.
  */
-export class SessionWorkspace implements SessionServices {
+export class SessionWorkspace implements SessionServices, SessionServiceViews {
   private readonly settingsState = new SettingsState();
   private section: unknown;
   private initializationOptions: unknown;

@@ -1,11 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { foregroundRequests } from '../store/concurrency';
-import { encodedMessage, encodeMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
+import { encodedMessage, SLICED_ARRAY_LENGTH, SlicedStreamMessageWriter } from './jsonEncoder';
 import type { JsonSink } from '../resolver/jsonSink';
 import { JsonByteCount, JsonBytes } from './jsonBytes';
 
 const whole = (msg: unknown): Buffer => Buffer.from(JSON.stringify(msg), 'utf-8');
+
+/** The message as one Buffer: every chunk the writer would send after the header. */
+const encodeMessage = (msg: Parameters<typeof encodedMessage>[0], keptSliceBytes?: number): Buffer =>
+  Buffer.concat([...encodedMessage(msg, keptSliceBytes).chunks()]);
 
 function rows(count: number): unknown[] {
   const titles = ['plain', 'é accent', '日本語のタイトル', 'emoji 🎉 "quoted" \\ back', 'line\nbreak\u2028', '\ud800 lone surrogate'];

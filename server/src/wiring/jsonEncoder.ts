@@ -139,11 +139,6 @@ export function encodedMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES):
   return { byteLength, chunks };
 }
 
-/** `msg` as one Buffer (what the writer sends after the header). */
-export function encodeMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES): Buffer {
-  return Buffer.concat([...encodedMessage(msg, keptSliceBytes).chunks()]);
-}
-
 /**
  * A `StreamMessageWriter` that writes a long message a slice at a time (see above); messages go out
  * one after another, in order. Failures are reported as the library's writer reports them.

@@ -84,11 +84,6 @@ export class SessionLogSummarizer {
     return new SessionLogSummarizer(json.reader.encoding, options, json.reader);
   }
 
-  /** The transcript's encoding. */
-  get encoding(): TranscriptEncoding {
-    return this.reader.encoding;
-  }
-
   /** Bytes pushed so far (the file offset the next push continues from). */
   get consumedBytes(): number {
     return this.reader.consumed;
