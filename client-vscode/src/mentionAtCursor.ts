@@ -21,6 +21,7 @@ function found(token: ReturnType<typeof decodeSessionMention>): FoundMention {
 /**
  * Every mention in a text, in order: dsh's exactly as dsh's grammar finds them, and other agents'
  * mentions that do not overlap one of dsh's (the server resolves those when their agent is enabled).
+ * @forTests
  */
 export function mentionsIn(text: string): FoundMention[] {
   return scanAgentSessionMentions(text).map((token) => found(decodeSessionMention(token)));

@@ -117,7 +117,7 @@ export class DshLog {
     return this;
   }
 
-  /** Set a writer-driven clock. */
+  /** Set a writer-driven clock. @forTests */
   at(time: number): this {
     this.clock = time;
     return this;
@@ -164,18 +164,18 @@ export class DshLog {
     return Array.from({ length: members }, (_, k) => seq0 + k);
   }
 
-  /** A `user/message` appended to the surface; the default source is a direct prompt `{kind:'user'}`. */
+  /** A `user/message` appended to the surface; the default source is a direct prompt `{kind:'user'}`. @forTests */
   user(content: Content, source: Record<string, unknown> = { kind: 'user' }): number {
     return this.event('user/message', { id: `u-${this.seq}`, role: 'user', content: blocks(content), source }, { surfaceOp: 'append' });
   }
 
-  /** An `assistant/message` appended to the surface (turn 1, step 1 unless given). */
+  /** An `assistant/message` appended to the surface (turn 1, step 1 unless given). @forTests */
   assistant(content: Content, where: { turn?: number; step?: number; source?: unknown } = {}): number {
     const message = { id: `a-${this.seq}`, role: 'assistant', content: blocks(content), source: where.source ?? { kind: 'model', provider: 'p', model: 'm' } };
     return this.event('assistant/message', { turn: where.turn ?? 1, step: where.step ?? 1, message }, { surfaceOp: 'append' });
   }
 
-  /** A `tool/result` appended to the surface. */
+  /** A `tool/result` appended to the surface. @forTests */
   toolResult(callId: string, text: string): number {
     const content = [{ type: 'tool-result', toolCallId: callId, content: [{ type: 'text', text }], isError: false }];
     const message = { id: `t-${this.seq}`, role: 'user', content, source: { kind: 'tool', callId } };
@@ -186,6 +186,7 @@ export class DshLog {
    * A compaction checkpoint replacing the surface nodes from seq `start` through seq `end`; its
    * `sourceEventSeqs` are `sources` (e.g. the bracket's compaction/start and summary) and then
    * every node it shadows, as dsh writes them.
+   * @forTests
    */
   checkpoint(content: Content, start: number, end: number, sources: readonly number[] = []): number {
     const source = { kind: 'plugin', plugin: 'compact', compactionId: `c-${this.seq}` };
@@ -193,7 +194,7 @@ export class DshLog {
     return this.event('user/message', { id: `c-${this.seq}`, role: 'user', content: blocks(content), source }, { sourceEventSeqs, surfaceOp: { op: 'replace', start, end } });
   }
 
-  /** A `session/title` event (log-only); the default source is a user rename. */
+  /** A `session/title` event (log-only); the default source is a user rename. @forTests */
   title(title: string, messageSeqs: number[] = [], source: unknown = { kind: 'user' }): number {
     return this.event('session/title', { title, messageSeqs, source });
   }
@@ -205,7 +206,7 @@ export class DshLog {
     return this;
   }
 
-  /** The header line, if the log has one. */
+  /** The header line, if the log has one. @forTests */
   headerLine(): string | undefined {
     return this.header;
   }
@@ -221,17 +222,17 @@ export class DshLog {
     return this.batches().flat();
   }
 
-  /** The events written so far (packed rows as written, not expanded), without the header. */
+  /** The events written so far (packed rows as written, not expanded), without the header. @forTests */
   events(): EventRecord[] {
     return [...this.done.flat(), ...this.pending].map((line) => JSON.parse(line) as EventRecord);
   }
 
-  /** The `session.jsonl` bytes. */
+  /** The `session.jsonl` bytes. @forTests */
   raw(): Uint8Array {
     return rawTranscript(this.lines());
   }
 
-  /** The `session.jsonl.zstd` bytes: one frame per batch. */
+  /** The `session.jsonl.zstd` bytes: one frame per batch. @forTests */
   zstd(): Uint8Array {
     return zstdTranscript(this.batches());
   }
@@ -310,7 +311,7 @@ export function zstdTranscript(parts: readonly (readonly string[])[]): Uint8Arra
   return concatBytes(parts.map(zstdFrame));
 }
 
-/** A header line for a hand-made session (cwd /home/alice/proj unless `extra` says otherwise). */
+/** A header line for a hand-made session (cwd /home/alice/proj unless `extra` says otherwise). @forTests */
 export function headerLine(id: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ ...headerRecord({ id, createdAt: 1767225600000, cwd: '/home/alice/proj' }), ...extra });
 }
@@ -321,6 +322,7 @@ const line = (type: string, seq: number, data: unknown, extra?: Record<string, u
 /**
  * Event lines with explicit seqs (time derived from the seq), for hand-made and deliberately odd
  * logs; `extra` (any keys and values, odd ones included) replaces the default envelope keys after `data`.
+ * @forTests
  */
 export const ev = {
   /** Any event. */
@@ -353,7 +355,7 @@ export const ev = {
   title: (seq: number, title: string) => line('session/title', seq, { title, messageSeqs: [], source: { kind: 'user' } }),
 };
 
-/** A tool-call content block. */
+/** A tool-call content block. @forTests */
 export function toolCallBlock(id: string): Record<string, unknown> {
   return { type: 'tool-call', id, name: 'read', arguments: '{}' };
 }

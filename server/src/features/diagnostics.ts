@@ -200,7 +200,7 @@ export async function computeDiagnostics(
   return foreign.length === 0 ? own : [...own, ...foreign];
 }
 
-/** The code `prepare` fails with for these diagnostics: the first error in dsh's order, or undefined when none is an error. */
+/** The code `prepare` fails with for these diagnostics: the first error in dsh's order, or undefined when none is an error. @forTests */
 export function predictedPrepareError(diagnostics: readonly Diagnostic[]): SessionReferenceErrorCode | undefined {
   const codes = new Set(diagnostics.filter((d) => d.severity === DiagnosticSeverity.Error).map((d) => d.code));
   return DSH_ERROR_ORDER.find((code) => codes.has(code));

@@ -48,7 +48,7 @@ export class ConcurrencyLimit {
 
   constructor(private readonly limit: number) {}
 
-  /** Tasks waiting for a slot. */
+  /** Tasks waiting for a slot. @forTests */
   get queued(): number {
     return this.waiting.length;
   }

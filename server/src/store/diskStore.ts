@@ -219,19 +219,19 @@ export class DiskSessionStore implements SessionStoreService {
 
   // ---- for tests ----------------------------------------------------------------------------
 
-  /** Live handles (for leak tests): directory watches and pending timers. */
+  /** Live handles (for leak tests): directory watches and pending timers. @forTests */
   handles(): { watches: number; timers: number } {
     const watches = this.state.attached?.watches;
     const pending = this.state.pendingTimers() + (watches?.adding ? 1 : 0);
     return { watches: watches?.count ?? 0, timers: pending };
   }
 
-  /** How many full rescans have completed (tests in fake time wait for one). */
+  /** How many full rescans have completed (tests in fake time wait for one). @forTests */
   completedRescans(): number {
     return this.freshness.completedRescans;
   }
 
-  /** How many times the listing has been built or patched. */
+  /** How many times the listing has been built or patched. @forTests */
   listingRebuilds(): number {
     return this.publication.rebuilds;
   }

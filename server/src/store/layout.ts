@@ -94,6 +94,7 @@ export function encodeSegment(id: string): string {
 /**
  * The id a session directory name encodes, or undefined when the name is not exactly what
  * `encodeSegment` would produce (so every directory name maps to at most one id and back).
+ * @forTests
  */
 export function decodeSegment(name: string): string | undefined {
   let id = '';

@@ -298,6 +298,7 @@ function parseRange(b: Uint8Array, start: number, end: number): unknown {
 /**
  * What the fold needs of a line that only moves the seq and the last time, or appends a plain
  * message to the surface, read from its bytes; or undefined: parse the line (see the module comment).
+ * @forTests
  */
 export function skimLine(bytes: Uint8Array): SkimmedLine | undefined {
   const skim = SKIM ?? loadSkim();

@@ -235,6 +235,7 @@ function handOverInPieces(plaintext: Uint8Array, sink: PlaintextSink): void {
  * A complete frame's plaintext decoded in one call (see {@link decodeFrameAtOnce}; valid until the
  * next decoding), or undefined when that does not apply or cannot be verified. Requires
  * {@link initZstdSupport}.
+ * @forTests
  */
 export function decodeZstdFrameInOneCall(frame: Uint8Array, info: ZstdFrame): Uint8Array | undefined {
   return decodeFrameAtOnce(initializedHasher(), frame, info);
@@ -321,7 +322,7 @@ export function wasmZstdDecoder(): ZstdFrameDecoder | undefined {
   };
 }
 
-/** Every decoder this runtime can use (tests compare them). */
+/** Every decoder this runtime can use (tests compare them). @forTests */
 export function availableZstdDecoders(): ZstdFrameDecoder[] {
   return [wasmZstdDecoder(), nodeZlibZstdDecoder(), fzstdDecoder()].filter((decoder): decoder is ZstdFrameDecoder => decoder !== undefined);
 }

@@ -85,7 +85,7 @@ export class EarlyLookups {
     return new Promise((resolve) => this.waiting.set(projectDir, resolve));
   }
 
-  /** Resolves when the worker posts nothing more: true when it walked the whole root. */
+  /** Resolves when the worker posts nothing more: true when it walked the whole root. @forTests */
   whenWalked(): Promise<boolean> {
     return this.walked;
   }

@@ -144,17 +144,17 @@ export class SummarizePool {
     }
   }
 
-  /** Whether tasks run in the main thread. */
+  /** Whether tasks run in the main thread. @forTests */
   get runsInline(): boolean {
     return this.inline;
   }
 
-  /** Live workers (started, not yet exited or ended for idleness). */
+  /** Live workers (started, not yet exited or ended for idleness). @forTests */
   get workers(): number {
     return this.slots.length;
   }
 
-  /** Workers started so far (an idle worker that ended and came back counts twice). */
+  /** Workers started so far (an idle worker that ended and came back counts twice). @forTests */
   get workersStarted(): number {
     return this.startedCount;
   }
@@ -176,7 +176,7 @@ export class SummarizePool {
     return this.submit(request);
   }
 
-  /** Tests only: a task whose worker exits with a code or hangs instead of running it (inline: fails at once). */
+  /** Tests only: a task whose worker exits with a code or hangs instead of running it (inline: fails at once). @forTests */
   runWithTestHook(task: SummarizeTask, testHook: NonNullable<WorkerRequest['testHook']>): Promise<SummarizeOutcome> {
     return this.submit({ id: this.nextId++, task, testHook });
   }
