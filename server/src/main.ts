@@ -1,3 +1,4 @@
+import { surviveBrokenPipes } from './brokenPipes';
 import { HELP_TEXT, UsageError, parseInvocation, type Invocation } from './cli/commandLine';
 import { loadSiblingBundle } from './codeCache';
 import { SERVER_VERSION } from './version';
@@ -22,6 +23,7 @@ function loadProcessBundle(name: 'serverProcess' | 'cliProcess'): { exports: unk
 
 /** The process entry of `dsh-session-ls`: the language server, the CLI, or help/version. */
 export function main(args: readonly string[] = process.argv.slice(2)): void {
+  surviveBrokenPipes();
   let invocation: Invocation;
   try {
     invocation = parseInvocation(args);

@@ -6,9 +6,9 @@ import { openSessionStore, type SessionStoreService } from './store';
 import { openForeignStore, type ForeignSessionStore } from './store/agents/foreignStore';
 import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
 
-// Never stdout: in stdio mode it carries the protocol.
+// Never stdout: in stdio mode it carries the protocol. Nothing once stderr broke (brokenPipes.ts).
 export function logToStderr(message: string): void {
-  process.stderr.write(`[dsh-session-ls] ${message}\n`);
+  if (process.stderr.writable) process.stderr.write(`[dsh-session-ls] ${message}\n`);
 }
 
 /** Where a persistent index cache may live: the OS cache directory, never under a sessions root. */

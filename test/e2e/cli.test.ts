@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -35,6 +35,24 @@ describe('dsh-session-ls candidates', () => {
       EXAMPLE_SESSIONS.httpNotes,
     ]);
     expect(rows[0]!.mention).toBe(formatSessionReferenceMention({ sessionId: EXAMPLE_SESSIONS.flakyTest, label: 'Fix flaky time zone test' }));
+  });
+
+  it('ends quietly, its work done, when the reader of its output goes away (`| head`)', async () => {
+    const cache = path.join(scratch, 'cache-of-a-closed-pipe');
+    const child = spawn(process.execPath, [SERVER_BIN, 'candidates', '--root', EXAMPLE_STORE, '--json'], {
+      cwd: scratch,
+      env: { ...process.env, XDG_CACHE_HOME: cache, DSH_HOME: path.join(scratch, 'no-dsh-home') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The reader is gone before the answer is written: the write fails with EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    // It went on to save its index cache, as a run whose output was read does.
+    expect(readdirSync(path.join(cache, 'dsh-session-ls')).filter((name) => name.endsWith('.jsonl'))).toHaveLength(1);
   });
 
   it('leaves the persistent index cache behind, which the next call answers from identically', () => {

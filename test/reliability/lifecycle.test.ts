@@ -134,6 +134,18 @@ describe('the parent watch', () => {
     expect(await exitCode(server)).toBe(1);
   }, 60_000);
 
+  it('exits when a client it saw alive dies while nobody reads its log any more (stderr broken)', async () => {
+    const parent = spawn('sleep', ['600'], { stdio: 'ignore' });
+    running.push(parent);
+    const server = spawnServer();
+    await initialize(server, parent.pid!);
+    // The reader of its stderr is gone: each log line fails with EPIPE, which once became an
+    // uncaught exception whose own log line failed again, a busy loop that never let it exit.
+    server.child.stderr!.destroy();
+    parent.kill('SIGKILL');
+    expect(await exitCode(server)).toBe(1);
+  }, 60_000);
+
   it('exits when a client it saw alive dies, though its input stays open', async () => {
     const parent = spawn('sleep', ['600'], { stdio: 'ignore' });
     running.push(parent);
