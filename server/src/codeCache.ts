@@ -17,11 +17,12 @@
  * `makeLater`, the cache is made as soon as the bundle's top level has run. Nothing here ever
  * stops a start: on any error the bundle loads as a plain `require` would.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { Script } from 'node:vm';
+import { openRegularFileSync } from './store/regularFile';
 
 /** Turns the cache off (any value but empty or `0`): the bundle is required as usual. */
 export const NO_CODE_CACHE_ENV = 'DSH_SESSION_LS_NO_CODE_CACHE';
@@ -50,7 +51,13 @@ export interface CodeCacheLoad {
 function readFirst(files: readonly string[]): Buffer | undefined {
   for (const file of files) {
     try {
-      return readFileSync(file);
+      // Not a regular file (a FIFO would hold the start forever): as if there were none.
+      const fd = openRegularFileSync(file);
+      try {
+        return readFileSync(fd);
+      } finally {
+        closeSync(fd);
+      }
     } catch {
       // not there (or unreadable): the next place
     }

@@ -1,8 +1,8 @@
 // V8's code cache beside the split bundles (server/src/codeCache.ts), seen from outside: a copy of
 // the built bundle directory, run as the bin runs it. Whether V8 accepted a cache shows in whether
 // the process wrote it again (it writes only a missing or rejected one, by rename: a new inode).
-import { spawnSync } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DshSessionClient } from '../../server/src/client';
@@ -107,6 +107,20 @@ describe('the code cache of the split bundles', () => {
     expect(candidates(bundle)).toBe(plain);
     expect(cacheOf(bundle, 'cliProcess')).toMatchObject({ ino: replaced.ino, mtimeMs: replaced.mtimeMs });
     expect(readdirSync(path.join(bundle, 'code-cache')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('is no cache, nor is the index cache, when a FIFO stands in its place (a plain open would wait forever)', () => {
+    const bundle = bundleCopy('fifo');
+    const answer = candidates(bundle);
+    const codeCache = path.join(bundle, 'code-cache', cacheOf(bundle, 'cliProcess').name);
+    const [indexCache] = indexCaches(bundle);
+    for (const file of [codeCache, path.join(bundle, '..', 'cache', 'dsh-session-ls', indexCache!)]) {
+      rmSync(file);
+      execFileSync('mkfifo', [file]);
+    }
+    // Within candidates()'s 60 s, with nothing on stderr and the same answer.
+    expect(candidates(bundle)).toBe(answer);
+    expect(statSync(codeCache).isFile()).toBe(true);
   });
 
   it('holds the log decoding even when made by a CLI run answered from its index cache', () => {

@@ -51,6 +51,14 @@ function manyEntries(count: number): Array<[string, CachedSummary]> {
 }
 
 describe('summary cache', () => {
+  it('is empty when its file is a FIFO, a directory or a device, without waiting on it', async () => {
+    const fifo = path.join(dir, 'fifo.jsonl');
+    spawnSync('mkfifo', [fifo]);
+    expect(await loadSummaryCache(fifo, '/store')).toEqual(new Map());
+    expect(await loadSummaryCache(dir, '/store')).toEqual(new Map());
+    expect(await loadSummaryCache('/dev/zero', '/store')).toEqual(new Map());
+  });
+
   it('round-trips summaries for the same root, atomically, leaving no temp file', async () => {
     const file = summaryCacheFile(path.join(dir, 'cache'), '/root');
     await saveSummaryCache(file, '/root', [['--p--/demo-1/session.jsonl', entry]]);

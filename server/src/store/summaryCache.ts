@@ -14,6 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { storeWorkSlices } from './concurrency';
+import { openRegularFile } from './regularFile';
 import type { ResumeState } from './summarize/summarizeFile';
 import type { FileIdentity } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptSummary';
@@ -166,7 +167,8 @@ class CacheLines {
 
   /** The lines a chunk of the file completes, together (the current line is the one being handled). */
   async *lines(): AsyncGenerator<LineBatch> {
-    const stream = createReadStream(this.file, { highWaterMark: 64 * 1024 });
+    // Not a regular file (a FIFO would never end the read, a device never end the file): no cache.
+    const stream = createReadStream(this.file, { fd: await openRegularFile(this.file), highWaterMark: 64 * 1024 });
     // An unfinished line's bytes, kept until its newline comes (one copy then, however many chunks it spans).
     let pending: Buffer[] = [];
     let pendingBytes = 0;

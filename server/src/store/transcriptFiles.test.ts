@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,6 +54,18 @@ describe('openTranscriptQuickly', () => {
       );
       expect(quickCode, file).toBe(promiseCode);
       expect(quickCode).toMatch(/^E/);
+    }
+  });
+});
+
+describe('a FIFO where a transcript was (put there after its lookup)', () => {
+  it('opens without waiting for a writer, and reading it fails instead of hanging', async () => {
+    const fifo = path.join(dir, 'fifo.jsonl');
+    execFileSync('mkfifo', [fifo]);
+    for (const open of [() => nodeTranscriptFiles.open(fifo), async () => openTranscriptQuickly(fifo)!]) {
+      const handle = await open();
+      await expect(handle.read(new Uint8Array(16), 0, 16, 0)).rejects.toMatchObject({ code: 'ESPIPE' });
+      await handle.close();
     }
   });
 });

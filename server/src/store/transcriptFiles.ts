@@ -1,6 +1,7 @@
 /** The few file operations the store performs, read-only, injectable so tests can observe reads. */
 import { closeSync, constants, fstatSync, lstatSync, openSync, promises as fsp, readFileSync, readSync, type Stats } from 'node:fs';
 import { quickSync } from './quickSync';
+import { READ_NONBLOCKING } from './regularFile';
 
 /** An open transcript: metadata of the opened file and positioned reads. */
 export interface OpenTranscript {
@@ -25,8 +26,11 @@ export interface TranscriptFiles {
 }
 
 // O_NOFOLLOW is undefined on Windows, where links are rare and lstat already filtered them.
-/** How transcripts are opened: read-only, never following a link in the last component. */
-export const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+/**
+ * How transcripts are opened: read-only, never following a link in the last component, and never
+ * waiting (a FIFO put where a transcript was after its lookup reads as empty: regularFile.ts).
+ */
+export const OPEN_FLAGS = READ_NONBLOCKING | (constants.O_NOFOLLOW ?? 0);
 
 /** The real file system. */
 export const nodeTranscriptFiles: TranscriptFiles = {

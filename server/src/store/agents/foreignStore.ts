@@ -10,6 +10,7 @@ import { quickSync } from '../quickSync';
 import { Emitter } from '../emitter';
 import type { Subscription } from '../service';
 import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
+import { readRegularFile } from '../regularFile';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
 import { codexThreadNames } from './codex';
@@ -582,7 +583,7 @@ class ForeignStore implements ForeignSessionStore {
     try {
       identity = fileIdentity(await fsp.stat(file));
       if (sameIdentity(this.namesIdentity, identity)) return;
-      names = codexThreadNames(await fsp.readFile(file, 'utf8'));
+      names = codexThreadNames(await readRegularFile(file, { encoding: 'utf8' }));
     } catch {
       // No index (never renamed, or removed): titles fall back to the first prompt.
       identity = undefined;

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import { readRegularFile } from '../regularFile';
 import type { SessionEventRecord, SessionSurface } from '../../resolver/sessionStore';
 import { claudeLogEvents, claudeSessionIdOfFile, claudeSessionInfo, claudeSurfaceEvents } from './claudeCode';
 import { codexLogEvents, codexRolloutName, codexSessionInfo, codexSurfaceEvents } from './codex';
@@ -79,6 +79,6 @@ export const codexFormat: AgentFormat = {
 
 /** A session file's text; a `.zst` one decoded whole (`PlaintextTooLarge` past the read limit). */
 export async function readSessionText(file: string, signal?: AbortSignal): Promise<string> {
-  if (!file.endsWith('.zst')) return readFile(file, { encoding: 'utf8', ...(signal === undefined ? {} : { signal }) });
-  return decodeZstdFile(await readFile(file, signal === undefined ? {} : { signal }), MAX_FOREIGN_FILE_BYTES);
+  if (!file.endsWith('.zst')) return readRegularFile(file, { encoding: 'utf8', ...(signal === undefined ? {} : { signal }) });
+  return decodeZstdFile(await readRegularFile(file, signal === undefined ? {} : { signal }), MAX_FOREIGN_FILE_BYTES);
 }
