@@ -66,7 +66,7 @@ export interface ServerStartOptions {
 
 /** Starts the language server on the transport named in `args`. */
 export function startServer(invocation: Extract<Invocation, { kind: 'server' }>, args: readonly string[], options: ServerStartOptions = {}): void {
-  const transport = openServerTransport(args);
+  const transport = openServerTransport(args, logToStderr);
   if (transport === undefined) {
     process.stderr.write('USAGE: give --stdio, --node-ipc, --socket=PORT or --pipe=NAME\n');
     process.exitCode = 2;

@@ -158,6 +158,17 @@ describe('the parent watch', () => {
 });
 
 describe('the lifecycle (LSP)', () => {
+  it('stops, saying why, when a header breaks the framing (no later message could be read)', async () => {
+    for (const bad of ['X-Foo: bar\r\n\r\n{}', 'Content-Length: -5\r\n\r\n{}', 'Content-Length: abc\r\n\r\n{}']) {
+      const server = spawnServer();
+      await initialize(server, null);
+      server.child.stdin!.write(bad);
+      // Before, the reader ate every later message as a broken header: alive, answering nothing.
+      expect(await exitCode(server), bad).toBe(1);
+      expect(server.log()).toContain("the client's message framing is broken");
+    }
+  }, 90_000);
+
   it('answers ServerNotInitialized before initialize, drops notifications, then serves', async () => {
     const server = spawnServer();
     const { connection } = server.client;

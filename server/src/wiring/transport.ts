@@ -13,6 +13,7 @@ import {
   type MessageReader,
   type MessageWriter,
 } from 'vscode-languageserver/node';
+import { CheckedFraming } from './framing';
 import { SlicedStreamMessageWriter } from './jsonEncoder';
 
 export interface ServerTransport {
@@ -30,15 +31,26 @@ function flagValue(args: readonly string[], index: number, name: string): string
   return arg.startsWith(`${name}=`) ? arg.slice(name.length + 1) : undefined;
 }
 
-/** The transport named in `args` (`process.argv.slice(2)`), or undefined when none is. */
-export function openServerTransport(args: readonly string[]): ServerTransport | undefined {
+/**
+ * The transport named in `args` (`process.argv.slice(2)`), or undefined when none is. `log` hears why
+ * the input ended early (stdio framing that breaks, see framing.ts).
+ */
+export function openServerTransport(args: readonly string[], log: (message: string) => void = () => undefined): ServerTransport | undefined {
   for (let index = 0; index < args.length; index++) {
     const arg = args[index]!;
     let reader: MessageReader;
     let writer: MessageWriter;
     let stdio = false;
     if (arg === '--stdio') {
-      reader = new StreamMessageReader(process.stdin);
+      // A header that breaks the framing ends the input here; the library's reader would go on
+      // eating every later message as a broken header, and the server would answer nothing.
+      const input = new CheckedFraming((reason) => {
+        log(reason);
+        process.stdin.unpipe(input);
+        input.destroy();
+      });
+      process.stdin.pipe(input);
+      reader = new StreamMessageReader(input);
       // Long answers (every session) go out a slice at a time, never as one string or Buffer.
       writer = new SlicedStreamMessageWriter(process.stdout);
       stdio = true;
