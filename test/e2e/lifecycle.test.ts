@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SESSION_COMMAND_NAMES, SessionCommands } from '@dsh-session-ls/shared';
-import { LspTestClient, REPO_ROOT, SERVER_BIN } from '../support/lspClient';
+import { LspTestClient, REPO_ROOT, SERVER_BIN, pollUntil } from '../support/lspClient';
 import { EXAMPLE_STORE, removeTemporary, startServer, temporaryDirectory } from './helpers';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -66,6 +67,37 @@ describe('the built server: launch and lifecycle', () => {
       expect(await client.shutdown()).toBe(0);
     } finally {
       client.dispose();
+      removeTemporary(scratch);
+    }
+  });
+
+  it('stops, saying why, when a header breaks the framing over --socket', async () => {
+    const scratch = temporaryDirectory('socket-framing');
+    const listener = createServer();
+    const connected = new Promise<Socket>((resolve) => listener.once('connection', resolve));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as { port: number }).port;
+    const child = spawn(process.execPath, [SERVER_BIN, `--socket=${port}`, '--sessions-root', EXAMPLE_STORE], {
+      env: { ...process.env, XDG_CACHE_HOME: scratch },
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let log = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const socket = await connected;
+      const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
+      let answered = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (answered += chunk));
+      socket.write(`Content-Length: ${Buffer.byteLength(initialize)}\r\n\r\n${initialize}`);
+      await pollUntil(() => (answered.includes('"id":1') ? true : undefined), 20_000, 'the answer to initialize');
+      socket.write('Content-Length: -1\r\n\r\n{}');
+      const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000).unref())]);
+      expect(code).toBe(1);
+      expect(log).toContain("the client's message framing is broken");
+    } finally {
+      child.kill('SIGKILL');
+      listener.close();
       removeTemporary(scratch);
     }
   });

@@ -4,15 +4,8 @@
  * lifecycle gate (`lifecycle.ts`) before the library sees it, and so that the end of the input is the
  * server's to handle (the library's own handler exits at once, with no cleanup).
  */
-import {
-  IPCMessageReader,
-  IPCMessageWriter,
-  StreamMessageReader,
-  createServerPipeTransport,
-  createServerSocketTransport,
-  type MessageReader,
-  type MessageWriter,
-} from 'vscode-languageserver/node';
+import { createConnection } from 'node:net';
+import { IPCMessageReader, IPCMessageWriter, StreamMessageReader, type MessageReader, type MessageWriter } from 'vscode-languageserver/node';
 import { CheckedFraming } from './framing';
 import { SlicedStreamMessageWriter } from './jsonEncoder';
 
@@ -23,6 +16,21 @@ export interface ServerTransport {
   stdio: boolean;
   /** Calls `listener` once when the client's side is gone (input closed, IPC channel disconnected). */
   onClosed(listener: () => void): void;
+}
+
+/**
+ * `source` through the framing check (framing.ts): a header that breaks the framing is logged and
+ * ends the input here, where the library's reader would go on eating every later message as a
+ * broken header and the server would answer nothing.
+ */
+function checkedInput(source: NodeJS.ReadableStream, log: (message: string) => void): CheckedFraming {
+  const input = new CheckedFraming((reason) => {
+    log(reason);
+    source.unpipe(input);
+    input.destroy();
+  });
+  source.pipe(input);
+  return input;
 }
 
 function flagValue(args: readonly string[], index: number, name: string): string | undefined {
@@ -42,15 +50,7 @@ export function openServerTransport(args: readonly string[], log: (message: stri
     let writer: MessageWriter;
     let stdio = false;
     if (arg === '--stdio') {
-      // A header that breaks the framing ends the input here; the library's reader would go on
-      // eating every later message as a broken header, and the server would answer nothing.
-      const input = new CheckedFraming((reason) => {
-        log(reason);
-        process.stdin.unpipe(input);
-        input.destroy();
-      });
-      process.stdin.pipe(input);
-      reader = new StreamMessageReader(input);
+      reader = new StreamMessageReader(checkedInput(process.stdin, log));
       // Long answers (every session) go out a slice at a time, never as one string or Buffer.
       writer = new SlicedStreamMessageWriter(process.stdout);
       stdio = true;
@@ -60,11 +60,16 @@ export function openServerTransport(args: readonly string[], log: (message: stri
     } else if (arg === '--socket' || arg.startsWith('--socket=')) {
       const port = Number.parseInt(flagValue(args, index, '--socket') ?? '', 10);
       if (!Number.isInteger(port)) continue;
-      [reader, writer] = createServerSocketTransport(port);
+      // As the library's createServerSocketTransport connects, with the input checked.
+      const socket = createConnection(port, '127.0.0.1');
+      reader = new StreamMessageReader(checkedInput(socket, log));
+      writer = new SlicedStreamMessageWriter(socket);
     } else if (arg === '--pipe' || arg.startsWith('--pipe=')) {
       const name = flagValue(args, index, '--pipe');
       if (!name) continue;
-      [reader, writer] = createServerPipeTransport(name);
+      const socket = createConnection(name);
+      reader = new StreamMessageReader(checkedInput(socket, log));
+      writer = new SlicedStreamMessageWriter(socket);
     } else {
       continue;
     }
