@@ -3,7 +3,7 @@ import { runCli } from './cli/cli';
 import type { Invocation } from './cli/commandLine';
 import { openAgentStore, openStore } from './processStore';
 import { foreignCacheWritesSettled } from './store/agents/foreignStore';
-import { defaultSessionsRoot } from './store/defaultRoot';
+import { defaultSessionsRoot, workingDirectory } from './store/defaultRoot';
 import { afterSampleLogs } from './store/summarize/sampleLog';
 
 /** How long an exiting CLI waits for a cache write in progress. */
@@ -26,7 +26,7 @@ export interface CliStartOptions {
 
 /** Runs a CLI subcommand, then exits with its code once the output is flushed. */
 export function runCliProcess(invocation: Extract<Invocation, { kind: 'candidates' | 'prepare' }>, options: CliStartOptions = {}): void {
-  void runCli(invocation, { stdout: process.stdout, stderr: process.stderr, readStdin, env: process.env, cwd: process.cwd() }, { openStore, openForeignStore: openAgentStore, defaultSessionsRoot }).then(
+  void runCli(invocation, { stdout: process.stdout, stderr: process.stderr, readStdin, env: process.env, cwd: workingDirectory() }, { openStore, openForeignStore: openAgentStore, defaultSessionsRoot }).then(
     (code) => {
       // Exit once the output is flushed, whatever store watchers are still winding down; another
       // agent's cache, written once its first listing read files, is finished first (a few seconds

@@ -8,6 +8,7 @@ import { logToStderr, openAgentStore, openStore } from './processStore';
 import { startSessionLanguageServer } from './server';
 import { absoluteSessionsRoot } from './settings/settings';
 import { cacheWritesSettled, defaultSessionsRoot } from './store';
+import { workingDirectory } from './store/defaultRoot';
 import { foregroundRequests } from './store/concurrency';
 import { foreignCacheWritesSettled } from './store/agents/foreignStore';
 import { LifecycleGate } from './wiring/lifecycle';
@@ -142,7 +143,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
     env: process.env,
     commandLine: {
       ...(invocation.sessionsRoot === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.sessionsRoot) }),
-      ...agentSettingsOfFlags(invocation, process.cwd(), absoluteSessionsRoot),
+      ...agentSettingsOfFlags(invocation, workingDirectory(), absoluteSessionsRoot),
     },
     log: logToStderr,
     version: SERVER_VERSION,

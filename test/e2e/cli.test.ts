@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention, type PreparedReferencedMessage, type SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
@@ -53,6 +53,25 @@ describe('dsh-session-ls candidates', () => {
     expect(code).toBe(0);
     // It went on to save its index cache, as a run whose output was read does.
     expect(readdirSync(path.join(cache, 'dsh-session-ls')).filter((name) => name.endsWith('.jsonl'))).toHaveLength(1);
+  });
+
+  it('answers when started in a directory that was removed since', async () => {
+    const gone = path.join(scratch, 'removed-cwd');
+    mkdirSync(gone);
+    const child = spawn(process.execPath, [SERVER_BIN, 'candidates', '--root', EXAMPLE_STORE, '--json'], {
+      cwd: gone,
+      env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'no-dsh-home'), PWD: gone },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    rmdirSync(gone);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as unknown[]).length).toBe(Object.keys(EXAMPLE_SESSIONS).length);
   });
 
   it('leaves the persistent index cache behind, which the next call answers from identically', () => {

@@ -11,7 +11,7 @@
  *   written, the server leaves no `.tmp` file in the cache directory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionCommands } from '@dsh-session-ls/shared';
@@ -44,12 +44,12 @@ interface Spawned {
 }
 
 /** Start the built server over stdio, optionally through a wrapper command (setpriv), with a private cache. */
-function spawnServer(options: { wrapper?: string[]; args?: string[]; cacheHome?: string } = {}): Spawned {
+function spawnServer(options: { wrapper?: string[]; args?: string[]; cacheHome?: string; cwd?: string } = {}): Spawned {
   const home = temporary.make('lifecycle-home');
   chmodSync(home, 0o777);
   const command = [...(options.wrapper ?? []), process.execPath, SERVER_BIN, '--stdio', ...(options.args ?? [])];
   const child = spawn(command[0]!, command.slice(1), {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, XDG_CACHE_HOME: options.cacheHome ?? path.join(home, 'cache'), DSH_HOME: path.join(home, 'dsh') },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -158,6 +158,22 @@ describe('the parent watch', () => {
 });
 
 describe('the lifecycle (LSP)', () => {
+  it('serves when started in a directory that was removed since', async () => {
+    const gone = temporary.make('removed-cwd');
+    const server = spawnServer({ cwd: gone });
+    rmSync(gone, { recursive: true });
+    await initialize(server, null);
+    const rows = await pollUntil(async () => {
+      const listed = await server.client.executeCommand<unknown[]>(SessionCommands.candidates, {});
+      return listed.length > 0 ? listed : undefined;
+    }, 20_000, 'the example sessions');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(server.log()).not.toContain('uncaught exception');
+    await server.client.connection.sendRequest('shutdown');
+    await server.client.connection.sendNotification('exit');
+    expect(await exitCode(server)).toBe(0);
+  }, 60_000);
+
   it('stops, saying why, when a header breaks the framing (no later message could be read)', async () => {
     for (const bad of ['X-Foo: bar\r\n\r\n{}', 'Content-Length: -5\r\n\r\n{}', 'Content-Length: abc\r\n\r\n{}']) {
       const server = spawnServer();

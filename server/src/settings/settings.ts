@@ -9,7 +9,7 @@ import {
   SessionReferenceError,
   resolveSessionReferenceConfig,
 } from '@dsh-session-ls/shared';
-import { expandHome } from '../store/defaultRoot';
+import { expandHome, workingDirectory } from '../store/defaultRoot';
 import type { SessionSettings } from '../features/services';
 
 /** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
@@ -27,13 +27,13 @@ export const DEFAULT_AGENTS: readonly AgentName[] = Object.freeze(['dsh']);
 /** Claude Code's default home: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
 export function defaultClaudeCodeHome(env: NodeJS.ProcessEnv): string {
   const dir = env.CLAUDE_CONFIG_DIR;
-  return dir !== undefined && dir.trim() !== '' ? path.resolve(expandHome(dir)) : path.join(os.homedir(), '.claude');
+  return dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir)) : path.join(os.homedir(), '.claude');
 }
 
 /** Codex's default home: `$CODEX_HOME`, else `~/.codex`. */
 export function defaultCodexHome(env: NodeJS.ProcessEnv): string {
   const dir = env.CODEX_HOME;
-  return dir !== undefined && dir.trim() !== '' ? path.resolve(expandHome(dir)) : path.join(os.homedir(), '.codex');
+  return dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir)) : path.join(os.homedir(), '.codex');
 }
 
 /** `agents` from a setting: an array (or, from the command line, a comma-separated string) of known names, without repeats. */
@@ -99,8 +99,9 @@ function invalidConfig(message: string): SessionReferenceError {
 }
 
 /** A sessions root made absolute: `~` expanded, a relative path resolved against `baseDir`. */
-export function absoluteSessionsRoot(value: string, baseDir: string = process.cwd()): string {
-  return path.resolve(baseDir, expandHome(value));
+export function absoluteSessionsRoot(value: string, baseDir?: string): string {
+  const expanded = expandHome(value);
+  return path.isAbsolute(expanded) ? path.resolve(expanded) : path.resolve(baseDir ?? workingDirectory(), expanded);
 }
 
 // `null`, `undefined` and a blank string are "unset": editors show string settings as "" by default.

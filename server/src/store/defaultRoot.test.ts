@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultSessionsRoot, expandHome } from './defaultRoot';
+import os from 'node:os';
+import { defaultSessionsRoot, expandHome, workingDirectory } from './defaultRoot';
 
 const home = path.resolve('/home/alice');
 
@@ -32,5 +33,22 @@ describe('expandHome', () => {
     expect(expandHome('~\\x', '/h')).toBe(path.join('/h', 'x'));
     expect(expandHome('~user/x', '/h')).toBe('~user/x');
     expect(expandHome('/a/~/b', '/h')).toBe('/a/~/b');
+  });
+});
+
+describe('workingDirectory', () => {
+  const gone = (): string => {
+    throw Object.assign(new Error('ENOENT: no such file or directory, uv_cwd'), { code: 'ENOENT' });
+  };
+
+  it('is the working directory while there is one', () => {
+    expect(workingDirectory({}, () => '/work/here')).toBe('/work/here');
+    expect(workingDirectory()).toBe(process.cwd());
+  });
+
+  it('is $PWD, else the home directory, once the directory was removed (process.cwd() throws)', () => {
+    expect(workingDirectory({ PWD: '/tmp/removed' }, gone)).toBe('/tmp/removed');
+    expect(workingDirectory({ PWD: 'relative' }, gone)).toBe(os.homedir());
+    expect(workingDirectory({}, gone)).toBe(os.homedir());
   });
 });

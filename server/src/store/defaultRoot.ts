@@ -9,9 +9,24 @@ export function expandHome(value: string, home: string = os.homedir()): string {
   return value;
 }
 
+/**
+ * The process's working directory, also when it was removed after the process started in it, where
+ * `process.cwd()` throws ENOENT (an editor started from a terminal in a deleted worktree, and the
+ * server it starts): then `$PWD` when it is absolute (where the process was, so a relative path given
+ * to it names what is no longer there), else the home directory.
+ */
+export function workingDirectory(env: NodeJS.ProcessEnv = process.env, cwd: () => string = () => process.cwd()): string {
+  try {
+    return cwd();
+  } catch {
+    const pwd = env.PWD;
+    return pwd !== undefined && path.isAbsolute(pwd) ? pwd : os.homedir();
+  }
+}
+
 /** `$DSH_HOME/sessions` when DSH_HOME is set and not blank, else `~/.dsh/sessions`; always absolute. */
 export function defaultSessionsRoot(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
   const dshHome = env.DSH_HOME;
   const base = dshHome !== undefined && dshHome.trim() !== '' ? expandHome(dshHome, home) : path.join(home, '.dsh');
-  return path.resolve(base, 'sessions');
+  return path.isAbsolute(base) ? path.join(base, 'sessions') : path.resolve(workingDirectory(env), base, 'sessions');
 }
