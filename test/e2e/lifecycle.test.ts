@@ -12,6 +12,43 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
 });
 
+/**
+ * The built server over `--socket`, connected to a listener of this test's own, so that the test can
+ * write raw bytes and reset the connection; `initialize` is answered before it returns.
+ */
+async function overOwnSocket() {
+  const scratch = temporaryDirectory('own-socket');
+  const listener = createServer();
+  const connected = new Promise<Socket>((resolve) => listener.once('connection', resolve));
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const port = (listener.address() as { port: number }).port;
+  const child = spawn(process.execPath, [SERVER_BIN, `--socket=${port}`, '--sessions-root', EXAMPLE_STORE], {
+    env: { ...process.env, XDG_CACHE_HOME: scratch },
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const socket = await connected;
+  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
+  let answered = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (answered += chunk));
+  socket.on('error', () => undefined);
+  socket.write(`Content-Length: ${Buffer.byteLength(initialize)}\r\n\r\n${initialize}`);
+  await pollUntil(() => (answered.includes('"id":1') ? true : undefined), 20_000, 'the answer to initialize');
+  return {
+    socket,
+    log: () => log,
+    /** The exit code, or a note that it still runs after a generous deadline. */
+    exitCode: () => Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000).unref())]),
+    dispose: () => {
+      child.kill('SIGKILL');
+      listener.close();
+      removeTemporary(scratch);
+    },
+  };
+}
+
 describe('the built server: launch and lifecycle', () => {
   it('answers initialize with the contract capabilities', async () => {
     const { client, initialized: result, cleanup } = await startServer({ initializationOptions: { sessionsRoot: EXAMPLE_STORE } });
@@ -72,33 +109,25 @@ describe('the built server: launch and lifecycle', () => {
   });
 
   it('stops, saying why, when a header breaks the framing over --socket', async () => {
-    const scratch = temporaryDirectory('socket-framing');
-    const listener = createServer();
-    const connected = new Promise<Socket>((resolve) => listener.once('connection', resolve));
-    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    const port = (listener.address() as { port: number }).port;
-    const child = spawn(process.execPath, [SERVER_BIN, `--socket=${port}`, '--sessions-root', EXAMPLE_STORE], {
-      env: { ...process.env, XDG_CACHE_HOME: scratch },
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
-    let log = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const server = await overOwnSocket();
     try {
-      const socket = await connected;
-      const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
-      let answered = '';
-      socket.setEncoding('utf8').on('data', (chunk: string) => (answered += chunk));
-      socket.write(`Content-Length: ${Buffer.byteLength(initialize)}\r\n\r\n${initialize}`);
-      await pollUntil(() => (answered.includes('"id":1') ? true : undefined), 20_000, 'the answer to initialize');
-      socket.write('Content-Length: -1\r\n\r\n{}');
-      const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000).unref())]);
-      expect(code).toBe(1);
-      expect(log).toContain("the client's message framing is broken");
+      server.socket.write('Content-Length: -1\r\n\r\n{}');
+      expect(await server.exitCode()).toBe(1);
+      expect(server.log()).toContain("the client's message framing is broken");
     } finally {
-      child.kill('SIGKILL');
-      listener.close();
-      removeTemporary(scratch);
+      server.dispose();
+    }
+  });
+
+  it('stops as when its client goes away when the client resets the --socket connection', async () => {
+    const server = await overOwnSocket();
+    try {
+      server.socket.resetAndDestroy();
+      // Before, the input never ended: the process idled out with exit code 0 and no cleanup.
+      expect(await server.exitCode()).toBe(1);
+      expect(server.log()).toContain('stopping (the input closed)');
+    } finally {
+      server.dispose();
     }
   });
 

@@ -30,6 +30,11 @@ function checkedInput(source: NodeJS.ReadableStream, log: (message: string) => v
     input.destroy();
   });
   source.pipe(input);
+  // A source that closes without ending (a socket reset by its peer) ends the input all the same,
+  // so that the server stops as when its client goes away, instead of idling out with nothing done.
+  source.once('close', () => {
+    if (!input.writableEnded && !input.destroyed) input.end();
+  });
   return input;
 }
 
