@@ -67,6 +67,14 @@ function initialize(server: Spawned, processId: number | null, sessionsRoot = EX
   return server.client.initialize({ processId, initializationOptions: { sessionsRoot }, capabilities: {} });
 }
 
+/** The candidates the server lists once its first index has some (a generous deadline). */
+function exampleSessions(server: Spawned): Promise<unknown[]> {
+  return pollUntil(async () => {
+    const listed = await server.client.executeCommand<unknown[]>(SessionCommands.candidates, {});
+    return listed.length > 0 ? listed : undefined;
+  }, 20_000, 'the example sessions');
+}
+
 /** The JSON-RPC error code a request answered with, or 'result'. */
 async function answerCode(promise: Promise<unknown>): Promise<number | 'result'> {
   try {
@@ -163,11 +171,7 @@ describe('the lifecycle (LSP)', () => {
     const server = spawnServer({ cwd: gone });
     rmSync(gone, { recursive: true });
     await initialize(server, null);
-    const rows = await pollUntil(async () => {
-      const listed = await server.client.executeCommand<unknown[]>(SessionCommands.candidates, {});
-      return listed.length > 0 ? listed : undefined;
-    }, 20_000, 'the example sessions');
-    expect(rows.length).toBeGreaterThan(0);
+    expect((await exampleSessions(server)).length).toBeGreaterThan(0);
     expect(server.log()).not.toContain('uncaught exception');
     await server.client.connection.sendRequest('shutdown');
     await server.client.connection.sendNotification('exit');
@@ -197,11 +201,7 @@ describe('the lifecycle (LSP)', () => {
     expect(early).toEqual([SERVER_NOT_INITIALIZED, SERVER_NOT_INITIALIZED, SERVER_NOT_INITIALIZED, SERVER_NOT_INITIALIZED]);
     await server.client.openDocument('file:///early.md', 'dropped before initialize');
     await initialize(server, null);
-    const rows = await pollUntil(async () => {
-      const listed = await server.client.executeCommand<unknown[]>(SessionCommands.candidates, {});
-      return listed.length > 0 ? listed : undefined;
-    }, 20_000, 'the example sessions');
-    expect(rows.length).toBeGreaterThan(0);
+    expect((await exampleSessions(server)).length).toBeGreaterThan(0);
     // The document opened before initialize was dropped: the server does not know it.
     expect((await server.client.completion('file:///early.md', { line: 0, character: 0 })).items).toEqual([]);
     expect(await answerCode(connection.sendRequest('initialize', { processId: null, capabilities: {}, rootUri: null }))).toBe(INVALID_REQUEST);
