@@ -28,7 +28,7 @@ export interface TranscriptFiles {
 // O_NOFOLLOW is undefined on Windows, where links are rare and lstat already filtered them.
 /**
  * How transcripts are opened: read-only, never following a link in the last component, and never
- * waiting (a FIFO put where a transcript was after its lookup reads as empty: regularFile.ts).
+ * waiting (a FIFO put where a transcript was after its lookup opens at once and fails its reads).
  */
 export const OPEN_FLAGS = READ_NONBLOCKING | (constants.O_NOFOLLOW ?? 0);
 
