@@ -20,9 +20,9 @@ export class NotRegularFileError extends Error {
   }
 }
 
-/** Opens `file` for reading when it is a regular file; `flags` may add to {@link READ_NONBLOCKING} (O_NOFOLLOW). */
-export async function openRegularFile(file: string, flags = READ_NONBLOCKING): Promise<FileHandle> {
-  const handle = await fsp.open(file, flags | READ_NONBLOCKING);
+/** Opens `file` for reading when it is a regular file. */
+export async function openRegularFile(file: string): Promise<FileHandle> {
+  const handle = await fsp.open(file, READ_NONBLOCKING);
   try {
     if (!(await handle.stat()).isFile()) throw new NotRegularFileError(file);
     return handle;
@@ -33,8 +33,8 @@ export async function openRegularFile(file: string, flags = READ_NONBLOCKING): P
 }
 
 /** {@link openRegularFile}, synchronously: a descriptor the caller closes. */
-export function openRegularFileSync(file: string, flags = READ_NONBLOCKING): number {
-  const fd = openSync(file, flags | READ_NONBLOCKING);
+export function openRegularFileSync(file: string): number {
+  const fd = openSync(file, READ_NONBLOCKING);
   try {
     if (!fstatSync(fd).isFile()) throw new NotRegularFileError(file);
     return fd;
