@@ -57,13 +57,13 @@ export class CheckedFraming extends Transform {
       this.header = seen === 0 ? rest : Buffer.concat([this.header, rest]);
       // The end may straddle the previous chunk and this one.
       const end = this.header.indexOf(HEADER_END, Math.max(0, seen - HEADER_END.length + 1));
-      if (end === -1) {
-        if (this.header.length > MAX_HEADER_BYTES) this.fail(`a header block of more than ${MAX_HEADER_BYTES} bytes`);
+      if ((end === -1 ? this.header.length : end) > MAX_HEADER_BYTES) this.fail(`a header block of more than ${MAX_HEADER_BYTES} bytes`);
+      if (end === -1 || this.broken) return done();
+      const length = contentLengthOf(this.header.toString('latin1', 0, end));
+      if (typeof length === 'string') {
+        this.fail(length);
         return done();
       }
-      if (end > MAX_HEADER_BYTES) return done(this.fail(`a header block of more than ${MAX_HEADER_BYTES} bytes`));
-      const length = contentLengthOf(this.header.toString('latin1', 0, end));
-      if (typeof length === 'string') return done(this.fail(length));
       this.push(this.header.subarray(0, end + HEADER_END.length));
       rest = this.header.subarray(end + HEADER_END.length);
       this.header = Buffer.alloc(0);
@@ -72,12 +72,10 @@ export class CheckedFraming extends Transform {
     done();
   }
 
-  private fail(reason: string): undefined {
-    if (this.broken) return undefined;
+  private fail(reason: string): void {
     this.broken = true;
     this.header = Buffer.alloc(0);
     this.onBroken(`the client's message framing is broken (${reason}); no later message can be read`);
     this.push(null);
-    return undefined;
   }
 }
