@@ -4,7 +4,7 @@
  * lifecycle gate (`lifecycle.ts`) before the library sees it, and so that the end of the input is the
  * server's to handle (the library's own handler exits at once, with no cleanup).
  */
-import { createConnection } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
 import { IPCMessageReader, IPCMessageWriter, StreamMessageReader, type MessageReader, type MessageWriter } from 'vscode-languageserver/node';
 import { CheckedFraming } from './framing';
 import { SlicedStreamMessageWriter } from './jsonEncoder';
@@ -38,6 +38,11 @@ function checkedInput(source: NodeJS.ReadableStream, log: (message: string) => v
   return input;
 }
 
+/** A reader and writer over a socket (`--socket`, `--pipe`), connected as the library's own transports connect. */
+function socketTransport(socket: Socket, log: (message: string) => void): [MessageReader, MessageWriter] {
+  return [new StreamMessageReader(checkedInput(socket, log)), new SlicedStreamMessageWriter(socket)];
+}
+
 function flagValue(args: readonly string[], index: number, name: string): string | undefined {
   const arg = args[index]!;
   if (arg === name) return args[index + 1];
@@ -48,7 +53,7 @@ function flagValue(args: readonly string[], index: number, name: string): string
  * The transport named in `args` (`process.argv.slice(2)`), or undefined when none is. `log` hears why
  * the input ended early (stdio framing that breaks, see framing.ts).
  */
-export function openServerTransport(args: readonly string[], log: (message: string) => void = () => undefined): ServerTransport | undefined {
+export function openServerTransport(args: readonly string[], log: (message: string) => void): ServerTransport | undefined {
   for (let index = 0; index < args.length; index++) {
     const arg = args[index]!;
     let reader: MessageReader;
@@ -65,16 +70,11 @@ export function openServerTransport(args: readonly string[], log: (message: stri
     } else if (arg === '--socket' || arg.startsWith('--socket=')) {
       const port = Number.parseInt(flagValue(args, index, '--socket') ?? '', 10);
       if (!Number.isInteger(port)) continue;
-      // As the library's createServerSocketTransport connects, with the input checked.
-      const socket = createConnection(port, '127.0.0.1');
-      reader = new StreamMessageReader(checkedInput(socket, log));
-      writer = new SlicedStreamMessageWriter(socket);
+      [reader, writer] = socketTransport(createConnection(port, '127.0.0.1'), log);
     } else if (arg === '--pipe' || arg.startsWith('--pipe=')) {
       const name = flagValue(args, index, '--pipe');
       if (!name) continue;
-      const socket = createConnection(name);
-      reader = new StreamMessageReader(checkedInput(socket, log));
-      writer = new SlicedStreamMessageWriter(socket);
+      [reader, writer] = socketTransport(createConnection(name), log);
     } else {
       continue;
     }
