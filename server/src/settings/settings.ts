@@ -100,8 +100,7 @@ function invalidConfig(message: string): SessionReferenceError {
 
 /** A sessions root made absolute: `~` expanded, a relative path resolved against `baseDir`. */
 export function absoluteSessionsRoot(value: string, baseDir?: string): string {
-  const expanded = expandHome(value);
-  return path.isAbsolute(expanded) ? path.resolve(expanded) : path.resolve(baseDir ?? workingDirectory(), expanded);
+  return path.resolve(baseDir ?? workingDirectory(), expandHome(value));
 }
 
 // `null`, `undefined` and a blank string are "unset": editors show string settings as "" by default.

@@ -28,5 +28,5 @@ export function workingDirectory(env: NodeJS.ProcessEnv = process.env, cwd: () =
 export function defaultSessionsRoot(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
   const dshHome = env.DSH_HOME;
   const base = dshHome !== undefined && dshHome.trim() !== '' ? expandHome(dshHome, home) : path.join(home, '.dsh');
-  return path.isAbsolute(base) ? path.join(base, 'sessions') : path.resolve(workingDirectory(env), base, 'sessions');
+  return path.resolve(workingDirectory(env), base, 'sessions');
 }
