@@ -11,6 +11,8 @@ export default defineConfig({
     // Gives the run one scratch directory where the tests that need it install the packed tarball.
     globalSetup: ['test/reliability/storeGuard.globalSetup.ts', 'test/support/installedPackage.globalSetup.ts'],
     include: ['shared/src/**/*.test.ts', 'server/src/**/*.test.ts', 'client-vscode/src/**/*.test.ts', 'test/**/*.test.ts', 'bench/src/**/*.test.ts'],
+    // The default reporter, then every skipped test's reason (a count alone hides what went unchecked).
+    reporters: ['default', './test/support/skipReporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_SESSION_REFERENCE_CONFIG, MAX_REFERENCES_CEILING, SETTINGS_SECTION } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
-import { findConformanceDir } from '../../test/support/conformance';
+import { REPO_ROOT } from '../../test/support/conformance';
 import { DOCUMENT_SELECTOR, PROMPT_LANGUAGE_ID, SETTING_KEYS } from './clientOptions';
 import { ExtensionCommands } from './commandIds';
 
@@ -10,18 +10,10 @@ const root = path.join(__dirname, '..');
 const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const properties: Record<string, Record<string, unknown>> = manifest.contributes.configuration.properties;
 
-/** The Settings table of lsp-contract.md: key, type and default text per row, in order. */
-function contractSettings(markdown: string): Array<{ key: string; type: string; defaultText: string }> {
-  const section = markdown.split(/^## /m).find((part) => part.startsWith('Settings'));
-  if (!section) throw new Error('lsp-contract.md has no Settings section');
-  return [...section.matchAll(/^\| `(\w+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((row) => ({
-    key: row[1]!,
-    type: row[2]!.trim(),
-    defaultText: row[3]!.trim(),
-  }));
-}
-
-const conformance = findConformanceDir();
+/** The settings the LSP contract defines: key, type and default (null: no value of its own), in order. */
+const contractSettings: Array<{ key: string; type: string; default: number | null }> = JSON.parse(
+  readFileSync(path.join(REPO_ROOT, 'test', 'conformance', 'contract-settings.json'), 'utf8'),
+);
 
 describe('contributed settings', () => {
   it('are exactly the dshSessions keys the client sends, in order', () => {
@@ -90,15 +82,14 @@ describe('contributed settings', () => {
     }
   });
 
-  it.skipIf(!conformance.dir)(`match the Settings table of lsp-contract.md ${conformance.reason ?? ''}`, () => {
-    const rows = contractSettings(readFileSync(path.join(conformance.dir!, 'docs', 'lsp-contract.md'), 'utf8'));
-    // Every setting but our own extension's (other agents, issue 17), which the contract does not know.
+  it('match the settings of the LSP contract', () => {
+    const rows = contractSettings;
+    // Every setting but our own extension's (other agents), which the contract does not know.
     const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome'];
     expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties).filter((key) => !extension.includes(key)));
     for (const row of rows) {
       const property = properties[`dshSessions.${row.key}`]!;
-      if (/^\d+$/.test(row.defaultText)) expect(property.default, row.key).toBe(Number(row.defaultText));
-      else expect(property.default, `${row.key}: "${row.defaultText}" means no value of its own`).toBeNull();
+      expect(property.default, row.key).toBe(row.default);
       if (row.type === 'string') expect(property.type).toEqual(['string', 'null']);
       else expect(property.type).toBe('integer');
       const range = /^(\d+)\.\.(\d+)$/.exec(row.type);

@@ -6,11 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { SESSION_COMMAND_NAMES, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findConformanceDir, fixtureStore } from '../../test/support/conformance';
+import { dshAnswersFile, fixtureStore } from '../../test/support/conformance';
 import { instantiateWasmZstd } from '../../server/src/store/log/zstdWasm';
 import { readZipEntries, type ZipEntry } from './testing/zipArchive';
 
-const conformance = findConformanceDir();
 
 const extensionRoot = path.join(__dirname, '..');
 const manifest = JSON.parse(readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
@@ -63,7 +62,7 @@ describe('the packaged .vsix', () => {
 
   describe('its server, started as the extension starts it (node, --node-ipc)', () => {
     let server: ChildProcess;
-    let emptyRoot: string;
+    let fixtureRoot: string;
     const waiting = new Map<number, { resolve(answer: { result?: any; error?: any }): void; reject(error: Error): void }>();
 
     function request(id: number, method: string, params: unknown): Promise<{ result?: any; error?: any }> {
@@ -78,9 +77,9 @@ describe('the packaged .vsix', () => {
       writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
       writeFileSync(path.join(scratch, 'lookupWorker.js'), entry('extension/dist/lookupWorker.js').read());
       writeFileSync(path.join(scratch, 'zstd.wasm'), entry('extension/dist/zstd.wasm').read());
-      emptyRoot = mkdtempSync(path.join(scratch, 'sessions-'));
-      // The zstd copy of the fixture store, when present, so the packaged server must decode zstd.
-      if (conformance.dir) cpSync(fixtureStore(conformance.dir, 'zstd'), emptyRoot, { recursive: true });
+      fixtureRoot = mkdtempSync(path.join(scratch, 'sessions-'));
+      // The zstd copy of the fixture store, so the packaged server must decode zstd.
+      cpSync(fixtureStore('zstd'), fixtureRoot, { recursive: true });
       server = fork(serverFile, ['--node-ipc', `--clientProcessId=${process.pid}`], { silent: true });
       server.on('message', (message: { id?: number; result?: unknown; error?: unknown }) => {
         const pending = typeof message.id === 'number' ? waiting.get(message.id) : undefined;
@@ -102,7 +101,7 @@ describe('the packaged .vsix', () => {
         processId: process.pid,
         rootUri: null,
         capabilities: {},
-        initializationOptions: { sessionsRoot: emptyRoot },
+        initializationOptions: { sessionsRoot: fixtureRoot },
       });
       capabilities = result.capabilities;
       expect(capabilities.completionProvider.triggerCharacters).toContain('@');
@@ -123,8 +122,8 @@ describe('the packaged .vsix', () => {
       expect(result).toBe(formatSessionReferenceMention({ sessionId: 's-1', label: 'A [b]' }));
     });
 
-    it.skipIf(!conformance.dir)(`lists the zstd fixture store as dsh does ${conformance.reason ?? ''}`, async () => {
-      const rows = readFileSync(path.join(conformance.dir as string, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'), 'utf8')
+    it('lists the zstd fixture store as dsh does', async () => {
+      const rows = readFileSync(dshAnswersFile(), 'utf8')
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line));

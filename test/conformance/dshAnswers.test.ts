@@ -1,12 +1,11 @@
-// dsh's own answers for the fixture store (../shared/fixtures/dsh-store/expected/dsh-answers.jsonl) must be
+// dsh's own answers for the fixture store (test/conformance/dsh-store/expected/dsh-answers.jsonl) must be
 // ours too: the resolver over our on-disk store reader, on the raw AND the zstd encoding of the same store.
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSessionReferenceError, parseSessionReferenceText } from '@dsh-session-ls/shared';
 import { createSessionReferenceResolver } from '../../server/src/resolver';
 import { openSessionStore, type SessionStoreService } from '../../server/src/store';
-import { findConformanceDir, fixtureStore } from '../support/conformance';
+import { dshAnswersFile, fixtureStore } from '../support/conformance';
 
 interface AnswerRow {
   config: Record<string, number>;
@@ -14,13 +13,10 @@ interface AnswerRow {
   response: { ok: true; result: unknown } | { ok: false; error: { name: string; code: string; message: string } };
 }
 
-const conformance = findConformanceDir();
-const rows: AnswerRow[] = conformance.dir
-  ? readFileSync(path.join(conformance.dir, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'), 'utf8')
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => JSON.parse(line) as AnswerRow)
-  : [];
+const rows: AnswerRow[] = readFileSync(dshAnswersFile(), 'utf8')
+  .split('\n')
+  .filter((line) => line.trim() !== '')
+  .map((line) => JSON.parse(line) as AnswerRow);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -55,13 +51,11 @@ async function answer(store: SessionStoreService, row: AnswerRow): Promise<unkno
   }
 }
 
-const describeConformance = conformance.dir ? describe : describe.skip;
-
 for (const encoding of ['raw', 'zstd'] as const) {
-  describeConformance(`dsh's recorded answers over our ${encoding} store reader${conformance.reason ? ` (skipped: ${conformance.reason})` : ''}`, () => {
+  describe(`dsh's recorded answers over our ${encoding} store reader`, () => {
     let store: SessionStoreService;
     beforeAll(async () => {
-      store = openSessionStore({ root: fixtureStore(conformance.dir!, encoding) });
+      store = openSessionStore({ root: fixtureStore(encoding) });
       await store.whenIndexed();
     });
     afterAll(() => store?.dispose());

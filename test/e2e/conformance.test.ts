@@ -1,13 +1,12 @@
 /**
- * Conformance through the real server process: over the shared fixture store (raw and zstd),
+ * Conformance through the real server process: over the dsh fixture store (raw and zstd),
  * `dshSession.candidates` and `dshSession.prepare` answer what dsh's own resolver answered
  * (`expected/dsh-answers.jsonl`), minus `additionalContext.id`.
  */
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionCommands, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
-import { findConformanceDir, fixtureStore } from '../support/conformance';
+import { dshAnswersFile, fixtureStore } from '../support/conformance';
 import { responseErrorOf, type LspTestClient } from '../support/lspClient';
 import { startServer, waitForSessions } from './helpers';
 
@@ -17,14 +16,10 @@ interface AnswerRow {
   response: { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
 }
 
-const conformance = findConformanceDir();
-const rows: AnswerRow[] =
-  conformance.dir === undefined
-    ? []
-    : readFileSync(path.join(conformance.dir, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'), 'utf8')
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => JSON.parse(line) as AnswerRow);
+const rows: AnswerRow[] = readFileSync(dshAnswersFile(), 'utf8')
+  .split('\n')
+  .filter((line) => line.trim() !== '')
+  .map((line) => JSON.parse(line) as AnswerRow);
 
 // session-reference.md §3: the messages that must be dsh's own; any other message is ours to word.
 const PINNED_MESSAGES = [
@@ -96,7 +91,7 @@ function sessionCount(): number {
   return all !== undefined && all.response.ok ? (all.response.result as unknown[]).length : 1;
 }
 
-describe.skipIf(conformance.dir === undefined)(`dsh conformance through the server process ${conformance.reason ?? ''}`, () => {
+describe('dsh conformance through the server process', () => {
   it('has answers to check', () => {
     expect(rows.length).toBeGreaterThan(50);
     expect(new Set(rows.map((row) => row.request.op))).toEqual(new Set(['list', 'remote', 'prepare', 'mention']));
@@ -107,7 +102,7 @@ describe.skipIf(conformance.dir === undefined)(`dsh conformance through the serv
     let cleanup: () => Promise<void>;
 
     beforeAll(async () => {
-      ({ client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: fixtureStore(conformance.dir!, encoding) } }));
+      ({ client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: fixtureStore(encoding) } }));
       await waitForSessions(client, sessionCount());
     });
 

@@ -10,14 +10,13 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
 import { DshSessionClient } from '../../server/src/client';
-import { REPO_ROOT, findConformanceDir, fixtureStore } from '../support/conformance';
+import { REPO_ROOT, fixtureStore } from '../support/conformance';
 import { type InstalledServer, installedServer, installedServerEnv, serverVersion } from '../support/installedPackage';
 import { SERVER_BIN } from '../support/lspClient';
 import { EXAMPLE_STORE, removeTemporary, temporaryDirectory } from './helpers';
 
-const conformance = findConformanceDir();
-/** The stores both builds are asked about: the example store, and dsh's raw fixture store when present. */
-const STORES: Array<[string, string]> = [['example', EXAMPLE_STORE], ...(conformance.dir ? [['dsh fixture', fixtureStore(conformance.dir, 'raw')] as [string, string]] : [])];
+/** The stores both builds are asked about: the example store, and dsh's raw fixture store. */
+const STORES: Array<[string, string]> = [['example', EXAMPLE_STORE], ['dsh fixture', fixtureStore('raw')]];
 
 let installed: InstalledServer;
 let scratch: string;

@@ -2,26 +2,26 @@
 // feature it offers (completion and resolve, file mentions inside the root, every command, hover, links,
 // code actions, diagnostics), writes, moves and creates nothing under the sessions root: names, modes,
 // sizes, mtimes (directories too) and bytes are unchanged after shutdown.
-import { cpSync } from 'node:fs';
+import { cpSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention, type SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
 import type { CompletionItem, Diagnostic } from 'vscode-languageserver-protocol';
-import { findConformanceDir, fixtureStore } from '../support/conformance';
+import { fixtureStore } from '../support/conformance';
 import { fileUri, pollUntil } from '../support/lspClient';
 import { treeHash } from '../reliability/support/stores';
 import { EXAMPLE_SESSIONS, EXAMPLE_STORE, removeTemporary, startServer, temporaryDirectory, waitForSessions } from './helpers';
 
-const conformance = findConformanceDir();
 const scratch = temporaryDirectory('read-only-audit');
 afterAll(() => removeTemporary(scratch));
 
 describe('the server never writes under the sessions root', () => {
-  it(`leaves the root byte-identical after every feature has run over it${conformance.dir ? '' : ` (zstd fixture left out: ${conformance.reason})`}`, async () => {
+  it('leaves the root byte-identical after every feature has run over it', async () => {
     const root = path.join(scratch, 'sessions');
     cpSync(EXAMPLE_STORE, root, { recursive: true });
-    // The zstd fixture too, when present, so the compressed reader is exercised as well.
-    if (conformance.dir) cpSync(fixtureStore(conformance.dir, 'zstd'), root, { recursive: true });
+    // The zstd fixture store too, so the compressed reader is exercised as well.
+    const fixtureSessions = readdirSync(fixtureStore('zstd'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.zstd')).length;
+    cpSync(fixtureStore('zstd'), root, { recursive: true });
     const before = treeHash(root);
 
     // The workspace folder IS the sessions root, so file mentions walk it as well.
@@ -31,7 +31,7 @@ describe('the server never writes under the sessions root', () => {
       rootUri: fileUri(root),
     });
     try {
-      const expected = Object.keys(EXAMPLE_SESSIONS).length + (conformance.dir ? 11 : 0);
+      const expected = Object.keys(EXAMPLE_SESSIONS).length + fixtureSessions;
       await waitForSessions(client, expected);
       const listed = await client.executeCommand<SessionReferenceMentionCandidate[]>(SessionCommands.candidates, { limit: 1000 });
       expect(listed).toHaveLength(expected);

@@ -6,19 +6,16 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { REPO_ROOT, fixtureStore } from '../support/conformance';
 import { treeHash } from './support/stores';
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..');
-
-/** The stores tests read in place: examples/store, and the conformance fixtures when present. */
+/** The stores tests read in place: examples/store, the other agents' stores and the dsh conformance store. */
 function guardedStores(): string[] {
-  const conformance = process.env.DSH_CONFORMANCE_DIR ? path.resolve(process.env.DSH_CONFORMANCE_DIR) : path.resolve(REPO_ROOT, '..', 'shared');
   return [
     path.join(REPO_ROOT, 'examples', 'store'),
-    // Issue 17: the real Claude Code and Codex stores are read in place too.
     path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures'),
-    path.join(conformance, 'fixtures', 'dsh-store', 'raw'),
-    path.join(conformance, 'fixtures', 'dsh-store', 'zstd'),
+    fixtureStore('raw'),
+    fixtureStore('zstd'),
   ].filter((dir) => existsSync(dir));
 }
 

@@ -8,23 +8,34 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** True when running under CI, where a missing prerequisite is a failure, never a skip. */
 export const IN_CI = process.env.CI === 'true';
 
+/** The dsh conformance store kept in the repository: both encodings and dsh's recorded answers. */
+export const REPOSITORY_CONFORMANCE_STORE = path.join(REPO_ROOT, 'test', 'conformance', 'dsh-store');
+
+const ANSWERS = path.join('expected', 'dsh-answers.jsonl');
+
 /**
- * The conformance folder (`../shared` beside the repository, or `$DSH_CONFORMANCE_DIR`), or
- * undefined with the reason. Under CI=true its absence throws instead.
+ * The dsh conformance store the tests check fidelity against: the repository's own copy, or the
+ * store `$DSH_CONFORMANCE_DIR` names to check another one (a folder laid out like
+ * `test/conformance/dsh-store`, or one holding it as `fixtures/dsh-store`). A variable that names
+ * neither throws: a run asked to check another store must not silently check this one.
  */
-export function findConformanceDir(): { dir?: string; reason?: string } {
-  const candidate = process.env.DSH_CONFORMANCE_DIR
-    ? path.resolve(process.env.DSH_CONFORMANCE_DIR)
-    : path.resolve(REPO_ROOT, '..', 'shared');
-  if (existsSync(path.join(candidate, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'))) return { dir: candidate };
-  const reason = `conformance data not found at ${candidate} (set DSH_CONFORMANCE_DIR)`;
-  if (IN_CI) throw new Error(`CI=true: ${reason}`);
-  return { reason };
+export function conformanceStore(): string {
+  const named = process.env.DSH_CONFORMANCE_DIR;
+  if (!named) return REPOSITORY_CONFORMANCE_STORE;
+  for (const candidate of [path.resolve(named), path.resolve(named, 'fixtures', 'dsh-store')]) {
+    if (existsSync(path.join(candidate, ANSWERS))) return candidate;
+  }
+  throw new Error(`DSH_CONFORMANCE_DIR=${named} holds no ${ANSWERS} (nor fixtures/dsh-store/${ANSWERS})`);
 }
 
-/** The fixture store folder inside the conformance dir (`raw` or `zstd`), if present. */
-export function fixtureStore(dir: string, encoding: 'raw' | 'zstd'): string {
-  return path.join(dir, 'fixtures', 'dsh-store', encoding);
+/** The conformance store's sessions root in one encoding (`raw` or `zstd`). */
+export function fixtureStore(encoding: 'raw' | 'zstd'): string {
+  return path.join(conformanceStore(), encoding);
+}
+
+/** dsh's recorded answers for the conformance store, one JSON object a line. */
+export function dshAnswersFile(): string {
+  return path.join(conformanceStore(), ANSWERS);
 }
 
 /**

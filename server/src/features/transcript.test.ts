@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionCommands } from '@dsh-session-ls/shared';
-import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
+import { findProgram, fixtureStore } from '../../../test/support/conformance';
 import { foldSessionTitle, type InMemorySession } from '../testing/inMemorySessionStore';
 import { TRANSCRIPT_NAMES } from '../store/layout';
 import { initZstdSupport, loadSessionLog } from '../store/log';
@@ -15,7 +15,6 @@ import type { SessionLogs } from './services';
 import { testWorkspace } from '../testing/testWorkspace';
 import { sessionTranscriptMarkdown, transcriptCommand, type SessionLog } from './transcript';
 
-const conformance = findConformanceDir();
 await initZstdSupport();
 
 const demo2 = (): SessionLog => {
@@ -181,10 +180,10 @@ describe('whole logs from transcript files', () => {
     expect(sessionTranscriptMarkdown(log)).toBe(sessionTranscriptMarkdown(demo2()));
   });
 
-  describe.skipIf(!conformance.dir)(`on the fixture store ${conformance.reason ?? ''}`, () => {
+  describe('on the fixture store', () => {
     for (const encoding of ['raw', 'zstd'] as const) {
       it(`${encoding}: every session's transcript is the one of all its events`, async () => {
-        const root = fixtureStore(conformance.dir as string, encoding);
+        const root = fixtureStore(encoding);
         const store = openSessionStore({ root });
         let sessions = 0;
         try {

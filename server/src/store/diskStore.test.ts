@@ -19,7 +19,7 @@ import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
+import { dshAnswersFile, findProgram, fixtureStore } from '../../../test/support/conformance';
 import { SessionReadError, type StoredSessionSummary } from '../resolver/sessionStore';
 import { nodeDirectoryFiles, type DirectoryFiles, type WatchFactory } from './directoryFiles';
 import { FakeClock, yieldTurns } from '../testing/fakeClock';
@@ -32,7 +32,6 @@ import { storeWorkSlices } from './concurrency';
 
 // ---- writing real-format dsh logs ----------------------------------------------------------
 
-const conformance = findConformanceDir();
 const zstdProgram = findProgram('zstd');
 
 /** A dsh log being written: a header line, then batches of event lines (one zstd frame each). */
@@ -226,18 +225,16 @@ interface AnswerRow {
   response: { ok: boolean; result: Array<{ sessionId: string; label: string; cwd?: string; createdAt: number }> };
 }
 
-describe.skipIf(!conformance.dir)(`fixture store ${conformance.reason ?? ''}`, () => {
-  const answers: AnswerRow[] = conformance.dir
-    ? readFileSync(path.join(conformance.dir, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'), 'utf8')
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => JSON.parse(line) as AnswerRow)
-    : [];
+describe('fixture store', () => {
+  const answers: AnswerRow[] = readFileSync(dshAnswersFile(), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as AnswerRow);
   const fullLists = answers.filter((row) => row.request.op === 'list' && row.request.args[0] === '' && row.request.args.length === 1 && row.response.ok);
 
   it.each(['raw', 'zstd'] as const)('lists the %s fixture store with dsh’s ids, labels, cwds and order', async (encoding) => {
     expect(fullLists.length).toBeGreaterThan(0);
-    const { store, problems } = open(fixtureStore(conformance.dir as string, encoding));
+    const { store, problems } = open(fixtureStore(encoding));
     await store.whenIndexed();
     const listed = await store.listSessions();
     expect(problems).toEqual([]);
@@ -272,7 +269,7 @@ describe.skipIf(!conformance.dir)(`fixture store ${conformance.reason ?? ''}`, (
   });
 
   it.each(['raw', 'zstd'] as const)('reads surfaces of the %s fixture store', async (encoding) => {
-    const { store } = open(fixtureStore(conformance.dir as string, encoding));
+    const { store } = open(fixtureStore(encoding));
     const demo2 = await store.readSurface('demo-2');
     expect(demo2.header).toEqual({ id: 'demo-2', cwd: '/home/alice/proj', createdAt: 1767225700000 });
     expect(demo2.capturedThroughSeq).toBe(16);
@@ -1296,9 +1293,8 @@ describe('the index', () => {
 
 describe('lifecycle', () => {
   it('leaves the store byte-identical and releases every watch and timer on dispose', async () => {
-    if (!conformance.dir) return expect(conformance.reason).toBeTruthy();
     const root = path.join(tempDir(), 'sessions');
-    execFileSync('cp', ['-a', fixtureStore(conformance.dir, 'raw') + '/.', root]);
+    execFileSync('cp', ['-a', fixtureStore('raw') + '/.', root]);
     const before = treeHash(root);
     const store = openSessionStore({ root }) as DiskSessionStore;
     await store.whenIndexed();

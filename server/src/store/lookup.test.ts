@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionReadError, type SessionSurface } from '../resolver/sessionStore';
-import { findConformanceDir, findProgram, fixtureStore } from '../../../test/support/conformance';
+import { findProgram, fixtureStore } from '../../../test/support/conformance';
 import { DISCOVERY_REASONS } from './discovery';
 import { TRANSCRIPT_NAMES, encodeSegment, projectDirName, type TranscriptEncoding } from './layout';
 import { LISTING_REASONS } from './listing';
@@ -14,7 +14,6 @@ import { recordingFiles } from '../testing/testFiles';
 import { nodeTranscriptFiles } from './transcriptFiles';
 
 const zstd = findProgram('zstd');
-const conformance = findConformanceDir();
 await initZstdSupport();
 
 /** `readSessionSurface`'s answer, or its failure as plain data. */
@@ -251,10 +250,10 @@ describe('readSessionSurface finds a session in every project directory', () => 
   });
 });
 
-describe.skipIf(!conformance.dir)(`readSessionSurface on the fixture store ${conformance.reason ?? ''}`, () => {
+describe('readSessionSurface on the fixture store', () => {
   for (const encoding of ['raw', 'zstd'] as const) {
     it(`${encoding}: every session reads as a whole load of its file says`, async () => {
-      const root = fixtureStore(conformance.dir as string, encoding);
+      const root = fixtureStore(encoding);
       let sessions = 0;
       for (const project of readdirSync(root)) {
         for (const session of readdirSync(path.join(root, project))) {

@@ -2,10 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
-import { findConformanceDir, fixtureStore } from '../../../../test/support/conformance';
+import { dshAnswersFile, fixtureStore } from '../../../../test/support/conformance';
 import { SessionLogSummarizer, availableZstdDecoders, initZstdSupport, loadSessionLog, readSessionHeader } from './index';
 
-const conformance = findConformanceDir();
 await initZstdSupport();
 
 /** Every `<project>/<session>/<file>` of a fixture store, by directory name. */
@@ -25,10 +24,10 @@ interface DshReference {
 }
 
 /** What dsh's own resolver answered about each session (expected/dsh-answers.jsonl). */
-function dshAnswers(dir: string): { labels: Map<string, string>; references: Map<string, DshReference> } {
+function dshAnswers(): { labels: Map<string, string>; references: Map<string, DshReference> } {
   const labels = new Map<string, string>();
   const references = new Map<string, DshReference>();
-  const lines = readFileSync(path.join(dir, 'fixtures', 'dsh-store', 'expected', 'dsh-answers.jsonl'), 'utf8').split('\n');
+  const lines = readFileSync(dshAnswersFile(), 'utf8').split('\n');
   for (const line of lines.filter(Boolean)) {
     const { config, request, response } = JSON.parse(line);
     if (!response.ok || Object.keys(config).length > 0) continue;
@@ -67,11 +66,10 @@ function conversation(surface: readonly SessionEventRecord[]): Array<{ role: str
   return out;
 }
 
-describe.skipIf(!conformance.dir)(`fixture store ${conformance.reason ?? ''}`, () => {
-  const dir = conformance.dir as string;
-  const raw = transcripts(fixtureStore(dir, 'raw'), 'session.jsonl');
-  const zstd = transcripts(fixtureStore(dir, 'zstd'), 'session.jsonl.zstd');
-  const dsh = dshAnswers(dir);
+describe('fixture store', () => {
+  const raw = transcripts(fixtureStore('raw'), 'session.jsonl');
+  const zstd = transcripts(fixtureStore('zstd'), 'session.jsonl.zstd');
+  const dsh = dshAnswers();
 
   it('holds the same sessions in both encodings', () => {
     expect([...zstd.keys()].sort()).toEqual([...raw.keys()].sort());

@@ -3,7 +3,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
-import { findConformanceDir, findProgram, fixtureStore } from '../../../../test/support/conformance';
+import { findProgram, fixtureStore } from '../../../../test/support/conformance';
 import {
   SessionLogSummarizer,
   availableZstdDecoders,
@@ -18,7 +18,6 @@ import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, toolCallBlo
 import { skimLine } from './lineSkim';
 
 const zstdCli = findProgram('zstd');
-const conformance = findConformanceDir();
 await initZstdSupport();
 
 type Encoding = 'raw' | 'zstd';
@@ -105,13 +104,11 @@ function baseTranscripts(): Transcript[] {
     const titles = Array.from({ length: 30 }, (_, i) => ev.title(17 + i, `${i} ${'lorem ipsum dolor '.repeat(2900 + i)}`));
     bases.push({ name: 'big-frame', encoding: 'zstd', bytes: zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1), titles]) });
   }
-  if (conformance.dir) {
-    for (const [encoding, file] of [['raw', 'session.jsonl'], ['zstd', 'session.jsonl.zstd']] as const) {
-      const store = fixtureStore(conformance.dir, encoding);
-      for (const project of readdirSync(store)) {
-        for (const session of readdirSync(path.join(store, project))) {
-          bases.push({ name: session, encoding, bytes: new Uint8Array(readFileSync(path.join(store, project, session, file))) });
-        }
+  for (const [encoding, file] of [['raw', 'session.jsonl'], ['zstd', 'session.jsonl.zstd']] as const) {
+    const store = fixtureStore(encoding);
+    for (const project of readdirSync(store)) {
+      for (const session of readdirSync(path.join(store, project))) {
+        bases.push({ name: session, encoding, bytes: new Uint8Array(readFileSync(path.join(store, project, session, file))) });
       }
     }
   }

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findConformanceDir, findProgram, fixtureStore } from '../../../../test/support/conformance';
+import { findProgram, fixtureStore } from '../../../../test/support/conformance';
 import { loadSessionLog } from './load';
 import { concatBytes, ev, headerLine, rawTranscript } from '../../testing/testLogs';
 import { DAMAGE_PLAINTEXTS, forEachDamagedFrame } from '../../testing/zstdDamage';
@@ -16,7 +16,6 @@ import { MAX_ONE_CALL_FRAME_BYTES, decodeZstdFrameInOneCall, fzstdDecoder, initZ
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
 
 const zstdCli = findProgram('zstd');
-const conformance = findConformanceDir();
 await initZstdSupport();
 
 const oneCallDecoder = fzstdDecoder();
@@ -175,9 +174,9 @@ describe.skipIf(!zstdCli.found)(`one-call frame decoding ${zstdCli.reason ?? ''}
   });
 });
 
-describe.skipIf(!conformance.dir)(`one-call decoding over the fixture store ${conformance.reason ?? ''}`, () => {
+describe('one-call decoding over the fixture store', () => {
   it('decodes every frame of every zstd transcript in one call, to exactly what streaming decodes', () => {
-    const root = fixtureStore(conformance.dir as string, 'zstd');
+    const root = fixtureStore('zstd');
     let frames = 0;
     for (const project of readdirSync(root)) {
       for (const session of readdirSync(path.join(root, project))) {

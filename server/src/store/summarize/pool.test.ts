@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findConformanceDir, findProgram, fixtureStore, REPO_ROOT } from '../../../../test/support/conformance';
+import { findProgram, fixtureStore, REPO_ROOT } from '../../../../test/support/conformance';
 import { INLINE_INDEX_BYTES } from '../disk/tuning';
 import { relativeLogPath } from '../layout';
 import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../../testing/testLogs';
@@ -14,7 +14,6 @@ import type { TranscriptSummary } from '../transcriptSummary';
 import { SummarizePool } from './pool';
 import { mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
-const conformance = findConformanceDir();
 const zstdCli = findProgram('zstd');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-summarize-pool-'));
 const built = path.join(dir, 'built');
@@ -73,14 +72,14 @@ function continuation(task: SummarizeTask, outcome: SummarizeOutcome): Summarize
 
 /** Every transcript of a fixture store. */
 function fixtureTasks(encoding: 'raw' | 'zstd'): SummarizeTask[] {
-  const root = fixtureStore(conformance.dir as string, encoding);
+  const root = fixtureStore(encoding);
   const name = encoding === 'raw' ? 'session.jsonl' : 'session.jsonl.zstd';
   return readdirSync(root).flatMap((project) =>
     readdirSync(path.join(root, project)).map((session) => ({ file: path.join(root, project, session, name), encoding })),
   );
 }
 
-describe.skipIf(!conformance.dir)(`the pool on the fixture store ${conformance.reason ?? ''}`, () => {
+describe('the pool on the fixture store', () => {
   it('summarizes every transcript, raw and zstd, exactly as inline', async () => {
     const workers = pool();
     const tasks = [...fixtureTasks('raw'), ...fixtureTasks('zstd')];

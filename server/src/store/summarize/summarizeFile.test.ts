@@ -3,13 +3,12 @@ import { appendFileSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmS
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IN_CI, findConformanceDir, findProgram, fixtureStore } from '../../../../test/support/conformance';
+import { findProgram, fixtureStore } from '../../../../test/support/conformance';
 import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdTranscript } from '../../testing/testLogs';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import { HEADER_REASONS, mayResume, summarizeTranscriptFile, withReadBuffer, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
 const zstdCli = findProgram('zstd');
-const conformance = findConformanceDir();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-summarize-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -227,11 +226,10 @@ describe('summarizeTranscriptFile', () => {
     expect(linked.kind).toBe('failed');
   });
 
-  describe.skipIf(!conformance.dir && !IN_CI)(`parsing every line or skimming (${conformance.reason ?? 'fixture store'})`, () => {
+  describe('parsing every line or skimming the fixture store', () => {
     /** Every transcript of the fixture store in `encoding`, whole and cut at a third and at two thirds. */
     function fixtureLogs(encoding: 'raw' | 'zstd'): Array<{ name: string; bytes: Uint8Array }> {
-      if (!conformance.dir) throw new Error(conformance.reason);
-      const store = fixtureStore(conformance.dir, encoding);
+      const store = fixtureStore(encoding);
       const logs: Array<{ name: string; bytes: Uint8Array }> = [];
       for (const project of readdirSync(store)) {
         for (const session of readdirSync(path.join(store, project))) {
