@@ -10,7 +10,9 @@
 //   dist/bundle/zstd.wasm          libzstd's wasm build, the zstd decoder the bundles load
 //   dist/client.js                 dsh-session-ls/client
 //   dist/types/client/index.d.ts   its declarations, and those of the contract they name (dist/types/shared/)
-//   package.json README.md LICENSE
+//   editors/                       the editor configurations of docs/editors/, as the package README names them
+//   README.md                      server/README.md: the user's README (the repository's README is a clone's)
+//   package.json LICENSE
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -50,6 +52,13 @@ function publishedManifest() {
   };
 }
 
+/** The editor configurations in docs/editors/ (its README speaks of the repository, so it stays there). */
+function editorConfigurations() {
+  return readdirSync(path.join(repo, 'docs', 'editors'), { withFileTypes: true })
+    .filter((entry) => entry.isFile() && !entry.name.endsWith('.md'))
+    .map((entry) => entry.name);
+}
+
 async function pack() {
   // Declarations of the client and of the contract (incremental: nothing to do after `npm run build`).
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -66,7 +75,9 @@ async function pack() {
     );
     copyZstdWasm(path.join(dist, 'bundle'));
     cpSync(path.join(here, 'bin'), path.join(staging, 'bin'), { recursive: true });
-    copyFileSync(path.join(repo, 'README.md'), path.join(staging, 'README.md'));
+    copyFileSync(path.join(here, 'README.md'), path.join(staging, 'README.md'));
+    mkdirSync(path.join(staging, 'editors'));
+    for (const file of editorConfigurations()) copyFileSync(path.join(repo, 'docs', 'editors', file), path.join(staging, 'editors', file));
     copyFileSync(path.join(repo, 'client-vscode', 'LICENSE'), path.join(staging, 'LICENSE'));
 
     const types = path.join(dist, 'types');

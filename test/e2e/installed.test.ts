@@ -1,6 +1,7 @@
 /**
- * The installable server: `npm run pack` writes a self-contained tarball (bundles, bin, README, LICENSE,
- * no dependencies) that `npm install -g --offline` installs into a scratch prefix outside the repository.
+ * The installable server: `npm run pack` writes a self-contained tarball (bundles, bin, editor
+ * configurations, its own user README, LICENSE, no dependencies) that `npm install -g --offline`
+ * installs into a scratch prefix outside the repository.
  * The installed `dsh-session-ls` on PATH, run from a temp directory with nothing of the clone copied,
  * answers `--version`, `candidates --json` and an LSP session exactly as the repository build does.
  */
@@ -51,7 +52,7 @@ function allFiles(dir: string, base = dir): string[] {
 }
 
 describe('the packed tarball', () => {
-  it('is named after the version and installs a package with no dependencies: bundles, bin, declarations, README and LICENSE only', () => {
+  it('is named after the version and installs a package with no dependencies: bundles, bin, declarations, editor configurations, README and LICENSE only', () => {
     expect(path.basename(installed.tarball)).toBe(`dsh-session-ls-${serverVersion()}.tgz`);
     expect(path.dirname(installed.tarball)).toBe(REPO_ROOT);
     const manifest = JSON.parse(readFileSync(path.join(installed.packageDir, 'package.json'), 'utf8'));
@@ -63,7 +64,7 @@ describe('the packed tarball', () => {
     const files = allFiles(installed.packageDir)
       .filter((file) => !/^dist\/bundle\/code-cache\/\w+-v[\d.]+-\w+-[\w-]+\.v8$/.test(file))
       .sort();
-    expect(files.filter((file) => !/^dist\/types\/shared\/\w+\.d\.ts$/.test(file))).toEqual([
+    expect(files.filter((file) => !/^(dist\/types\/shared\/\w+\.d\.ts|editors\/.*)$/.test(file))).toEqual([
       'LICENSE',
       'README.md',
       'bin/dsh-session-ls.js',
@@ -79,6 +80,52 @@ describe('the packed tarball', () => {
     ]);
     // Nothing in it points back into the clone it was built from.
     for (const file of files) expect(readFileSync(path.join(installed.packageDir, file), 'utf8')).not.toContain(REPO_ROOT);
+  });
+
+  it('ships every editor configuration of docs/editors/, byte for byte, in editors/', () => {
+    const expected = readdirSync(path.join(REPO_ROOT, 'docs', 'editors'))
+      .filter((name) => !name.endsWith('.md'))
+      .sort();
+    expect(expected.length).toBeGreaterThanOrEqual(7);
+    expect(readdirSync(path.join(installed.packageDir, 'editors')).sort()).toEqual(expected);
+    for (const name of expected) {
+      expect(readFileSync(path.join(installed.packageDir, 'editors', name)), name).toEqual(readFileSync(path.join(REPO_ROOT, 'docs', 'editors', name)));
+    }
+  });
+});
+
+describe("the packed tarball's README", () => {
+  let readme: string;
+  beforeAll(() => {
+    readme = readFileSync(path.join(installed.packageDir, 'README.md'), 'utf8');
+  });
+
+  it('is for a user of the package: no clone, no tests, no benchmark, no links into a repository', () => {
+    expect(readme).not.toMatch(/npm (test|ci|start)\b|npm run (test|bench|build|pack|package)\b|npx\b/);
+    expect(readme).not.toMatch(/\bbench(mark)?\b|vitest|\bclone\b|CONTRIBUTING|docs\//i);
+    // Relative links would point nowhere once the package is installed.
+    expect([...readme.matchAll(/\]\((?![a-z][a-z0-9+.-]*:)[^)]*\)/gi)].map((match) => match[0])).toEqual([]);
+  });
+
+  it('has the sections a user needs: install, editors, command line, client, troubleshooting', () => {
+    const headings = [...readme.matchAll(/^#{2,3} (.+)$/gm)].map((match) => match[1]!);
+    for (const heading of [/^Install/, /^Editors/, /^Command line/, /dsh-session-ls\/client/, /^Troubleshooting/]) {
+      expect(headings.some((text) => heading.test(text)), String(heading)).toBe(true);
+    }
+    expect(readme).toContain(`npm install -g --offline ./dsh-session-ls-${serverVersion()}.tgz`);
+    expect(readme).toMatch(/^dsh-session-ls candidates /m);
+    expect(readme).toMatch(/^dsh-session-ls prepare /m);
+  });
+
+  it('names every editor configuration it ships', () => {
+    for (const name of readdirSync(path.join(installed.packageDir, 'editors'))) expect(readme).toContain(`\`${name}\``);
+  });
+
+  it("gives the repository README's client example, unchanged", () => {
+    const example = (text: string) => [...text.matchAll(/<!-- client example -->\n```js\n([\s\S]*?)```\n/g)].map(([, body]) => body);
+    const fromRepository = example(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8'));
+    expect(fromRepository).toHaveLength(1);
+    expect(example(readme)).toEqual(fromRepository);
   });
 });
 
