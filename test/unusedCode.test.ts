@@ -63,7 +63,7 @@ const ENTRY_POINTS = new Map<string, readonly string[]>([
   [path.join(REPO_ROOT, 'client-vscode', 'src', 'extension.ts'), ['activate', 'deactivate']],
 ]);
 
-/** The packages' documented modules: `dsh-session-ls/client` (server/pack.mjs, README "Scripting"). */
+/** The packages' documented modules: `dsh-session-ls/client` (server/pack.mjs, README "Node library"). */
 const PUBLIC_MODULES = new Set([path.join(REPO_ROOT, 'server', 'src', 'client', 'index.ts')]);
 
 const show = (findings: readonly Finding[]): string[] =>

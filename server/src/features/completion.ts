@@ -133,8 +133,8 @@ const ROOT_PROBLEM_LABELS: Record<SessionsRootProblem, string> = {
 };
 
 /**
- * The one item answered instead of an empty list when the sessions root is not read (README, Contract
- * changelog): it says why, and accepting it leaves the text as it was — its edit replaces what was typed
+ * The one item answered instead of an empty list when the sessions root is not read (docs/protocol.md,
+ * Completion): it says why, and accepting it leaves the text as it was — its edit replaces what was typed
  * after the `@` up to the cursor with itself, so a client that ignores the range and replaces the word
  * before the cursor with `newText` changes nothing either.
  */
