@@ -51,7 +51,7 @@ describe('contributed settings', () => {
       'dshSessions.maxReferences': 'window',
       'dshSessions.candidateLimit': 'window',
       'dshSessions.maxReferenceBytes': 'window',
-      // Other agents (issue 17): the homes are paths on the server's machine, like sessionsRoot.
+      // Other agents: the homes are paths on the server's machine, like sessionsRoot.
       'dshSessions.agents': 'window',
       'dshSessions.claudeCodeHome': 'machine-overridable',
       'dshSessions.codexHome': 'machine-overridable',

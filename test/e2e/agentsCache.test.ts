@@ -9,7 +9,7 @@ import { REPO_ROOT, SERVER_BIN, fileUri, pollUntil } from '../support/lspClient'
 import { EXAMPLE_STORE, removeTemporary, startServer, temporaryDirectory } from './helpers';
 
 // Other agents' stores over the built server and CLI: the persistent summary cache across processes,
-// and sessions that appear and disappear while the server runs (issue 17: index, freshness, caching).
+// and sessions that appear and disappear while the server runs: index, freshness, caching.
 const FIXTURES = path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures');
 const CC_RENAMED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01';
 const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';

@@ -1,5 +1,5 @@
 /**
- * `@` completion when the sessions root is not read (issue 14): the built server answers one item that
+ * `@` completion when the sessions root is not read: the built server answers one item that
  * says why the list is empty, accepting it leaves the text exactly as it was, and the sessions replace it
  * once the root appears.
  */

@@ -1,5 +1,5 @@
 /**
- * Damaged stores at the store level (issue 8, area 2): symbolic-link loops, links that leave the
+ * Damaged stores at the store level: symbolic-link loops, links that leave the
  * root, empty and 0-byte files, a FIFO in place of a transcript, odd entries, zstd cut at every byte,
  * flipped bytes and garbage frames, and session directories removed while being read. The store keeps
  * answering for the rest, only ever rejects with a SessionReadError, and never writes.

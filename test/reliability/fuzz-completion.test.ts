@@ -1,5 +1,5 @@
 /**
- * Fuzzing completion positions (issue 8, area 1): random documents full of `@`, mention fragments,
+ * Fuzzing completion positions: random documents full of `@`, mention fragments,
  * CRLF and surrogates; random (also out-of-range) positions; sessions with hostile titles and ids.
  * Through the server's completion feature (files, then sessions), nothing throws; session items
  * appear exactly at an `@` token, in the resolver's order, display-safe, and each accepted item

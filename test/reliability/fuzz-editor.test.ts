@@ -1,5 +1,5 @@
 /**
- * Fuzzing the editor features with random documents (issue 8, area 1, beyond completion): mentions of
+ * Fuzzing the editor features with random documents (beyond completion): mentions of
  * sessions that exist, are missing, are the target, cannot be read or cannot fit the budget; bare,
  * glued and non-canonical URIs; grammar fragments and hostile text; random limits. Diagnostics agree
  * with `prepare` (no error diagnostic ⇔ it prepares; else it fails with the first error's code), and

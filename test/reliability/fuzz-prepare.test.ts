@@ -1,5 +1,5 @@
 /**
- * Fuzzing `prepare` and `listCandidates` over an in-memory store (issue 8, area 1): arbitrary
+ * Fuzzing `prepare` and `listCandidates` over an in-memory store: arbitrary
  * references, configs, targets, contents and session logs. Only SessionReferenceErrors escape, each
  * with the code dsh's order of checks gives; every success is a well-formed, in-budget snapshot.
  */

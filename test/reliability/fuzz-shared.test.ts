@@ -1,5 +1,5 @@
 /**
- * Fuzzing the shared contract (issue 8, area 1): the URI codec, the mention grammar, tag-safe JSON and
+ * Fuzzing the shared contract: the URI codec, the mention grammar, tag-safe JSON and
  * the config. Only SessionReferenceErrors with the right code may escape; every round trip holds.
  */
 import fc from 'fast-check';

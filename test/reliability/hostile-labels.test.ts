@@ -1,5 +1,5 @@
 /**
- * Labels from hostile titles (issue 13, point 5): a 1 MB title, 10,000 newlines, nothing but combining
+ * Labels from hostile titles : a 1 MB title, 10,000 newlines, nothing but combining
  * marks or zero-width characters, U+2028/U+2029. Through the built server, whatever the editor shows or
  * inserts of them (completion items, the accepted mention, hovers, code actions) is one line of at most
  * DISPLAY_LABEL_MAX_LENGTH code units holding a visible character (else the id), and `prepare` of the
@@ -94,7 +94,7 @@ describe('hostile titles give bounded, visible labels in the editor', () => {
     const list: CompletionList = await s.client.completion(doc, { line: 0, character: 1 });
     const responseBytes = Buffer.byteLength(JSON.stringify(list));
     recordFigure('hostile-labels', 'completion response bytes (6 sessions, one 1 MB title)', responseBytes);
-    // Was 4.38 MB with the title as the label (issue 13): now a few KB.
+    // 4.38 MB when the whole title was the label: now a few KB.
     expect(responseBytes).toBeLessThan(20_000);
     const items = list.items.filter((item: CompletionItem) => (item.data as SessionCompletionData | undefined)?.kind === 'dsh-session');
     expect(items.map((item) => (item.data as SessionCompletionData).sessionId).sort()).toEqual(Object.keys(TITLES).sort());

@@ -1,5 +1,5 @@
 /**
- * A 200 MB single-line log (issue 8, area 2): the store must stream it, so memory stays bounded by
+ * A 200 MB single-line log: the store must stream it, so memory stays bounded by
  * the 64 MiB record limit, not by the log's size. Measured in a child process (its peak RSS from
  * /proc/self/status) that indexes the store and reads every session: a memory bound, not a timing.
  */

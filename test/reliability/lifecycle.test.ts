@@ -1,5 +1,5 @@
 /**
- * Lifecycle and parent watch (issue 13, points 1 and 7), against the built server process:
+ * Lifecycle and parent watch, against the built server process:
  *
  * - the client's `processId` (or `--clientProcessId`) that the server may not signal (EPERM: the server
  *   runs as another user) or cannot see (ESRCH: another pid namespace) does not stop it: it serves past

@@ -1,5 +1,5 @@
 /**
- * Live writers (issue 8, area 3): a child process appends turns to two sessions, raw lines and zstd
+ * Live writers: a child process appends turns to two sessions, raw lines and zstd
  * frames, each in pieces (so torn lines and torn frames are on disk at times), while listing,
  * candidates and `prepare` run in a loop over the real store. Every answer is a consistent snapshot
  * (a prefix of what was written, titles never going back), and nothing throws.

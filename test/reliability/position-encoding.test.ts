@@ -1,5 +1,5 @@
 /**
- * Position encodings (issue 13, point 9), against the built server: a client that offers only UTF-8
+ * Position encodings, against the built server: a client that offers only UTF-8
  * gets `positionEncoding: 'utf-8'`, and then every position it sends or receives counts UTF-8 bytes:
  * incremental edits around `会` and astral characters (one change per notification and several), the
  * completion edit, document links, diagnostics, code actions and hover. The server's copy of the text

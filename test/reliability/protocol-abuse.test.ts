@@ -1,5 +1,5 @@
 /**
- * Protocol abuse against the real server process (issue 8, area 4): malformed params for every
+ * Protocol abuse against the real server process: malformed params for every
  * method and notification, every command with arguments of every wrong shape, unknown methods and
  * commands, a 10 MB document, a document with 10,000 mentions, bursts of edits and completions with
  * cancellations. Every request is answered (a result or the contract's error), nothing escapes a

@@ -1,5 +1,5 @@
 /**
- * A sessions root that is a regular file (issue 13, point 8). The built server tells the editor (a
+ * A sessions root that is a regular file. The built server tells the editor (a
  * `window/showMessage` warning once, and `rootProblem: 'not-a-directory'` in `dshSession/status`),
  * keeps answering, and picks the root up once it is a directory; the CLI says the root is not a
  * directory (not that it "does not exist yet") and warns on stderr. A missing root stays quiet.

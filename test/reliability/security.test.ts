@@ -1,5 +1,5 @@
 /**
- * Security (issue 8, area 6): session text and ids are untrusted. Ids never reach outside the sessions
+ * Security: session text and ids are untrusted. Ids never reach outside the sessions
  * root; whatever the UI shows of a session (completion labels, details and edits, previews, hovers,
  * transcripts) is display-safe and its Markdown cannot link or run commands; the model prompt never
  * spells its closing tag from session data; and nothing here writes to a store.

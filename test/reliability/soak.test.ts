@@ -1,5 +1,5 @@
 /**
- * Soak (issue 8, area 5): many completions, resolves and prepares over stdio against the real server
+ * Soak: many completions, resolves and prepares over stdio against the real server
  * process (50,000 completions and 2,000 prepares under DSH_LONG=1, fewer by default). After warm-up,
  * resident memory grows by less than 10% and no file descriptor is left open; the server then exits
  * cleanly on shutdown/exit, and when its client just goes away.

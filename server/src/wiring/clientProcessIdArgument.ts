@@ -2,7 +2,7 @@
  * Takes `--clientProcessId=PID` (or `--clientProcessId PID`, which VS Code's language client adds) off
  * `process.argv` BEFORE vscode-languageserver is loaded: the library starts its own parent watchdog from
  * that argument as its module loads, and that watchdog takes EPERM from `process.kill(pid, 0)` for a dead
- * parent (issue 13). The server watches the parent itself (`parentWatchdog.ts`).
+ * parent. The server watches the parent itself (`parentWatchdog.ts`).
  *
  * Import this module first in the process entry (main.ts): imports run in order.
  */

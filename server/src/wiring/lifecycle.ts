@@ -4,7 +4,7 @@
  *
  * - before `initialize`, a request answers ServerNotInitialized (-32002) and a notification is dropped;
  * - `initialize` is taken once; its `processId` goes to the server's own parent watchdog and is hidden from
- *   the library, whose watchdog takes EPERM for a dead parent (issue 13);
+ *   the library, whose watchdog takes EPERM for a dead parent;
  * - after `shutdown`, a request answers InvalidRequest (-32600) and a notification is dropped;
  * - `exit` ends the process at any time: code 0 after `shutdown`, 1 without.
  */

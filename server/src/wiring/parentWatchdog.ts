@@ -2,7 +2,7 @@
  * The server's own watch on the client's process (`initialize`'s `processId`, or `--clientProcessId`),
  * replacing vscode-languageserver's, which exits when `process.kill(pid, 0)` throws anything: EPERM too
  * (a parent running as another user is alive) and ESRCH for a pid from another pid namespace (containers,
- * `docker exec`), so it killed servers whose client was alive (issue 13).
+ * `docker exec`), so it killed servers whose client was alive.
  *
  * Here a parent is only taken for dead when it was seen alive and then is gone (ESRCH): a pid never seen
  * (another namespace, or a client that sent a wrong pid) leaves the server serving until its input closes,
