@@ -44,7 +44,7 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
 }
 
 /**
- * The floor of the other agents' homes (benchmarks.md's, for their layouts): list their
+ * The floor of the other agents' homes (bench/README.md's floor, for their layouts): list their
  * transcripts, read every byte, decompress Codex's `.jsonl.zst` with the store's frame decoder,
  * as the dsh floor does (baselines/floor.ts).
  */

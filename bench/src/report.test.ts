@@ -121,6 +121,15 @@ describe('start goals and section', () => {
     expect(replaced.match(/## Start/g)).toHaveLength(1);
   });
 
+  it('speaks of the project only, and points at the bench\'s own definitions', () => {
+    const withVariable = { ...start, withoutVariables: { variables: ['NODE_EXTRA_CA_CERTS'], node: figure(30), cli: figure(180), ratio: 6 } };
+    const machine = { nproc: 2, cpuModel: 'x', memoryGb: 1, node: 'v20', os: 'Linux', zstd: 'z', date: 'now', loadAtStart: 0 };
+    const document = renderResults(machine, [], { quick: false, seed: 1, command: 'npm run bench', totalMs: 1 }, withVariable);
+    expect(document).toContain('NODE_EXTRA_CA_CERTS');
+    expect(document).not.toMatch(/\bissues?\b|\bsession \d|benchmarks\.md/i);
+    expect(document).toContain('what each figure means is in bench/README.md');
+  });
+
   it('is part of a full run\'s results, after the budgets', () => {
     const machine = { nproc: 2, cpuModel: 'x', memoryGb: 1, node: 'v20', os: 'Linux', zstd: 'z', date: 'now', loadAtStart: 0 };
     const document = renderResults(machine, [], { quick: true, seed: 1, command: 'npm run bench -- --quick', totalMs: 1 }, start);

@@ -29,14 +29,14 @@ function verdict(ok: boolean | undefined, miss: () => string): string {
   return ok ? 'met' : `**missed** (${miss()})`;
 }
 
-/** The budgets of the performance issue, checked against a run's figures. */
+/** The project's performance budgets, checked against a run's figures. */
 export function checkBudgets(results: readonly SizeResult[]): BudgetLine[] {
   const at = (n: number): SizeResult | undefined => results.find((r) => r.sessions === n);
   const lines: BudgetLine[] = [];
   for (const [n, limit] of [[10_000, 10], [100_000, 25]] as const) {
     const r = at(n);
     if (!r) continue;
-    // The issue states the budget server side; benchmarks.md counts the round trip: both get a verdict.
+    // The budget is stated on the server's own time; a client sees the round trip: both get a verdict.
     const sides = [
       { name: 'server side', p95: (f: LatencyFigure) => f.server?.p95 },
       { name: 'round trip', p95: (f: LatencyFigure) => f.roundTrip.p95 },
@@ -94,7 +94,7 @@ export function checkBudgets(results: readonly SizeResult[]): BudgetLine[] {
   const big = at(100_000);
   if (big) {
     const peak = Math.max(big.peakRss?.cold ?? 0, big.peakRss?.restart ?? 0) || undefined;
-    // The issue's 300 MB are decimal megabytes: 286.1 MiB.
+    // The budget's 300 MB are decimal megabytes: 286.1 MiB.
     const budget = 300e6;
     lines.push({
       budget: 'peak RSS ≤ 300 MB (286.1 MiB) at 100,000',
@@ -176,7 +176,7 @@ export function renderStart(start: StartResult, command: string): string[] {
     const names = bare.variables.map((name) => `\`${name}\``).join(', ');
     out.push(
       `This machine's environment sets ${names}, which every Node start on it pays for (Node 20 reads and parses the certificates at start-up), ` +
-        'so the goals above are measured with it, as the issue measured them. The same rounds also ran these two without it:',
+        'so the goals above are measured with it, as on any machine that sets it. The same rounds also ran these two without it:',
     );
     out.push('');
     out.push('| figure, without ' + names + ' | median | runs (ms) |');
@@ -221,7 +221,7 @@ export function renderResults(
   const out: string[] = [];
   out.push(`# Benchmark results${options.quick ? ' (quick: 1k and 10k only)' : ''}`);
   out.push('');
-  out.push(`Written by \`${options.command}\` (bench/src/run.ts); definitions in benchmarks.md. Every figure below comes from this one run.`);
+  out.push(`Written by \`${options.command}\` (bench/src/run.ts); what each figure means is in bench/README.md. Every figure below comes from this one run.`);
   out.push('');
   out.push('| machine | |');
   out.push('|---|---|');

@@ -92,7 +92,7 @@ async function main(): Promise<void> {
         sessions,
         seed: options.seed,
         ...(options.zstdShare === undefined ? {} : { zstdShare: options.zstdShare }),
-        // benchmarks.md: the median of 3 naive queries at 10,000; quick mode and 100k run one (each costs minutes).
+        // The naive figure is the median of 3 queries at 10,000; quick mode and 100k run one (each costs minutes).
         naiveQueries: !options.naive ? 0 : sessions >= 100_000 || (options.quick && sessions >= 10_000) ? 1 : 3,
         // Medians of 3 up to 10,000 sessions (one run moves by ±15 % on a shared machine); 100,000 runs once (each costs a minute).
         floorRuns: sessions <= 10_000 ? 3 : 1,

@@ -16,7 +16,7 @@ import { median } from './stats';
 /** Sessions in the start store: a small store, all zstd (dsh's default encoding). */
 export const START_SESSIONS = 20;
 
-/** The goals of the start issue, as ratios to `node -e 0`. */
+/** The start goals, as ratios to `node -e 0`. */
 export const START_GOALS = { version: 1.5, cli: 2.5, stdio: 2.5 } as const;
 
 /** One command's runs. */

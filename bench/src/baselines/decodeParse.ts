@@ -1,4 +1,4 @@
-/** The prepare baseline: read + decode + `JSON.parse` every line of some logs (benchmarks.md). */
+/** The prepare baseline: read + decode + `JSON.parse` every line of some logs (bench/README.md). */
 import { readPlaintext, type TranscriptFile } from './floor';
 import { median } from '../stats';
 

@@ -1,13 +1,13 @@
 /**
  * The floor: list the transcripts and read every byte of each once, zstd-decompressing the
- * zstd ones, with no line splitting or parsing (benchmarks.md). An index that labels every
+ * zstd ones, with no line splitting or parsing (bench/README.md). An index that labels every
  * session cannot build faster. Two decoders, reported side by side: the project's own frame
  * decoder in this process (checksums verified), and the native `zstd` CLI (the physical
  * reference: libzstd compiled for this machine). The budget is against the faster.
  *
  * Files are read into one buffer that grows as needed, and the plaintext is counted where the
  * decoder leaves it, not copied out: `readFileSync` per file, and the copies, made the raw floor
- * about twice as slow as reading is (bench/ANALYSIS.md, "Session 14").
+ * about twice as slow as reading is (bench/ANALYSIS.md, "Cold index").
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The naive baseline, what dsh does per query (benchmarks.md): list the headers, then read and
+ * The naive baseline, what dsh does per query (bench/README.md): list the headers, then read and
  * fold every log to find its latest title, then filter and rank. Header reads and the fold are
  * the project's own decoder, so the baseline differs from the index only in doing it all per query.
  */
