@@ -5,7 +5,7 @@
 // that and exits: the root and its project directories are listed, then a worker started first looks
 // up the first `share` of the session directories (none: no worker) while the main thread loads the
 // library and looks up the rest. No cache is read, nothing is compared, no answer is written, so any real restart is
-// slower. bench/ANALYSIS.md ("Session 22") has the figures.
+// slower. bench/ANALYSIS.md ("Cached restart") has the figures.
 // Usage: node bench/prototypes/restartBound.mjs <sessions root> [rounds=7] [share=0.5]
 import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync } from 'node:fs';

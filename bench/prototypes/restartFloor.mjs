@@ -4,7 +4,7 @@
 // directory listed, both transcript names of each session directory looked up, as dsh-session-store.md
 // §1.4 asks), checks each identity against the cache, and writes the listing as one JSON answer.
 // It does not validate, rank, label or watch anything, so it is below any real restart.
-// bench/ANALYSIS.md ("Session 18") has the figures.
+// bench/ANALYSIS.md ("Cached restart") has the figures.
 // Usage: node bench/prototypes/restartFloor.mjs <sessions root> [rounds=5]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';

@@ -4,7 +4,7 @@
  * at a time into bitmasks (quotes, backslashes, control bytes, newlines, { } [ ] : ,), finds the
  * escaped characters and the inside of strings by carries and a prefix XOR, and flattens the
  * structural positions into an index; `walk` is a minimal stage 2 over that index (nesting and
- * line ends only; no scalars, no keys). bench/ANALYSIS.md ("Session 14") has the figures; run
+ * line ends only; no scalars, no keys). bench/ANALYSIS.md ("Cold index") has the figures; run
  * `node bench/prototypes/stage1.mjs <sessions root>` (needs clang-14 and wasm-ld-14).
  */
 #include <stdint.h>

@@ -78,7 +78,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   let makeCodeCache = options.makeCodeCache;
   // A code cache holds what the run compiled and V8 still kept: while one is to be made, V8 keeps
   // the bytecode of functions that ran once (a long first index's collections would otherwise
-  // drop most of the start-up's before the cache is made; see the start section of bench/ANALYSIS.md).
+  // drop most of the start-up's before the cache is made; bench/ANALYSIS.md, "Start").
   if (makeCodeCache) setRuntimeV8Flag('--no-flush-bytecode', '--flush-bytecode');
   let codeCacheMade: Promise<void> = Promise.resolve();
   const codeCacheNow = (): void => {

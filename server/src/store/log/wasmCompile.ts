@@ -6,7 +6,7 @@
  * megabytes, that pays. On the main thread it does not: the main thread only handles a start's
  * small batch and one-off loads. There a TurboFan job in flight delays the answer, and at exit
  * the process waits for the job to finish. Measured on the CLI: about 40 ms of its ~250 ms start
- * (the start section of bench/ANALYSIS.md).
+ * (bench/ANALYSIS.md, "Start").
  *
  * So a module compiled on the main thread gets the largest tier-up budget V8 takes (2^31 - 1, some
  * 1,200 times V8 11's default and 165 times V8 12's): a start's batch never reaches it (100 times
