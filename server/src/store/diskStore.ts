@@ -95,7 +95,7 @@ export class DiskSessionStore implements SessionStoreService {
     this.pool.retireIdle();
     // Fewer directories than watches: all are watched at once, before the answers that waited.
     // Deferred, a change between those answers and the watches was seen only by the catch-up
-    // rescan, which waits for 500 ms without requests: a client polling faster gives none (556de82).
+    // rescan, which waits for 500 ms without requests: a client polling faster gives none.
     if (attached.directories.size < state.tuning.maxWatches) this.keepFresh(attached);
     else this.watchOnceAnswered(attached, state.clock.now());
     state.finishIndexing();
