@@ -89,109 +89,99 @@ async function readSources(
   }
 }
 
+/** Check a listing's arguments, then list the store and select up to `limit` rows for `target`. */
+async function selectListed<Row>(
+  store: SessionStore,
+  target: SessionReferenceTarget | undefined,
+  query: string,
+  limit: number,
+  signal: AbortSignal | undefined,
+  row: (summary: StoredSessionSummary) => Row,
+): Promise<Row[]> {
+  if (!isPositiveSafeInteger(limit)) {
+    throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'candidate limit must be a positive safe integer');
+  }
+  if (typeof query !== 'string') {
+    throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'candidate query must be a string');
+  }
+  throwIfCancelled(signal);
+  let sessions;
+  try {
+    sessions = await raceWithSignal(store.listSessions(signal), signal);
+  } catch (error) {
+    throwIfCancelled(signal);
+    throw error;
+  }
+  throwIfCancelled(signal);
+  return selectCandidates(sessions, target, query, limit, row);
+}
+
+/** The `source` of the context message: what was kept of each reference, in input order. */
+function referenceSource(retained: ReadonlyArray<ReturnType<typeof retainWithinBudget>>): SessionReferenceSource {
+  return {
+    kind: 'session-reference',
+    form: 'recall',
+    version: 1,
+    references: retained.map(({ data, stats }, inputIndex) => ({
+      sessionId: data.sessionId,
+      label: data.label,
+      capturedThroughSeq: data.capturedThroughSeq,
+      compacted: stats.compacted,
+      originalMessages: stats.originalMessages,
+      retainedMessages: stats.retainedMessages,
+      omittedMessages: stats.omittedMessages,
+      omittedBytes: stats.omittedBytes,
+      truncated: stats.truncated,
+      inputIndex,
+      ...(data.agent === undefined ? {} : { agent: data.agent }),
+    })),
+  };
+}
+
+/** dsh's prepare: the content as given, and one context message snapshotting every reference. */
+async function prepareMessage(
+  store: SessionStore,
+  config: SessionReferenceConfig,
+  target: SessionReferenceTarget | undefined,
+  content: ContentBlock[],
+  references: unknown,
+  signal: AbortSignal | undefined,
+): Promise<PreparedReferencedMessage> {
+  const acceptedContent = structuredClone(content);
+  const inputs = normalizeReferences(references, target?.sessionId, config.maxReferences);
+  if (inputs.length === 0) return { content: acceptedContent };
+  throwIfCancelled(signal);
+  const surfaces = await readSources(store, inputs, signal);
+  throwIfCancelled(signal);
+
+  const retained = surfaces.map((surface, index) =>
+    retainWithinBudget(projectSessionSurface(surface, inputs[index]!.label), config.maxReferenceBytes),
+  );
+  const additionalContext: UserMessage = {
+    id: crypto.randomUUID(),
+    role: 'user',
+    content: [{ type: 'text', text: renderReferencedSessionsPrompt(retained.map(({ data }) => data)) }],
+    source: referenceSource(retained),
+  };
+  return { content: acceptedContent, additionalContext };
+}
+
 /** Build a resolver over `store`; the config is validated (INVALID_CONFIG) and missing fields take dsh's defaults. */
 export function createSessionReferenceResolver(
   store: SessionStore,
   config?: Partial<SessionReferenceConfig>,
 ): SessionReferenceResolver {
   const resolved = Object.freeze(resolveSessionReferenceConfig(config));
+  const listed = <Row>(target: SessionReferenceTarget | undefined, query: string | undefined, limit: number | undefined, signal: AbortSignal | undefined, row: (summary: StoredSessionSummary) => Row) =>
+    selectListed(store, target, query === undefined ? '' : query, limit === undefined ? resolved.candidateLimit : limit, signal, row);
 
-  async function selectListed<Row>(
-    target: SessionReferenceTarget | undefined,
-    query: string,
-    limit: number,
-    signal: AbortSignal | undefined,
-    row: (summary: StoredSessionSummary) => Row,
-  ): Promise<Row[]> {
-    if (!isPositiveSafeInteger(limit)) {
-      throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'candidate limit must be a positive safe integer');
-    }
-    if (typeof query !== 'string') {
-      throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'candidate query must be a string');
-    }
-    throwIfCancelled(signal);
-    let sessions;
-    try {
-      sessions = await raceWithSignal(store.listSessions(signal), signal);
-    } catch (error) {
-      throwIfCancelled(signal);
-      throw error;
-    }
-    throwIfCancelled(signal);
-    return selectCandidates(sessions, target, query, limit, row);
-  }
-
-  function listCandidates(
-    target: SessionReferenceTarget | undefined,
-    query: string = '',
-    limit: number = resolved.candidateLimit,
-    signal?: AbortSignal,
-  ): Promise<SessionReferenceCandidate[]> {
-    return selectListed(target, query, limit, signal, toCandidate);
-  }
-
-  async function listMentionCandidates(
-    target: SessionReferenceTarget | undefined,
-    query?: string,
-    limit?: number,
-    signal?: AbortSignal,
-  ): Promise<SessionReferenceMentionCandidate[]> {
+  return {
+    config: resolved,
+    listCandidates: (target, query, limit, signal) => listed(target, query, limit, signal, toCandidate),
     // One object per row: at 100,000 rows, candidates then a mapped copy doubled the answer's memory.
-    return selectListed(target, query === undefined ? '' : query, limit === undefined ? resolved.candidateLimit : limit, signal, toMentionCandidate);
-  }
-
-  function listMentionCandidatesOnWrite(
-    target: SessionReferenceTarget | undefined,
-    query?: string,
-    limit?: number,
-    signal?: AbortSignal,
-  ): Promise<MentionCandidateOnWrite[]> {
-    const onWrite = (summary: StoredSessionSummary) => new MentionCandidateOnWrite(summary);
-    return selectListed(target, query === undefined ? '' : query, limit === undefined ? resolved.candidateLimit : limit, signal, onWrite);
-  }
-
-  async function prepare(
-    target: SessionReferenceTarget | undefined,
-    content: ContentBlock[],
-    references: unknown,
-    signal?: AbortSignal,
-  ): Promise<PreparedReferencedMessage> {
-    const acceptedContent = structuredClone(content);
-    const inputs = normalizeReferences(references, target?.sessionId, resolved.maxReferences);
-    if (inputs.length === 0) return { content: acceptedContent };
-    throwIfCancelled(signal);
-    const surfaces = await readSources(store, inputs, signal);
-    throwIfCancelled(signal);
-
-    const retained = surfaces.map((surface, index) =>
-      retainWithinBudget(projectSessionSurface(surface, inputs[index]!.label), resolved.maxReferenceBytes),
-    );
-    const source: SessionReferenceSource = {
-      kind: 'session-reference',
-      form: 'recall',
-      version: 1,
-      references: retained.map(({ data, stats }, inputIndex) => ({
-        sessionId: data.sessionId,
-        label: data.label,
-        capturedThroughSeq: data.capturedThroughSeq,
-        compacted: stats.compacted,
-        originalMessages: stats.originalMessages,
-        retainedMessages: stats.retainedMessages,
-        omittedMessages: stats.omittedMessages,
-        omittedBytes: stats.omittedBytes,
-        truncated: stats.truncated,
-        inputIndex,
-        ...(data.agent === undefined ? {} : { agent: data.agent }),
-      })),
-    };
-    const additionalContext: UserMessage = {
-      id: crypto.randomUUID(),
-      role: 'user',
-      content: [{ type: 'text', text: renderReferencedSessionsPrompt(retained.map(({ data }) => data)) }],
-      source,
-    };
-    return { content: acceptedContent, additionalContext };
-  }
-
-  return { config: resolved, listCandidates, listMentionCandidates, listMentionCandidatesOnWrite, prepare };
+    listMentionCandidates: (target, query, limit, signal) => listed(target, query, limit, signal, toMentionCandidate),
+    listMentionCandidatesOnWrite: (target, query, limit, signal) =>
+      listed(target, query, limit, signal, (summary) => new MentionCandidateOnWrite(summary)),
+    prepare: (target, content, references, signal) => prepareMessage(store, resolved, target, content, references, signal),
+  };
 }
