@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../test/support/conformance';
 import { DOCUMENT_SELECTOR, PROMPT_LANGUAGE_ID, SETTING_KEYS } from './clientOptions';
 import { ExtensionCommands } from './commandIds';
+import { MARKETPLACE_CATEGORIES, VSCODE_LANGUAGES, builtInLanguages, markdownLinks, pngSize } from './testing/marketplace';
 
 const root = path.join(__dirname, '..');
 const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -120,16 +121,108 @@ describe('manifest', () => {
     expect(manifest.files).toContain(grammar.path.replace(/^\.\//, ''));
   });
 
+  it('activates only on languages that exist: its own, or one VS Code defines', () => {
+    const contributed: string[] = manifest.contributes.languages.map((language: { id: string }) => language.id);
+    const activations: string[] = manifest.activationEvents;
+    for (const event of activations) expect(event, 'only onLanguage activations').toMatch(/^onLanguage:/);
+    const unknown = activations.map((event) => event.slice('onLanguage:'.length)).filter((id) => !contributed.includes(id) && !VSCODE_LANGUAGES.includes(id));
+    expect(unknown).toEqual([]);
+    // `prompt` is VS Code's language for *.prompt.md files, which the server serves by name.
+    expect(activations).toContain('onLanguage:prompt');
+    expect(DOCUMENT_SELECTOR).toContainEqual({ scheme: 'file', pattern: '**/*.prompt.md' });
+  });
+
+  const shipped = builtInLanguages();
+  it.skipIf(!shipped.languages)(`names only languages the real VS Code defines ${shipped.reason ?? ''}`, () => {
+    // plaintext is the core's own (no extension contributes it); every other one comes from a built-in extension.
+    expect(VSCODE_LANGUAGES.filter((id) => id !== 'plaintext' && !shipped.languages!.has(id))).toEqual([]);
+    expect(shipped.languages!.has('plaintext')).toBe(false);
+  });
+
   it('declares what vsce needs to package offline without asking', () => {
     expect(manifest.engines.vscode).toBe('^1.82.0');
     // @types/vscode must not describe a newer API than the engine accepts.
     expect(manifest.devDependencies['@types/vscode']).toBe('1.82.0');
-    expect(manifest.publisher).toMatch(/^[a-z0-9][a-z0-9-]*$/);
     expect(manifest.main).toBe('./dist/extension.js');
-    expect(manifest.files).toEqual(expect.arrayContaining(['dist/extension.js', 'dist/server.js', 'dist/summarizeWorker.js', 'dist/lookupWorker.js', 'LICENSE', 'README.md']));
-    expect(manifest.scripts.package).toBe('vsce package --no-dependencies --allow-missing-repository --no-rewrite-relative-links');
+    expect(manifest.files).toEqual(
+      expect.arrayContaining(['dist/extension.js', 'dist/server.js', 'dist/summarizeWorker.js', 'dist/lookupWorker.js', 'LICENSE', 'README.md', 'CHANGELOG.md']),
+    );
+    expect(manifest.scripts.package).toMatch(/^vsce package --no-dependencies /);
+    // The manifest is complete: vsce is not told to let a missing repository or license pass.
+    expect(manifest.scripts.package).not.toMatch(/--allow-missing-repository|--skip-license|--no-rewrite-relative-links/);
     expect(manifest.scripts['vscode:prepublish']).toBe('node esbuild.mjs --production');
-    expect(existsSync(path.join(root, 'LICENSE'))).toBe(true);
-    expect(existsSync(path.join(root, 'README.md'))).toBe(true);
+    for (const file of manifest.files as string[]) expect(existsSync(path.join(root, file)) || file.startsWith('dist/'), file).toBe(true);
+  });
+});
+
+describe('the Marketplace listing', () => {
+  // Read leniently, so a manifest without them fails the tests below rather than their collection.
+  const repository = (manifest.repository ?? {}) as { type?: string; url?: string; directory?: string };
+  const repositoryUrl = String(repository.url).replace(/\.git$/, '');
+  const option = (name: string) => new RegExp(`--${name} (\\S+)`).exec(manifest.scripts.package as string)?.[1];
+
+  it('has a real publisher id, not the project name put there as a placeholder', () => {
+    // The Marketplace's rule for a publisher id: letters, digits and hyphens, starting with a letter or digit.
+    expect(manifest.publisher).toMatch(/^[a-z0-9][a-z0-9-]*$/);
+    expect(manifest.publisher).not.toBe('dsh-session-ls');
+    expect(manifest.publisher).not.toMatch(/placeholder|publisher|example|todo/i);
+  });
+
+  it('has a 128×128 or 256×256 PNG icon that is packaged', () => {
+    expect(manifest.icon).toMatch(/\.png$/);
+    expect(manifest.files).toContain(manifest.icon);
+    const { width, height } = pngSize(readFileSync(path.join(root, manifest.icon as string)));
+    expect([128, 256]).toContain(width);
+    expect(height).toBe(width);
+  });
+
+  it('names the repository, the same as the root package.json, and where to report bugs', () => {
+    const rootManifest = JSON.parse(readFileSync(path.join(root, '..', 'package.json'), 'utf8'));
+    expect(repository).toEqual({ type: 'git', url: rootManifest.repository.url, directory: 'client-vscode' });
+    expect(repositoryUrl).toMatch(/^https:\/\/github\.com\/[\w.-]+\/[\w.-]+$/);
+    expect(manifest.bugs.url).toBe(`${repositoryUrl}/issues`);
+    expect(rootManifest.bugs.url).toBe(manifest.bugs.url);
+    expect(manifest.homepage).toMatch(new RegExp(`^${repositoryUrl.replace(/\./g, '\\.')}/`));
+  });
+
+  it("rewrites the README's relative links into the extension's folder of the repository", () => {
+    // vsce would base them on the repository's root (it ignores `directory`): the package script says where.
+    expect(option('baseContentUrl')).toBe(`${repositoryUrl}/blob/HEAD/${repository.directory}`);
+    expect(option('baseImagesUrl')).toBe(`${repositoryUrl}/raw/HEAD/${repository.directory}`);
+  });
+
+  it('has categories the Marketplace knows, not just "Other", and keywords', () => {
+    expect(manifest.categories.length).toBeGreaterThan(0);
+    for (const category of manifest.categories as string[]) expect(MARKETPLACE_CATEGORIES).toContain(category);
+    expect(manifest.categories).not.toEqual(['Other']);
+    expect(manifest.keywords).toEqual(expect.arrayContaining(['dsh', 'deepseek', 'claude code', 'codex']));
+  });
+
+  it('has a README with a screenshot in the package, commands, settings and troubleshooting', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const images = markdownLinks(readme).filter((link) => link.image);
+    expect(images.length).toBeGreaterThan(0);
+    for (const { target } of images) {
+      // Relative, to a PNG the package holds (vsce points it at the repository when packaging).
+      expect(target).toMatch(/^[\w./-]+\.png$/);
+      expect(manifest.files).toContain(path.posix.normalize(target));
+      expect(pngSize(readFileSync(path.join(root, target))).width).toBeGreaterThan(0);
+    }
+    const headings = [...readme.matchAll(/^##+ (.+)$/gm)].map((match) => match[1]);
+    expect(headings).toEqual(expect.arrayContaining(['Commands', 'Settings', 'Other agents: Claude Code and Codex', 'Troubleshooting']));
+    for (const command of manifest.contributes.commands as Array<{ title: string; category: string }>) {
+      expect(readme).toContain(`${command.category}: ${command.title}`);
+    }
+    expect(readme).toContain('"dshSessions.agents": ["dsh", "claude-code", "codex"]');
+  });
+
+  it('has a CHANGELOG whose newest entry is this version', () => {
+    const changelog = readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8');
+    expect(/^## (\S+)/m.exec(changelog)?.[1]).toBe(manifest.version);
+  });
+
+  it('has a LICENSE that says what the manifest says', () => {
+    expect(manifest.license).toBe('MIT');
+    expect(readFileSync(path.join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
   });
 });

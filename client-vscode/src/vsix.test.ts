@@ -1,13 +1,14 @@
 // Packages the extension as `npm run package` does and checks the .vsix: it holds the bundled
 // extension and server, nothing from the sources, and the packaged server answers over IPC.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SESSION_COMMAND_NAMES, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dshAnswersFile, fixtureStore } from '../../test/support/conformance';
 import { instantiateWasmZstd } from '../../server/src/store/log/zstdWasm';
+import { markdownLinks, pngSize } from './testing/marketplace';
 import { readZipEntries, type ZipEntry } from './testing/zipArchive';
 
 
@@ -51,8 +52,84 @@ describe('the packaged .vsix', () => {
   });
 
   it('holds nothing from the sources, no source maps and no node_modules', () => {
-    const unwanted = entries.map((e) => e.name).filter((name) => /\/src\/|\.map$|\.ts$|node_modules|esbuild\.mjs|tsconfig/.test(name));
+    const unwanted = entries.map((e) => e.name).filter((name) => /\/src\/|\/scripts\/|\.map$|\.ts$|\.test\.|node_modules|esbuild\.mjs|tsconfig/.test(name));
     expect(unwanted).toEqual([]);
+  });
+
+  it('holds exactly the files a user needs', () => {
+    expect(entries.map((e) => e.name).sort()).toEqual(
+      [
+        '[Content_Types].xml',
+        'extension.vsixmanifest',
+        'extension/LICENSE.txt',
+        'extension/changelog.md',
+        'extension/dist/extension.js',
+        'extension/dist/lookupWorker.js',
+        'extension/dist/server.js',
+        'extension/dist/summarizeWorker.js',
+        'extension/dist/zstd.wasm',
+        'extension/images/completion.png',
+        'extension/images/icon.png',
+        'extension/package.json',
+        'extension/readme.md',
+        'extension/syntaxes/dsh-prompt.tmLanguage.json',
+      ].sort(),
+    );
+  });
+
+  describe('its Marketplace listing (extension.vsixmanifest)', () => {
+    let vsixManifest = '';
+    beforeAll(() => {
+      vsixManifest = entry('extension.vsixmanifest').read().toString('utf8');
+    });
+    const repositoryUrl = String(manifest.repository?.url).replace(/\.git$/, '');
+
+    it('names the publisher, the categories and the keywords', () => {
+      expect(vsixManifest).toMatch(new RegExp(`<Identity [^>]*Publisher="${manifest.publisher}"`));
+      expect(/<Categories>([^<]*)<\/Categories>/.exec(vsixManifest)?.[1]).toBe((manifest.categories as string[]).join(','));
+      const tags = /<Tags>([^<]*)<\/Tags>/.exec(vsixManifest)?.[1]?.split(',');
+      expect(tags).toEqual(expect.arrayContaining(manifest.keywords as string[]));
+    });
+
+    it('links the repository and the issues', () => {
+      expect(vsixManifest).toContain(`<Property Id="Microsoft.VisualStudio.Services.Links.Source" Value="${manifest.repository?.url}" />`);
+      expect(vsixManifest).toContain(`<Property Id="Microsoft.VisualStudio.Services.Links.Support" Value="${repositoryUrl}/issues" />`);
+    });
+
+    it('has the packaged icon, a 128×128 or 256×256 PNG', () => {
+      expect(/<Icon>([^<]*)<\/Icon>/.exec(vsixManifest)?.[1]).toBe(`extension/${manifest.icon}`);
+      expect(vsixManifest).toContain(`<Asset Type="Microsoft.VisualStudio.Services.Icons.Default" Path="extension/${manifest.icon}"`);
+      const { width, height } = pngSize(entry(`extension/${manifest.icon}`).read());
+      expect([128, 256]).toContain(width);
+      expect(height).toBe(width);
+    });
+
+    it('has the CHANGELOG and the LICENSE as assets', () => {
+      expect(vsixManifest).toContain('<Asset Type="Microsoft.VisualStudio.Services.Content.Changelog" Path="extension/changelog.md"');
+      expect(vsixManifest).toContain('<Asset Type="Microsoft.VisualStudio.Services.Content.License" Path="extension/LICENSE.txt"');
+      expect(entry('extension/changelog.md').read().toString('utf8')).toContain(`## ${manifest.version}`);
+      expect(entry('extension/LICENSE.txt').read().toString('utf8')).toMatch(/^MIT License/);
+    });
+
+    it('has a README whose screenshot is in the package and whose links all lead somewhere', () => {
+      const readme = entry('extension/readme.md').read().toString('utf8');
+      const links = markdownLinks(readme);
+      const images = `${repositoryUrl}/raw/HEAD/client-vscode/`;
+      const files = `${repositoryUrl}/blob/HEAD/client-vscode/`;
+      expect(links.filter((link) => link.image && link.target.startsWith(images)).length).toBeGreaterThan(0);
+      for (const { image, target } of links) {
+        // The Marketplace shows images over HTTPS only; a relative link would be broken there.
+        expect(target, 'an absolute https link').toMatch(/^https:\/\//);
+        if (target.startsWith(images)) {
+          expect(image, target).toBe(true);
+          expect(pngSize(entry(`extension/${target.slice(images.length)}`).read()).width, target).toBeGreaterThan(0);
+        }
+        // A file of the repository, so not a session mention vsce took for a link (`@[title](dsh-session:…)`).
+        if (target.startsWith(files)) expect(existsSync(path.join(extensionRoot, target.slice(files.length).replace(/#.*$/, ''))), target).toBe(true);
+      }
+      // The mentions it shows survive packaging.
+      expect(readme).toContain('<code>@[title]&#40;dsh-session:…)</code>');
+    });
   });
 
   it('keeps vscode out of the extension bundle (VS Code provides it)', () => {
