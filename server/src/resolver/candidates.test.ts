@@ -1,7 +1,8 @@
 import { formatSessionReferenceMention, type SessionReferenceCandidate, type SessionReferenceTarget } from '@dsh-session-ls/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { candidateLabel, findListedSession, MentionCandidateOnWrite, selectCandidates, toCandidate, toMentionCandidate, writeMentionCandidate } from './candidates';
+import { candidateLabel, MentionCandidateOnWrite, toCandidate, toMentionCandidate, writeMentionCandidate } from './candidates';
+import { findListedSession, selectCandidates } from './candidateSearch';
 import { JsonBytes } from '../wiring/jsonBytes';
 import type { StoredSessionSummary } from './sessionStore';
 

@@ -3,6 +3,7 @@ export * from './sessionStore';
 export * from './storeOrder';
 export * from './resolver';
 export * from './candidates';
+export * from './candidateSearch';
 export * from './references';
 export * from './projection';
 export * from './budget';

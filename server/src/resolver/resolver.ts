@@ -13,7 +13,8 @@ import {
 } from '@dsh-session-ls/shared';
 import { retainWithinBudget } from './budget';
 import { raceWithSignal, throwIfCancelled } from './cancellation';
-import { MentionCandidateOnWrite, selectCandidates, toCandidate, toMentionCandidate } from './candidates';
+import { MentionCandidateOnWrite, toCandidate, toMentionCandidate } from './candidates';
+import { selectCandidates } from './candidateSearch';
 import { projectSessionSurface } from './projection';
 import { renderReferencedSessionsPrompt } from './prompt';
 import { normalizeReferences, type NormalizedReference } from './references';
