@@ -1,7 +1,7 @@
 import { SessionReferenceError, stringifyTagSafeJson, type ProjectedMessage, type ReferencedSessionData } from '@dsh-session-ls/shared';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { omissionNotice, retainWithinBudget, tagSafeJsonByteLength, truncateWithOmissionNotice, utf8ByteLength } from './budget';
+import { omissionNotice, retainWithinBudget, smallestFittingBudget, tagSafeJsonByteLength, truncateWithOmissionNotice, utf8ByteLength } from './budget';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz'.repeat(4); // 104 ASCII bytes
 
@@ -307,5 +307,28 @@ describe('retainWithinBudget, property', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('smallestFittingBudget', () => {
+  const text = fc.string({ unit: fc.constantFrom('a', '<', '"', 'é', '😀', '\n'), minLength: 1, maxLength: 30 });
+  const message = fc.record({ role: fc.constantFrom<'user' | 'assistant'>('user', 'assistant'), text, checkpoint: fc.boolean() });
+
+  it('is the least budget retainWithinBudget fits the source into: one byte less throws BUDGET_EXCEEDED', () => {
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 8 }), fc.string({ maxLength: 12 }), (messages, label) => {
+        const projection = { data: dataWith(messages.map(({ role, text: value }) => ({ role, text: value })), label), checkpoints: messages.map((entry) => entry.checkpoint) };
+        const least = smallestFittingBudget(projection);
+        expect(sizeOf(retainWithinBudget(projection, least).data)).toBeLessThanOrEqual(least);
+        expect(budgetError(() => retainWithinBudget(projection, least - 1))).toMatchObject({ code: 'SESSION_REFERENCE_BUDGET_EXCEEDED' });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('counts the fixed fields and an emptied entry for each checkpoint and the last message', () => {
+    const projection = { data: dataWith([user('a'.repeat(50)), assistant('checkpoint text'), user('b'.repeat(40)), assistant('last')]), checkpoints: [false, true, false, false] };
+    const expected = sizeOf(dataWith([assistant(''), assistant('')]));
+    expect(smallestFittingBudget(projection)).toBe(expected);
   });
 });

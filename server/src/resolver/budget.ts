@@ -161,6 +161,20 @@ interface Slot {
 }
 
 /**
+ * The smallest `maxReferenceBytes` that {@link retainWithinBudget} fits this source into: its size once
+ * every message it may drop is dropped and every text it keeps is cut to nothing (each larger budget
+ * fits too). For telling a user how much budget a session needs when it does not fit.
+ */
+export function smallestFittingBudget(projection: ProjectedSession): number {
+  const { data, checkpoints } = projection;
+  const messages = data.conversation;
+  // Kept whatever the budget: the checkpoints and the last message.
+  const kept = messages.filter((_, index) => checkpoints[index] === true || index === messages.length - 1);
+  const entries = kept.reduce((sum, { role }) => sum + entryBytes(role, ''), 0);
+  return tagSafeJsonByteLength(dataObject(data, [])) + entries + Math.max(0, kept.length - 1);
+}
+
+/**
  * Fit one projected source into `maxReferenceBytes` UTF-8 bytes of tag-safe JSON (§9): drop the oldest
  * messages that are neither checkpoints nor the last one, then cut the longest texts with an omission
  * notice. Throws BUDGET_EXCEEDED when nothing is left to shorten and it still does not fit.
