@@ -9,11 +9,12 @@ import { afterSampleLogs } from './store/summarize/sampleLog';
 /** How long an exiting CLI waits for a cache write in progress. */
 const CACHE_WRITE_GRACE_MS = 3000;
 
-function readStdin(): Promise<string> {
+/** Standard input whole, as bytes: the CLI decodes them itself (refusing what is not UTF-8). */
+function readStdin(): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks)));
     process.stdin.on('error', reject);
   });
 }

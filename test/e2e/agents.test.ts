@@ -85,10 +85,10 @@ describe('dsh-session-ls with other agents (CLI)', () => {
     });
   });
 
-  it('refuses an unknown agent as INVALID_CONFIG', () => {
+  it('refuses an unknown agent as a usage error naming it', () => {
     const { code, stderr } = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'dsh,opencode']);
-    expect(stderr).toBe('SESSION_REFERENCE_INVALID_CONFIG: agents must be a non-empty array of "dsh", "claude-code" and "codex"\n');
-    expect(code).toBe(1);
+    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex; "opencode" is none of them\n');
+    expect(code).toBe(2);
   });
 });
 

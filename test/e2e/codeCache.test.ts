@@ -70,13 +70,14 @@ function indexCaches(bundle: string): string[] {
 describe('the code cache of the split bundles', () => {
   it('is not made by a CLI run that fails', () => {
     const bundle = bundleCopy('cli-failed');
-    const failed = spawnSync(process.execPath, [path.join(bundle, 'main.js'), 'candidates', '--root', EXAMPLE_STORE, '--limit', 'x', '--json'], {
+    // A mention of a session the store does not have: the CLI runs, and fails.
+    const failed = spawnSync(process.execPath, [path.join(bundle, 'main.js'), 'prepare', '--text', 'dsh-session:Im5vcGUi', '--root', EXAMPLE_STORE, '--json'], {
       encoding: 'utf8',
       env: env(bundle),
       timeout: 60_000,
     });
     expect(failed.status).toBe(1);
-    expect(failed.stderr).toContain('SESSION_REFERENCE_INVALID_REFERENCE');
+    expect(failed.stderr).toContain('SESSION_REFERENCE_READ_FAILED');
     expect(readdirSync(bundle).includes('code-cache') ? readdirSync(path.join(bundle, 'code-cache')) : []).toEqual([]);
     candidates(bundle);
     expect(cacheOf(bundle, 'cliProcess').bytes.length).toBeGreaterThan(0);

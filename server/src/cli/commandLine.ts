@@ -1,3 +1,5 @@
+import { didYouMean, nearestWord } from './suggest';
+
 /** `--agents LIST`, `--claude-code-home DIR`, `--codex-home DIR`: which stores are read (our extension). */
 export interface AgentFlags {
   agents?: string;
@@ -5,19 +7,22 @@ export interface AgentFlags {
   codexHome?: string;
 }
 
+/** How a subcommand prints its answer: readable text, indented JSON (`--json`), or JSON Lines (`--jsonl`). */
+export type OutputFormat = 'text' | 'json' | 'jsonl';
+
 /** The command line of the `dsh-session-ls` binary, parsed: the server, a CLI subcommand, or help/version. */
 export type Invocation =
   | { kind: 'help' }
   | { kind: 'version' }
   | ({ kind: 'server'; sessionsRoot?: string } & AgentFlags)
-  | ({ kind: 'candidates'; query: string; root?: string; cwd?: string; target?: string; limit?: string; json: boolean } & AgentFlags)
+  | ({ kind: 'candidates'; query: string; root?: string; cwd?: string; target?: string; limit?: number; format: OutputFormat } & AgentFlags)
   | ({
       kind: 'prepare';
       input: { from: 'text'; text: string } | { from: 'file'; path: string } | { from: 'stdin' };
       root?: string;
       target?: string;
-      maxReferenceBytes?: string;
-      json: boolean;
+      maxReferenceBytes?: number;
+      format: OutputFormat;
     } & AgentFlags);
 
 const AGENT_FLAGS = ['--agents', '--claude-code-home', '--codex-home'] as const;
@@ -39,43 +44,76 @@ export class UsageError extends Error {
 export const HELP_TEXT = `dsh-session-ls: mention DeepSeek Harness (dsh) sessions from any editor, and prepare their context as dsh does.
 
 Language server:
-  dsh-session-ls --stdio | --node-ipc | --socket=PORT | --pipe=NAME [--sessions-root DIR]
+  dsh-session-ls --stdio | --node-ipc | --socket=PORT | --pipe=NAME [--sessions-root DIR] [--agents LIST]
 
 Command line:
-  dsh-session-ls candidates [QUERY] [--root DIR] [--cwd DIR] [--target ID] [--limit N] [--json]
+  dsh-session-ls candidates [QUERY] [--root DIR] [--cwd DIR] [--target ID] [--limit N] [--json | --jsonl]
       Sessions a message may mention, best first (same cwd first, then no cwd, then the rest).
-  dsh-session-ls prepare (--text TEXT | --file FILE | -) [--root DIR] [--target ID] [--max-reference-bytes N] [--json]
+  dsh-session-ls prepare (--text TEXT | --file FILE | -) [--root DIR] [--target ID] [--max-reference-bytes N] [--json | --jsonl]
       Parse the mentions of a message as dsh does and print the readable text and the context for the model.
+      FILE and standard input are read as UTF-8 (UTF-16 with a byte order mark is decoded too).
 
 Options:
   --root DIR, --sessions-root DIR   sessions root (default: $DSH_HOME/sessions, else ~/.dsh/sessions)
   --agents LIST                     whose sessions to read, comma-separated: dsh, claude-code, codex (default dsh;
                                     also for the language server)
-  --claude-code-home DIR            Claude Code's home (default: $CLAUDE_CONFIG_DIR, else ~/.claude)
-  --codex-home DIR                  Codex's home (default: $CODEX_HOME, else ~/.codex)
+  --claude-code-home DIR            Claude Code's home, the folder holding projects/ (default: $CLAUDE_CONFIG_DIR,
+                                    else ~/.claude)
+  --codex-home DIR                  Codex's home, the folder holding sessions/ (default: $CODEX_HOME, else ~/.codex)
   --cwd DIR                         the working directory candidates are ranked for (default: the target
                                     session's cwd, else the current directory)
   --target ID                       the session the message is written for (never offered, never referenced)
   --limit N                         how many candidates (default 50)
   --max-reference-bytes N           byte budget of each referenced session (default 65536)
-  --json                            print JSON instead of text
+  --json                            print JSON (an indented array or object) instead of text
+  --jsonl                           print JSON Lines: one compact object per line (a candidate, or the prepared message)
+  --                                what follows is the QUERY, even when it starts with -
   --version, --help
 
-Errors print "CODE: message" on stderr: SESSION_REFERENCE_* codes exit 1, USAGE exits 2.`;
+Errors print one line "CODE: message" on stderr: USAGE (a usage error or unreadable input) exits 2,
+SESSION_REFERENCE_* codes exit 1. Warnings and hints print as "warning: ..." and "hint: ..." lines.`;
 
 const TRANSPORT_FLAGS = ['--stdio', '--node-ipc', '--socket', '--pipe'];
+
+/** The options of each subcommand: those that take a value, and the switches. */
+const SUBCOMMAND_OPTIONS = {
+  candidates: { valued: ['--root', '--sessions-root', '--cwd', '--target', '--limit', ...AGENT_FLAGS], switches: ['--json', '--jsonl', '--help'] },
+  prepare: {
+    valued: ['--root', '--sessions-root', '--target', '--text', '--file', '--max-reference-bytes', ...AGENT_FLAGS],
+    switches: ['--json', '--jsonl', '--help'],
+  },
+} as const;
+
+type Subcommand = keyof typeof SUBCOMMAND_OPTIONS;
+const SUBCOMMANDS = Object.keys(SUBCOMMAND_OPTIONS) as Subcommand[];
+
+/** What the binary understands without a subcommand. */
+const TOP_LEVEL_OPTIONS = ['--help', '--version', ...TRANSPORT_FLAGS, '--sessions-root', ...AGENT_FLAGS];
 
 function flagName(arg: string): string {
   const equals = arg.indexOf('=');
   return equals < 0 ? arg : arg.slice(0, equals);
 }
 
-/** Read the flags and positionals after a subcommand; `valued` flags take a value (`--flag V` or `--flag=V`). */
-function readFlags(
-  args: readonly string[],
-  valued: readonly string[],
-  booleans: readonly string[],
-): { values: Map<string, string>; booleans: Set<string>; positionals: string[] } {
+/** A single-dash word that reads as a mistyped option (`-root`), not `-` (standard input) nor a number. */
+function looksLikeShortOption(arg: string): boolean {
+  return /^-[^-\d]/.test(arg);
+}
+
+/** The usage error of an option `subcommand` does not know: the nearest it knows, or the subcommand that has it. */
+function unknownOption(subcommand: Subcommand, arg: string): UsageError {
+  const name = flagName(arg);
+  const spelled = name.startsWith('--') ? name : `-${name}`;
+  const { valued, switches } = SUBCOMMAND_OPTIONS[subcommand];
+  const own: readonly string[] = [...valued, ...switches];
+  const other = SUBCOMMANDS.find((candidate) => candidate !== subcommand && (SUBCOMMAND_OPTIONS[candidate].valued as readonly string[]).includes(spelled));
+  if (other !== undefined && !own.includes(spelled)) return new UsageError(`${subcommand} has no option ${name} (it is an option of ${other})`);
+  return new UsageError(`unknown option ${name}${didYouMean(spelled, own) || ' (see --help)'}`);
+}
+
+/** Read the flags and positionals after a subcommand (`--flag V` or `--flag=V` for those that take a value). */
+function readFlags(subcommand: Subcommand, args: readonly string[]): { values: Map<string, string>; switches: Set<string>; positionals: string[] } {
+  const { valued, switches } = SUBCOMMAND_OPTIONS[subcommand];
   const values = new Map<string, string>();
   const seen = new Set<string>();
   const positionals: string[] = [];
@@ -85,16 +123,22 @@ function readFlags(
       positionals.push(...args.slice(index + 1));
       break;
     }
+    if (arg === '-h') {
+      seen.add('--help');
+      continue;
+    }
     if (!arg.startsWith('--')) {
+      if (looksLikeShortOption(arg)) throw unknownOption(subcommand, arg);
       positionals.push(arg);
       continue;
     }
     const name = flagName(arg);
-    if (booleans.includes(name) && name === arg) {
+    if ((switches as readonly string[]).includes(name)) {
+      if (name !== arg) throw new UsageError(`${name} takes no value`);
       seen.add(name);
       continue;
     }
-    if (!valued.includes(name)) throw new UsageError(`unknown option ${arg}`);
+    if (!(valued as readonly string[]).includes(name)) throw unknownOption(subcommand, arg);
     let value: string | undefined;
     if (name !== arg) {
       value = arg.slice(name.length + 1);
@@ -106,49 +150,68 @@ function readFlags(
     if (values.has(name)) throw new UsageError(`${name} is given twice`);
     values.set(name, value);
   }
-  return { values, booleans: seen, positionals };
+  return { values, switches: seen, positionals };
+}
+
+/** A whole number flag (`--limit`, `--max-reference-bytes`): at least 1, at most 2^53 - 1. */
+function positiveWholeNumber(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const digits = value.trim();
+  const number = /^[0-9]+$/.test(digits) ? Number(digits) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < 1) {
+    throw new UsageError(`${name} takes a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, not ${JSON.stringify(value)}`);
+  }
+  return number;
+}
+
+function outputFormat(switches: ReadonlySet<string>): OutputFormat {
+  if (switches.has('--json') && switches.has('--jsonl')) throw new UsageError('give either --json or --jsonl, not both');
+  return switches.has('--jsonl') ? 'jsonl' : switches.has('--json') ? 'json' : 'text';
+}
+
+function sessionsRoot(values: ReadonlyMap<string, string>): string | undefined {
+  if (values.has('--root') && values.has('--sessions-root')) throw new UsageError('give --root only once');
+  return values.get('--root') ?? values.get('--sessions-root');
 }
 
 /** Parse the arguments after `node bin` (`process.argv.slice(2)`). */
 export function parseInvocation(args: readonly string[]): Invocation {
   const [first, ...rest] = args;
   if (first === 'candidates') {
-    const flags = readFlags(rest, ['--root', '--sessions-root', '--cwd', '--target', '--limit', ...AGENT_FLAGS], ['--json', '--help']);
-    if (flags.booleans.has('--help')) return { kind: 'help' };
-    if (flags.positionals.length > 1) throw new UsageError('candidates takes at most one QUERY');
-    if (flags.values.has('--root') && flags.values.has('--sessions-root')) throw new UsageError('give --root only once');
+    const flags = readFlags('candidates', rest);
+    if (flags.switches.has('--help')) return { kind: 'help' };
+    if (flags.positionals.length > 1) {
+      throw new UsageError(`candidates takes at most one QUERY, got ${flags.positionals.length}: ${flags.positionals.map((arg) => JSON.stringify(arg)).join(' ')}`);
+    }
     return {
       kind: 'candidates',
       query: flags.positionals[0] ?? '',
-      root: flags.values.get('--root') ?? flags.values.get('--sessions-root'),
+      root: sessionsRoot(flags.values),
       cwd: flags.values.get('--cwd'),
       target: flags.values.get('--target'),
-      limit: flags.values.get('--limit'),
-      json: flags.booleans.has('--json'),
+      limit: positiveWholeNumber('--limit', flags.values.get('--limit')),
+      format: outputFormat(flags.switches),
       ...agentFlags(flags.values),
     };
   }
   if (first === 'prepare') {
-    const flags = readFlags(
-      rest,
-      ['--root', '--sessions-root', '--target', '--text', '--file', '--max-reference-bytes', ...AGENT_FLAGS],
-      ['--json', '--help'],
-    );
-    if (flags.booleans.has('--help')) return { kind: 'help' };
+    const flags = readFlags('prepare', rest);
+    if (flags.switches.has('--help')) return { kind: 'help' };
     const stdin = flags.positionals.filter((arg) => arg === '-').length;
-    if (flags.positionals.length !== stdin) throw new UsageError(`unexpected argument ${flags.positionals.find((arg) => arg !== '-')}`);
+    if (flags.positionals.length !== stdin) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(flags.positionals.find((arg) => arg !== '-'))} (the message goes in --text, --file or standard input)`);
+    }
     const forms = Number(flags.values.has('--text')) + Number(flags.values.has('--file')) + stdin;
     if (forms !== 1) throw new UsageError('prepare takes exactly one of --text TEXT, --file FILE or - (standard input)');
-    if (flags.values.has('--root') && flags.values.has('--sessions-root')) throw new UsageError('give --root only once');
     const text = flags.values.get('--text');
     const file = flags.values.get('--file');
     return {
       kind: 'prepare',
       input: text !== undefined ? { from: 'text', text } : file !== undefined ? { from: 'file', path: file } : { from: 'stdin' },
-      root: flags.values.get('--root') ?? flags.values.get('--sessions-root'),
+      root: sessionsRoot(flags.values),
       target: flags.values.get('--target'),
-      maxReferenceBytes: flags.values.get('--max-reference-bytes'),
-      json: flags.booleans.has('--json'),
+      maxReferenceBytes: positiveWholeNumber('--max-reference-bytes', flags.values.get('--max-reference-bytes')),
+      format: outputFormat(flags.switches),
       ...agentFlags(flags.values),
     };
   }
@@ -164,7 +227,23 @@ export function parseInvocation(args: readonly string[]): Invocation {
     return { kind: 'server', ...(root === undefined ? {} : { sessionsRoot: root }), ...agentFlags(new Map(Object.entries(agents))) };
   }
   if (first === undefined) return { kind: 'help' };
-  throw new UsageError(`unknown command ${JSON.stringify(first)} (try --help)`);
+  if (first.startsWith('-')) {
+    const name = flagName(first);
+    const spelled = name.startsWith('--') ? name : `-${name}`;
+    const topLevel = nearestWord(spelled, TOP_LEVEL_OPTIONS);
+    if (topLevel !== undefined) return usage(`unknown option ${name} (did you mean ${topLevel}?)`);
+    const options = [...new Set(SUBCOMMANDS.flatMap((subcommand) => [...SUBCOMMAND_OPTIONS[subcommand].valued, ...SUBCOMMAND_OPTIONS[subcommand].switches]))];
+    const option = nearestWord(spelled, options);
+    if (option === undefined) return usage(`unknown option ${name} (see --help)`);
+    const owners = SUBCOMMANDS.filter((subcommand) => [...SUBCOMMAND_OPTIONS[subcommand].valued, ...SUBCOMMAND_OPTIONS[subcommand].switches].some((known) => known === option));
+    const where = `goes after a subcommand, as in dsh-session-ls ${owners[0]!} ${option} ...`;
+    return usage(option === name ? `${name} ${where}` : `unknown option ${name} (did you mean ${option}? it ${where})`);
+  }
+  return usage(`unknown command ${JSON.stringify(first)}${didYouMean(first, SUBCOMMANDS) || ' (try --help)'}`);
+}
+
+function usage(message: string): never {
+  throw new UsageError(message);
 }
 
 /** `--flag VALUE` (or `=VALUE`) among the server's arguments; the transport flags are vscode-languageserver's. */
