@@ -1,4 +1,5 @@
 /** The CLI process (`dsh-session-ls candidates|prepare …`); main.ts requires it only then. */
+import { fstatSync, type Stats } from 'node:fs';
 import { runCli } from './cli/cli';
 import type { Invocation } from './cli/commandLine';
 import { openAgentStore, openStore } from './processStore';
@@ -12,6 +13,17 @@ const CACHE_WRITE_GRACE_MS = 3000;
 /** Standard input whole, as bytes: the CLI decodes them itself (refusing what is not UTF-8). */
 function readStdin(): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
+    // `prepare - < folder` reads nothing, silently: say it is a folder instead.
+    let standardInput: Stats | undefined;
+    try {
+      standardInput = fstatSync(0);
+    } catch {
+      standardInput = undefined;
+    }
+    if (standardInput?.isDirectory() === true) {
+      reject(Object.assign(new Error('EISDIR: illegal operation on a directory, read'), { code: 'EISDIR' }));
+      return;
+    }
     const chunks: Buffer[] = [];
     process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
     process.stdin.on('end', () => resolve(Buffer.concat(chunks)));

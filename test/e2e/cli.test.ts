@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention, type PreparedReferencedMessage, type SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
@@ -178,6 +178,17 @@ describe('dsh-session-ls usage errors and unreadable input (USAGE, exit 2, one l
     const directory = cli(['prepare', '--file', scratch, '--root', EXAMPLE_STORE]);
     expect(directory.stderr).toBe(`USAGE: cannot read --file ${scratch}: it is a directory, not a file\n`);
     expect(directory.code).toBe(2);
+    // `prepare - < folder`: standard input is the folder.
+    const folder = openSync(scratch, 'r');
+    const fromFolder = spawnSync(process.execPath, [SERVER_BIN, 'prepare', '-', '--root', EXAMPLE_STORE], {
+      cwd: scratch,
+      stdio: [folder, 'pipe', 'pipe'],
+      encoding: 'utf8',
+      env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'no-dsh-home') },
+    });
+    closeSync(folder);
+    expect(fromFolder.stderr).toBe('USAGE: cannot read standard input: it is a directory, not a file\n');
+    expect(fromFolder.status).toBe(2);
   });
 
   it('refuses a file or standard input that is not UTF-8, naming the byte offset, instead of turning it into U+FFFD', () => {

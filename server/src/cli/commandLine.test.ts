@@ -83,6 +83,9 @@ describe('parseInvocation', () => {
     expect(usage(['frobnicate'])).toBe('unknown command "frobnicate" (try --help)');
     expect(usage(['--verison'])).toBe('unknown option --verison (did you mean --version?)');
     expect(usage(['--roott'])).toBe('unknown option --roott (did you mean --root? it goes after a subcommand, as in dsh-session-ls candidates --root ...)');
+    expect(usage(['--sessions-root', '/s'])).toBe(
+      '--sessions-root is an option of the language server: add --stdio (or --node-ipc, --socket=PORT, --pipe=NAME), or put a subcommand first',
+    );
     expect(usage(['--json'])).toBe('--json goes after a subcommand, as in dsh-session-ls candidates --json ...');
   });
 

@@ -231,6 +231,8 @@ export function parseInvocation(args: readonly string[]): Invocation {
     const name = flagName(first);
     const spelled = name.startsWith('--') ? name : `-${name}`;
     const topLevel = nearestWord(spelled, TOP_LEVEL_OPTIONS);
+    // A server option without a transport (--help and --version were answered above).
+    if (topLevel === name) return usage(`${name} is an option of the language server: add --stdio (or --node-ipc, --socket=PORT, --pipe=NAME), or put a subcommand first`);
     if (topLevel !== undefined) return usage(`unknown option ${name} (did you mean ${topLevel}?)`);
     const options = [...new Set(SUBCOMMANDS.flatMap((subcommand) => [...SUBCOMMAND_OPTIONS[subcommand].valued, ...SUBCOMMAND_OPTIONS[subcommand].switches]))];
     const option = nearestWord(spelled, options);
