@@ -130,11 +130,15 @@ export function copyZstdWasm(outdir) {
   copyFileSync(wasm, path.join(outdir, 'zstd.wasm'));
 }
 
-/** esbuild options for `dsh-session-ls/client` (src/client/index.ts, vscode-jsonrpc inside) in one CommonJS file. */
+/**
+ * esbuild options for `dsh-session-ls/client` (src/client/index.ts, vscode-jsonrpc inside) in one CommonJS
+ * file, not minified: Node prints the source line where an uncaught error was thrown, and a script's
+ * failed start must show one short line of it, not a minified bundle's whole line.
+ */
 export function clientBundle({ outfile, target = 'node20', sourcemap = false }) {
   const entry = source('client', 'index.ts');
   if (!existsSync(entry)) throw new Error(`esbuild: the client entry ${entry} does not exist`);
-  return { ...common({ target, sourcemap }), entryPoints: [entry], outfile };
+  return { ...common({ target, sourcemap }), minifyWhitespace: false, minifySyntax: false, entryPoints: [entry], outfile };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

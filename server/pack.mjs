@@ -8,7 +8,7 @@
 //   bin/dsh-session-ls.js          the committed bin (loads dist/bundle/main.js)
 //   dist/bundle/*.js               server/esbuild.mjs's split bundles
 //   dist/bundle/zstd.wasm          libzstd's wasm build, the zstd decoder the bundles load
-//   dist/client.js                 dsh-session-ls/client
+//   dist/client.js                 dsh-session-ls/client (also the package's main)
 //   dist/types/client/index.d.ts   its declarations, and those of the contract they name (dist/types/shared/)
 //   editors/                       the editor configurations of docs/editors/, as the package README names them
 //   README.md                      server/README.md: the user's README (the repository's README is a clone's)
@@ -35,6 +35,7 @@ function run(command, args, options = {}) {
 /** The package.json of the published package, from the workspace's. */
 function publishedManifest() {
   const workspace = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8'));
+  const client = { types: './dist/types/client/index.d.ts', default: './dist/client.js' };
   return {
     name: workspace.name,
     version: workspace.version,
@@ -43,8 +44,14 @@ function publishedManifest() {
     keywords: ['dsh', 'language-server', 'lsp', 'sessions'],
     engines: workspace.engines,
     bin: workspace.bin,
+    // The package's one library is the client: `dsh-session-ls/client`, also the package itself.
+    main: './dist/client.js',
+    types: './dist/types/client/index.d.ts',
     exports: {
-      './client': { types: './dist/types/client/index.d.ts', default: './dist/client.js' },
+      '.': client,
+      './client': client,
+      // The bin, for hosts that start the server themselves: require.resolve('dsh-session-ls/bin/dsh-session-ls.js').
+      './bin/*': './bin/*',
       './package.json': './package.json',
     },
     // For TypeScript's older `moduleResolution: node`, which does not read `exports`.
