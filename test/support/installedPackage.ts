@@ -1,8 +1,9 @@
 /**
  * The server as a user installs it: `npm run pack` writes dsh-session-ls-<version>.tgz at the repository
  * root, and `npm install -g --offline --prefix <scratch>/prefix <tgz>` installs it into a scratch prefix
- * outside the repository (no repository around it, nothing fetched). Done once per test run, by
- * whichever test asks first (a lock directory in the run's scratch; the others wait for it).
+ * outside the repository (no repository around it, nothing fetched), as one installs a tool; and
+ * `npm install --offline <tgz>` into a scratch project, as one installs a library. Done once per test
+ * run, by whichever test asks first (a lock directory in the run's scratch; the others wait for it).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -21,6 +22,8 @@ export interface InstalledServer {
   binDir: string;
   /** The installed package directory (`<prefix>/lib/node_modules/dsh-session-ls`). */
   packageDir: string;
+  /** A user's project (a package.json, nothing else) where `npm install <tgz>` installed it locally. */
+  projectDir: string;
 }
 
 /** How long a waiting test gives the one that packs and installs. */
@@ -50,17 +53,24 @@ function packAndInstall(scratch: string): InstalledServer {
   const tarball = path.join(REPO_ROOT, `dsh-session-ls-${serverVersion()}.tgz`);
   if (!existsSync(tarball)) throw new Error(`npm run pack did not write ${tarball}`);
   const prefix = path.join(scratch, 'prefix');
-  // From a directory outside the repository, with a private npm cache: nothing of the clone is used.
+  // From directories outside the repository, with a private npm cache: nothing of the clone is used.
+  const cache = path.join(scratch, 'npm-cache');
   const work = path.join(scratch, 'work');
   mkdirSync(work, { recursive: true });
-  run('npm', ['install', '-g', '--offline', '--no-audit', '--no-fund', '--prefix', prefix, '--cache', path.join(scratch, 'npm-cache'), tarball], work);
+  run('npm', ['install', '-g', '--offline', '--no-audit', '--no-fund', '--prefix', prefix, '--cache', cache, tarball], work);
+  const projectDir = path.join(scratch, 'project');
+  mkdirSync(projectDir, { recursive: true });
+  writeFileSync(path.join(projectDir, 'package.json'), JSON.stringify({ name: 'a-user-project', version: '1.0.0', private: true }, null, 2) + '\n');
+  run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--cache', cache, tarball], projectDir);
   const installed: InstalledServer = {
     tarball,
     prefix,
     binDir: path.join(prefix, 'bin'),
     packageDir: path.join(prefix, 'lib', 'node_modules', 'dsh-session-ls'),
+    projectDir,
   };
   if (!existsSync(path.join(installed.binDir, 'dsh-session-ls'))) throw new Error(`the install put no dsh-session-ls in ${installed.binDir}`);
+  if (!existsSync(path.join(projectDir, 'node_modules', 'dsh-session-ls', 'package.json'))) throw new Error(`the local install put no dsh-session-ls in ${projectDir}`);
   return installed;
 }
 
@@ -113,8 +123,19 @@ async function install(): Promise<InstalledServer> {
  * PATH); no NODE_PATH, and no override of the editor configs' default command.
  */
 export function installedServerEnv(installed: InstalledServer, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = noServerOnPathEnv(base);
+  env.PATH = [installed.binDir, path.dirname(process.execPath), env.PATH].filter((dir) => dir !== '').join(path.delimiter);
+  return env;
+}
+
+/**
+ * An environment in which no `dsh-session-ls` is on PATH (every directory holding one is left out), no
+ * NODE_PATH and no override of the editor configs' default command: what a locally installed library
+ * finds, it finds in its own package.
+ */
+export function noServerOnPathEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const rest = (base.PATH ?? '').split(path.delimiter).filter((dir) => dir !== '' && !existsSync(path.join(dir, 'dsh-session-ls')));
-  const env: NodeJS.ProcessEnv = { ...base, PATH: [installed.binDir, path.dirname(process.execPath), ...rest].join(path.delimiter) };
+  const env: NodeJS.ProcessEnv = { ...base, PATH: rest.join(path.delimiter) };
   delete env.DSH_SESSION_LS_CMD;
   delete env.NODE_PATH;
   return env;
