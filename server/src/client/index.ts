@@ -287,6 +287,11 @@ function packageServerBin(): string | undefined {
   }
 }
 
+/** True for the codes the JSON-RPC connection raises itself (a failed write, a pending answer rejected), never a server's. */
+function isConnectionErrorCode(code: number): boolean {
+  return code >= ErrorCodes.jsonrpcReservedErrorRangeStart && code <= ErrorCodes.jsonrpcReservedErrorRangeEnd;
+}
+
 /** A command line as one would type it (arguments with spaces or quotes quoted). */
 function commandLine(command: readonly string[]): string {
   return command.map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : JSON.stringify(part))).join(' ');
@@ -408,7 +413,7 @@ export class DshSessionClient {
     } catch (error) {
       // Unless the server answered with an error, it is going away (a write to it failed, its output
       // closed): its exit code and last words tell why better than the pipe does.
-      if (started && !(error instanceof DshSessionRequestError || error instanceof SessionReferenceError)) {
+      if (started && !DshSessionClient.answeredByServer(error)) {
         await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, STOPPING_SERVER_WAIT_MS).unref())]);
       }
       client.dispose();
@@ -416,6 +421,11 @@ export class DshSessionClient {
       throw new DshSessionStartError(`cannot start ${PACKAGE_NAME} (\`${commandLine(command)}\`): ${problem}`, command);
     }
     return client;
+  }
+
+  /** True for an error the server answered with (not one the connection raised: a failed write, a closed pipe). */
+  private static answeredByServer(error: unknown): boolean {
+    return error instanceof SessionReferenceError || (error instanceof DshSessionRequestError && !isConnectionErrorCode(error.code));
   }
 
   /** Why the process could not be spawned (e.g. `spawn dsh-session-ls ENOENT`), with a hint for a command not found. */
@@ -774,7 +784,8 @@ export class DshSessionClient {
 
   /** A JSON-RPC error as one of the seven codes when it carries one (RequestCancelled is CANCELLED), else DshSessionRequestError. */
   private clientError(error: unknown): Error {
-    if (!(error instanceof ResponseError) || (this.closed && error.code === ErrorCodes.PendingResponseRejected)) {
+    // Once the server is gone, the connection's own errors (a pending answer rejected, a failed write) say less than that.
+    if (!(error instanceof ResponseError) || (this.closed && isConnectionErrorCode(error.code))) {
       return this.closed ? this.exitedError() : error instanceof Error ? error : new Error(String(error));
     }
     const mapped = sessionReferenceErrorFromJsonRpc(error);
