@@ -62,6 +62,12 @@ describe('README', () => {
     expect(body).toBe(content.endsWith('\n') ? content : content + '\n');
   });
 
+  it('shows examples/client.mjs, the client example the tests run, byte for byte', () => {
+    const [example, ...more] = [...readme.matchAll(/<!-- client example -->\n```js\n([\s\S]*?)```\n/g)].map(([, body]) => body);
+    expect(more).toEqual([]);
+    expect(example).toBe(readFileSync(path.join(REPO_ROOT, 'examples', 'client.mjs'), 'utf8'));
+  });
+
   it('shows or links every editor configuration in docs/editors/', () => {
     expect(editorConfigs.length).toBeGreaterThanOrEqual(7);
     for (const file of editorConfigs) {
