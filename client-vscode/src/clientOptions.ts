@@ -5,7 +5,7 @@ import type { DocumentSelector, ExecuteCommandMiddleware, LanguageClientOptions 
 export const PROMPT_LANGUAGE_ID = 'dsh-prompt';
 
 /** The `dshSessions.*` setting keys, in the order of lsp-contract.md (Settings). */
-export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome'] as const;
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome', 'fileMentions'] as const;
 
 /** One `dshSessions.*` setting key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];

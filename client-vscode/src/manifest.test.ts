@@ -3,6 +3,8 @@ import path from 'node:path';
 import { DEFAULT_SESSION_REFERENCE_CONFIG, MAX_REFERENCES_CEILING, SETTINGS_SECTION } from '@dsh-session-ls/shared';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../test/support/conformance';
+import { FILE_MENTIONS_ORDERS } from '../../server/src/features/services';
+import { DEFAULT_FILE_MENTIONS, SETTING_KEYS as SERVER_SETTING_KEYS } from '../../server/src/settings/settings';
 import { DOCUMENT_SELECTOR, PROMPT_LANGUAGE_ID, SETTING_KEYS } from './clientOptions';
 import { ExtensionCommands } from './commandIds';
 import { MARKETPLACE_CATEGORIES, VSCODE_LANGUAGES, builtInLanguages, markdownLinks, pngSize } from './testing/marketplace';
@@ -17,8 +19,9 @@ const contractSettings: Array<{ key: string; type: string; default: number | nul
 );
 
 describe('contributed settings', () => {
-  it('are exactly the dshSessions keys the client sends, in order', () => {
+  it('are exactly the dshSessions keys the client sends, in order, and the server reads', () => {
     expect(Object.keys(properties)).toEqual(SETTING_KEYS.map((key) => `${SETTINGS_SECTION}.${key}`));
+    expect([...SETTING_KEYS]).toEqual([...SERVER_SETTING_KEYS]);
   });
 
   it("have dsh's defaults and limits", () => {
@@ -41,6 +44,11 @@ describe('contributed settings', () => {
     for (const key of ['claudeCodeHome', 'codexHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
   });
 
+  it('offer the place of file mentions with the server’s values and default', () => {
+    expect(properties['dshSessions.fileMentions']).toMatchObject({ type: 'string', enum: [...FILE_MENTIONS_ORDERS], default: DEFAULT_FILE_MENTIONS });
+    expect((properties['dshSessions.fileMentions']!.enumDescriptions as string[]).length).toBe(FILE_MENTIONS_ORDERS.length);
+  });
+
   it('have the scopes chosen for where VS Code reads them (README, Editors)', () => {
     // sessionsRoot is a path on the machine the server runs on: in a remote window VS Code reads it from the
     // Remote settings (or the workspace), never from the local User settings, where it would name a local folder.
@@ -56,6 +64,7 @@ describe('contributed settings', () => {
       'dshSessions.agents': 'window',
       'dshSessions.claudeCodeHome': 'machine-overridable',
       'dshSessions.codexHome': 'machine-overridable',
+      'dshSessions.fileMentions': 'window',
     });
     for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome']) {
       expect(String(properties[`dshSessions.${key}`]!.markdownDescription), key).toContain('**Remote**');
@@ -85,8 +94,8 @@ describe('contributed settings', () => {
 
   it('match the settings of the LSP contract', () => {
     const rows = contractSettings;
-    // Every setting but our own extension's (other agents), which the contract does not know.
-    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome'];
+    // Every setting but our own additions (other agents, where file mentions go), which the contract does not know.
+    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.fileMentions'];
     expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties).filter((key) => !extension.includes(key)));
     for (const row of rows) {
       const property = properties[`dshSessions.${row.key}`]!;

@@ -166,7 +166,7 @@ describe('editor features through the built server', () => {
     expect(preview).toContain('<referenced-sessions>');
   });
 
-  it('completes workspace files before sessions, and folders step by step', async () => {
+  it('completes sessions, then workspace files, on a bare @; files first for a path; folders step by step', async () => {
     const client = await server();
     const complete = async (marked: string, trigger = '@'): Promise<{ list: CompletionList; text: string }> => {
       const { text, position } = cursorIn(marked);
@@ -177,10 +177,15 @@ describe('editor features through the built server', () => {
     };
     const top = await complete('see @|');
     const labels = top.list.items.map((item) => String(item.label));
-    expect(labels.slice(0, 3)).toEqual(['my notes/', 'src/', 'README.md']);
-    expect(labels).not.toContain('node_modules/');
-    expect(labels).toEqual(expect.arrayContaining(['Alpha file check', 'Say hi']));
-    expect(top.list.items.findIndex((item) => item.sortText!.startsWith('b'))).toBe(3);
+    expect(labels.slice(0, 3)).toEqual(expect.arrayContaining(['Alpha file check', 'Say hi']));
+    expect(labels.slice(3)).toEqual(['my notes/', 'src/', 'README.md']);
+    expect(top.list.items.map((item) => item.sortText![0])).toEqual(['b', 'b', 'b', 'c', 'c', 'c']);
+    // Clients sort by sortText: the server's order is that sort.
+    expect(top.list.items.map((item) => item.sortText)).toEqual(top.list.items.map((item) => item.sortText).sort());
+    // A token that looks like a path puts the files first.
+    const dot = await complete('see @./|', '/');
+    expect(dot.list.items.map((item) => String(item.label)).slice(0, 3)).toEqual(['./my notes/', './src/', './README.md']);
+    expect(dot.list.items[0]!.sortText).toBe('a000000');
 
     const src = top.list.items.find((item) => item.label === 'src/')!;
     expect(acceptItem(top.text, src)).toBe('see @src/');
@@ -192,5 +197,33 @@ describe('editor features through the built server', () => {
     const quoted = await complete('see @"my notes/p|');
     expect(quoted.list.items.map((item) => item.label)).toEqual(['my notes/plan one.md']);
     expect(acceptItem(quoted.text, quoted.list.items[0]!)).toBe('see @"my notes/plan one.md"');
+  });
+
+  it('follows the fileMentions setting: files before the sessions, or none', async () => {
+    const { client, cleanup } = await startServer(
+      { initializationOptions: { sessionsRoot: root, fileMentions: 'before' }, workspaceFolders: [{ uri: fileUri(folder), name: 'workspace' }], rootUri: fileUri(folder) },
+      { settings: {} },
+    );
+    cleanups.push(cleanup);
+    await waitForSessions(client, 3);
+    await client.openDocument(promptUri, 'see @');
+    const at = { line: 0, character: 5 };
+    const before = await client.completion(promptUri, at);
+    expect(before.items.map((item) => item.sortText![0])).toEqual(['a', 'a', 'a', 'b', 'b', 'b']);
+    expect(before.items[0]!.label).toBe('my notes/');
+    // The live section wins over initializationOptions.
+    await client.changeConfiguration({ dshSessions: { fileMentions: 'off' } });
+    const off = await pollUntil(async () => {
+      const list = await client.completion(promptUri, at);
+      return list.items.length === 3 ? list : undefined;
+    }, 20_000, 'completion without files');
+    expect(off.items.every((item) => (item.data as { kind: string }).kind === 'dsh-session')).toBe(true);
+    // A bad value is refused with the setting's INVALID_CONFIG; the last good value stays.
+    await client.changeConfiguration({ dshSessions: { fileMentions: 'sideways' } });
+    const shown = await client.waitForMessage('window/showMessage', (params: { message: string }) => params.message.includes('fileMentions'));
+    expect((shown.params as { message: string }).message).toBe(
+      'SESSION_REFERENCE_INVALID_CONFIG: invalid setting dshSessions.fileMentions: fileMentions must be "after", "before" or "off", not "sideways"; keeping "off"',
+    );
+    expect((await client.completion(promptUri, at)).items).toHaveLength(3);
   });
 });

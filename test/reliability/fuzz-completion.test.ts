@@ -1,9 +1,10 @@
 /**
  * Fuzzing completion positions: random documents full of `@`, mention fragments,
  * CRLF and surrogates; random (also out-of-range) positions; sessions with hostile titles and ids.
- * Through the server's completion feature (files, then sessions), nothing throws; session items
+ * Through the server's completion feature (sessions and files), nothing throws; session items
  * appear exactly at an `@` token, in the resolver's order, display-safe, and each accepted item
- * inserts a mention of its session; file items come first and are display-safe too.
+ * inserts a mention of its session; file items come as one group, first only for a path-like token,
+ * in `sortText` order, and are display-safe too.
  */
 import fc from 'fast-check';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -104,13 +105,14 @@ describe('completion at random positions in random documents', () => {
             ? cursor
             : document.positionAt(ats.length === 0 ? cursor.delta : ats[cursor.at % ats.length]! + 1 + cursor.delta);
         const list = await provideMentionCompletion(document, position, workspace);
-        const firstSession = list.items.findIndex((item) => isSessionCompletionData(item.data));
-        const files = firstSession === -1 ? list.items : list.items.slice(0, firstSession);
-        const items = firstSession === -1 ? [] : list.items.slice(firstSession);
-        // Files first, then sessions; a file item shows nothing unsafe either.
-        expect(items.every((item) => isSessionCompletionData(item.data))).toBe(true);
+        const items = list.items.filter((item) => isSessionCompletionData(item.data));
+        const files = list.items.filter((item) => !isSessionCompletionData(item.data));
+        // One group of files, before or after the sessions, and `sortText` keeps that order (clients sort by it).
+        const filesFirst = files[0]?.sortText!.startsWith('a') === true;
+        expect(list.items).toEqual(filesFirst ? [...files, ...items] : [...items, ...files]);
+        expect(list.items.map((item) => item.sortText)).toEqual(list.items.map((item) => item.sortText).sort());
         for (const file of files) {
-          expect(file.sortText!.startsWith('a')).toBe(true);
+          expect(file.sortText![0]).toBe(filesFirst ? 'a' : 'c');
           expect(file.label).not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
           expect((file.textEdit as TextEdit | undefined)?.newText ?? '').not.toMatch(UNSAFE_DISPLAY_CHARACTERS);
         }
@@ -123,6 +125,8 @@ describe('completion at random positions in random documents', () => {
           return;
         }
         atToken++;
+        // The default order: files lead only when what is typed looks like a path.
+        if (files.length > 0) expect(filesFirst).toBe(/\//.test(token.query) || /^[.~]/.test(token.query));
         const resolver = workspace.resolver();
         const limit = resolver.config.candidateLimit;
         const target = await workspace.resolveTarget(undefined, uri);

@@ -81,6 +81,8 @@ export interface DshSessionSettings {
   claudeCodeHome?: string;
   /** Codex's home (default `$CODEX_HOME`, else `~/.codex`); read when `agents` has `'codex'`. */
   codexHome?: string;
+  /** Where `@` completion lists workspace files: `after` the sessions (default), `before` them, or `off`. */
+  fileMentions?: 'after' | 'before' | 'off';
 }
 
 /** How to start the server. */

@@ -48,8 +48,14 @@ export interface RootProblemCompletionData {
   problem: SessionsRootProblem;
 }
 
-/** The `sortText` of an item: its group letter (`a` files, `b` sessions), then its rank padded to 6 digits. */
-export function completionSortText(group: 'a' | 'b', rank: number): string {
+/**
+ * The group letters of `sortText`: sessions are always `b`; files are `a` when they come first and `c`
+ * when they follow the sessions (setting `fileMentions`). Clients sort by `sortText` before they filter.
+ */
+export type CompletionGroup = 'a' | 'b' | 'c';
+
+/** The `sortText` of an item: its group letter, then its rank padded to 6 digits. */
+export function completionSortText(group: CompletionGroup, rank: number): string {
   return group + String(rank).padStart(6, '0');
 }
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CompletionItemKind, type CompletionItem, type TextEdit } from 'vscode-languageserver-types';
-import { TRIGGER_SUGGEST_COMMAND, findFileMentionToken, provideFileMentionCompletion, provideMentionCompletion } from './fileMentions';
+import { TRIGGER_SUGGEST_COMMAND, findFileMentionToken, looksLikePath, provideFileMentionCompletion, provideMentionCompletion } from './fileMentions';
 import { denseMentionText, dshScan } from '../../../test/support/dshMentionGrammar';
 import { conversationSession } from '../testing/mentionFixtures';
 import { testWorkspace } from '../testing/testWorkspace';
@@ -233,27 +233,87 @@ describe('file-mention completion', () => {
     });
   });
 
-  it('lists files before sessions in the merged completion', async () => {
+  it('lists the sessions first and the files after them for a token that is not a path', async () => {
     const { document, workspace, offset } = await complete('@src|');
     const list = await provideMentionCompletion(document, document.positionAt(offset), workspace);
-    expect(labels(list.items)).toEqual(['src/', 'src work']);
-    expect(list.items.map((item) => item.sortText![0])).toEqual(['a', 'b']);
+    expect(labels(list.items)).toEqual(['src work', 'src/']);
+    expect(list.items.map((item) => item.sortText)).toEqual(['b000000', 'c000000']);
     const quoted = await complete('@"sr|');
     expect(labels((await provideMentionCompletion(quoted.document, quoted.document.positionAt(quoted.offset), quoted.workspace)).items)).toEqual(['src/']);
   });
 
-  it('keeps offering files when the sessions root is not read, with the notice after them', async () => {
+  it('keeps offering files when the sessions root is not read, after the notice', async () => {
     const { text, offset } = marked('@src|');
     const document = TextDocument.create(pathToFileURL(path.join(workspaceDir, 'prompts', 'p.md')).href, 'markdown', 1, text);
     const { workspace, store } = testWorkspace([], { folders: [workspaceDir], documents: [document], section: { sessionsRoot: '/nowhere' } });
     store.setStatus({ rootExists: false, rootProblem: 'missing' });
     const list = await provideMentionCompletion(document, document.positionAt(offset), workspace);
-    expect(labels(list.items)).toEqual(['src/', 'No dsh sessions: /nowhere does not exist']);
+    expect(labels(list.items)).toEqual(['No dsh sessions: /nowhere does not exist', 'src/']);
     expect(list.isIncomplete).toBe(true);
-    expect(accept(document, list.items[0]!)).toBe('@src/');
-    expect(accept(document, list.items[1]!)).toBe('@src');
+    expect(accept(document, list.items[0]!)).toBe('@src');
+    expect(accept(document, list.items[1]!)).toBe('@src/');
     // A quoted path is never a session token: files only, no notice.
     const quoted = TextDocument.create(document.uri, 'markdown', 1, '@"sr');
     expect(labels((await provideMentionCompletion(quoted, quoted.positionAt(4), workspace)).items)).toEqual(['src/']);
+  });
+});
+
+describe('the order of sessions and files (setting fileMentions)', () => {
+  // A session for each kind of token: its cwd holds `src/`, its title starts with `.env`.
+  const SESSIONS = [
+    conversationSession('app-session', { cwd: '/work/src/app', title: 'App work', createdAt: Date.UTC(2026, 0, 3) }),
+    conversationSession('env-session', { cwd: '/else', title: '.env cleanup', createdAt: Date.UTC(2026, 0, 2) }),
+  ];
+
+  async function merged(text: string, section: Record<string, unknown> = {}) {
+    const { text: content, offset } = marked(text);
+    const document = TextDocument.create(pathToFileURL(path.join(workspaceDir, 'prompts', 'p.md')).href, 'markdown', 1, content);
+    const { workspace } = testWorkspace(SESSIONS, { folders: [workspaceDir], documents: [document], section });
+    const list = await provideMentionCompletion(document, document.positionAt(offset), workspace);
+    const kinds = list.items.map((item) => (item.data as { kind: string }).kind === 'dsh-session' ? 'session' : 'file');
+    // Clients sort by sortText before they filter: the order must survive that sort.
+    const sorted = [...list.items].sort((a, b) => (a.sortText! < b.sortText! ? -1 : a.sortText! > b.sortText! ? 1 : 0));
+    expect(sorted).toEqual(list.items);
+    return { list, kinds, letters: [...new Set(list.items.map((item) => item.sortText![0]))] };
+  }
+
+  it('tells a path-like token: a `/` anywhere, or a leading `.` or `~`', () => {
+    for (const query of ['src/', 'a/b', '/abs', '.', '..', '.env', '~', '~/notes']) expect(looksLikePath(query), query).toBe(true);
+    for (const query of ['', 'src', 'a.b', 'x~', 'app-work']) expect(looksLikePath(query), query).toBe(false);
+  });
+
+  it('after (the default): a bare `@` lists every session, then the files', async () => {
+    const { list, kinds, letters } = await merged('see @|');
+    expect(kinds.indexOf('file')).toBe(2);
+    expect(kinds.slice(2).every((kind) => kind === 'file')).toBe(true);
+    expect(labels(list.items.slice(0, 2))).toEqual(['App work', '.env cleanup']);
+    expect(letters).toEqual(['b', 'c']);
+    expect(list.items[2]!.sortText).toBe('c000000');
+  });
+
+  it('after (the default): a token that looks like a path lists the files first', async () => {
+    const inFolder = await merged('@src/|');
+    expect(labels(inFolder.list.items)).toEqual(['src/services/', 'src/main.ts', 'App work']);
+    expect(inFolder.letters).toEqual(['a', 'b']);
+    const hidden = await merged('@.en|');
+    expect(labels(hidden.list.items)).toEqual(['.env', '.env cleanup']);
+    expect(hidden.kinds).toEqual(['file', 'session']);
+    // `~` leads too, whatever files it finds (none here: paths leave the workspace).
+    expect((await merged('@~|')).kinds.every((kind) => kind === 'session')).toBe(true);
+  });
+
+  it('before: the files always lead, as a path-like token would', async () => {
+    const { list, kinds, letters } = await merged('see @|', { fileMentions: 'before' });
+    expect(kinds.slice(-2)).toEqual(['session', 'session']);
+    expect(kinds.slice(0, -2).every((kind) => kind === 'file')).toBe(true);
+    expect(kinds.length).toBeGreaterThan(2);
+    expect(letters).toEqual(['a', 'b']);
+    expect(list.items[0]!.sortText).toBe('a000000');
+  });
+
+  it('off: sessions only, and nothing for a quoted path', async () => {
+    expect((await merged('see @|', { fileMentions: 'off' })).kinds).toEqual(['session', 'session']);
+    expect(labels((await merged('@src/|', { fileMentions: 'off' })).list.items)).toEqual(['App work']);
+    expect((await merged('@"sr|', { fileMentions: 'off' })).list.items).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import {
 import { throwIfCancelled } from '../resolver';
 import { completionSortText, provideSessionCompletion } from './completion';
 import { mentionScanStart } from './completionToken';
-import type { SessionServices, WorkspaceFileSystem } from './services';
+import type { FileMentionsOrder, SessionServices, WorkspaceFileSystem } from './services';
 import { SKIPPED_NAMES, WorkspaceFiles } from './workspaceFiles';
 
 /** The `@path` or `@"path` token around the cursor (UTF-16 offsets into the document text). */
@@ -191,7 +191,8 @@ function insertion(entry: FoundEntry, quoted: boolean): string {
 
 /**
  * File-mention completion at `position` (lsp-contract.md, File mentions): workspace files and
- * directories for an `@path` or `@"path` token, before sessions (sortText group `a`). The edit never
+ * directories for an `@path` or `@"path` token, in sortText group `group` (`a` before the sessions, `c`
+ * after them; see {@link filesFirst}). The edit never
  * repeats the `@`; a directory keeps the completion going (`editor.action.triggerSuggest`, and `/` is a
  * trigger character for other clients). Listings come from `files` (the language service's snapshots),
  * else straight from the services' workspace file system.
@@ -202,6 +203,7 @@ export async function provideFileMentionCompletion(
   services: SessionServices,
   signal?: AbortSignal,
   files?: WorkspaceFiles,
+  group: 'a' | 'c' = 'a',
 ): Promise<CompletionList> {
   const text = document.getText();
   const offset = document.offsetAt(position);
@@ -230,7 +232,7 @@ export async function provideFileMentionCompletion(
       insertTextFormat: InsertTextFormat.PlainText,
       // What was typed first, so every client's own filter keeps what the server matched.
       filterText: `${typed} ${newText}`,
-      sortText: completionSortText('a', rank),
+      sortText: completionSortText(group, rank),
       ...(entry.directory ? { command: { title: 'Complete inside the folder', command: TRIGGER_SUGGEST_COMMAND } } : {}),
       data,
     };
@@ -238,9 +240,26 @@ export async function provideFileMentionCompletion(
   return { isIncomplete: incomplete, items };
 }
 
+/** True when what is typed after the `@` looks like a path: it holds a `/`, or starts with `.` or `~`. */
+export function looksLikePath(query: string): boolean {
+  return query.includes('/') || query.startsWith('.') || query.startsWith('~');
+}
+
 /**
- * Completion at an `@` token: file mentions first, then sessions (each feature decides whether its kind
- * applies); incomplete when either list is. A failing file search never hides the sessions.
+ * Whether files come before the sessions in the list of the `@` token at `offset`: always with `before`;
+ * with `after` (the default) only when the token looks like a path ({@link looksLikePath}).
+ */
+export function filesFirst(order: FileMentionsOrder, text: string, offset: number): boolean {
+  if (order !== 'after') return order === 'before';
+  const token = findFileMentionToken(text, offset);
+  return token !== undefined && looksLikePath(token.query);
+}
+
+/**
+ * Completion at an `@` token: sessions, then workspace files — files first when the token looks like a
+ * path, or always, or never, as the `fileMentions` setting says (each feature decides whether its kind
+ * applies). `sortText` carries that order. Incomplete when either list is; a failing file search never
+ * hides the sessions.
  */
 export async function provideMentionCompletion(
   document: TextDocument,
@@ -249,10 +268,15 @@ export async function provideMentionCompletion(
   signal?: AbortSignal,
   listings?: WorkspaceFiles,
 ): Promise<CompletionList> {
-  const files = provideFileMentionCompletion(document, position, services, signal, listings).catch((): CompletionList => {
+  const order = services.settings().fileMentions;
+  const sessions = provideSessionCompletion(document, position, services, signal);
+  if (order === 'off') return sessions;
+  const first = filesFirst(order, document.getText(), document.offsetAt(position));
+  const files = provideFileMentionCompletion(document, position, services, signal, listings, first ? 'a' : 'c').catch((): CompletionList => {
     throwIfCancelled(signal);
     return { isIncomplete: false, items: [] };
   });
-  const [fileList, sessionList] = await Promise.all([files, provideSessionCompletion(document, position, services, signal)]);
-  return { isIncomplete: fileList.isIncomplete || sessionList.isIncomplete, items: [...fileList.items, ...sessionList.items] };
+  const [fileList, sessionList] = await Promise.all([files, sessions]);
+  const items = first ? [...fileList.items, ...sessionList.items] : [...sessionList.items, ...fileList.items];
+  return { isIncomplete: fileList.isIncomplete || sessionList.isIncomplete, items };
 }

@@ -49,7 +49,7 @@ export interface CommandOptions {
  * `UnknownCommandError`, and a host (the LSP wiring, the CLI, a test) forwards to it.
  */
 export interface SessionLanguageService {
-  /** Completion at an `@` token: workspace files, then sessions. */
+  /** Completion at an `@` token: sessions and workspace files, in the order of the `fileMentions` setting. */
   completion(document: TextDocument, position: Position, options?: CompletionOptions): Promise<CompletionList>;
   /** A session item gains its preview in the first of `documentationFormat` we write (Markdown by default). */
   resolveCompletionItem(item: CompletionItem, documentationFormat?: readonly string[], signal?: AbortSignal): Promise<CompletionItem>;

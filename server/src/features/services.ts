@@ -4,6 +4,15 @@ import type { AgentSessionLog, SessionReferenceResolver, SessionStore } from '..
 import type { StoreStatus } from '../store/service';
 import type { WorkspaceLister } from './workspaceFiles';
 
+/** Where an `@` completion lists workspace files (setting `fileMentions`). */
+export const FILE_MENTIONS_ORDERS = ['after', 'before', 'off'] as const;
+
+/**
+ * `after` (the default): sessions first, then files, unless the token looks like a path (holds a `/`, or
+ * starts with `.` or `~`), which lists files first; `before`: files always first; `off`: no files.
+ */
+export type FileMentionsOrder = (typeof FILE_MENTIONS_ORDERS)[number];
+
 /** The settings the server works with, every key resolved. */
 export interface SessionSettings {
   /** Absolute sessions root. */
@@ -18,6 +27,8 @@ export interface SessionSettings {
   claudeCodeHome: string;
   /** Codex's home (`$CODEX_HOME`, else `~/.codex`), absolute. */
   codexHome: string;
+  /** Where an `@` completion lists workspace files (default `after` the sessions). */
+  fileMentions: FileMentionsOrder;
 }
 
 /** A target as a request gives it: each field on its own; `null` or `""` = explicitly none, absent = default. */

@@ -19,7 +19,30 @@ describe('SettingsState precedence', () => {
       agents: ['dsh'],
       claudeCodeHome: path.join(os.homedir(), '.claude'),
       codexHome: path.join(os.homedir(), '.codex'),
+      fileMentions: 'after',
     });
+  });
+
+  it('takes fileMentions from the section first, then initializationOptions; a bad value is INVALID_CONFIG naming the three', () => {
+    const state = new SettingsState();
+    state.update(sources({ section: { fileMentions: 'off' }, initializationOptions: { fileMentions: 'before' } }));
+    expect(state.settings.fileMentions).toBe('off');
+    state.update(sources({ initializationOptions: { fileMentions: 'before' } }));
+    expect(state.settings.fileMentions).toBe('before');
+    const problems = state.update(sources({ section: { fileMentions: 'first' } }));
+    expect(problems.map((problem) => [problem.origin, problem.error.code, problem.error.message])).toEqual([
+      ['dshSessions.fileMentions', 'SESSION_REFERENCE_INVALID_CONFIG', 'fileMentions must be "after", "before" or "off", not "first"'],
+    ]);
+    expect(describeSettingProblem(problems[0]!)).toBe(
+      'SESSION_REFERENCE_INVALID_CONFIG: invalid setting dshSessions.fileMentions: fileMentions must be "after", "before" or "off", not "first"; keeping "before"',
+    );
+    expect(state.settings.fileMentions).toBe('before');
+    expect(state.update(sources({ section: { fileMentions: true } })).map((problem) => problem.error.message)).toEqual([
+      'fileMentions must be "after", "before" or "off", not true',
+    ]);
+    // Unset (null, or "" as editors show an unset string) is the default.
+    state.update(sources({ section: { fileMentions: '' } }));
+    expect(state.settings.fileMentions).toBe('after');
   });
 
   it('takes agents and the agent homes from initializationOptions first, env defaults for the homes', () => {

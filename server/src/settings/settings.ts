@@ -10,10 +10,10 @@ import {
   resolveSessionReferenceConfig,
 } from '@dsh-session-ls/shared';
 import { expandHome, workingDirectory } from '../store/defaultRoot';
-import type { SessionSettings } from '../features/services';
+import { FILE_MENTIONS_ORDERS, type FileMentionsOrder, type SessionSettings } from '../features/services';
 
 /** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
-export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome'] as const;
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome', 'fileMentions'] as const;
 
 /** One settings key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];
@@ -35,6 +35,9 @@ export function defaultCodexHome(env: NodeJS.ProcessEnv): string {
   const dir = env.CODEX_HOME;
   return dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir)) : path.join(os.homedir(), '.codex');
 }
+
+/** The default place of file mentions in an `@` list: after the sessions (a path-like token lists them first). */
+export const DEFAULT_FILE_MENTIONS: FileMentionsOrder = 'after';
 
 /** `agents` from a setting: an array (or, from the command line, a comma-separated string) of known names, without repeats. */
 export function parseAgents(value: unknown): AgentName[] {
@@ -90,6 +93,8 @@ const CLIENT_LAYER_ORDER: Readonly<Record<SettingKey, ReadonlyArray<'section' | 
   agents: ['initializationOptions', 'section'],
   claudeCodeHome: ['initializationOptions', 'section'],
   codexHome: ['initializationOptions', 'section'],
+  // How completion looks is the user's to change while the server runs, as the limits are.
+  fileMentions: ['section', 'initializationOptions'],
 };
 
 const ORIGIN_NAMES = { section: SETTINGS_SECTION, initializationOptions: 'initializationOptions' } as const;
@@ -123,10 +128,26 @@ function validateSetting(key: SettingKey, value: unknown, baseDir: string | unde
     case 'codexHome':
       if (typeof value !== 'string') throw invalidConfig(`${key} must be a string`);
       return absoluteSessionsRoot(value, baseDir);
+    case 'fileMentions':
+      if (typeof value !== 'string' || !(FILE_MENTIONS_ORDERS as readonly string[]).includes(value)) {
+        throw invalidConfig(`fileMentions must be "after", "before" or "off", not ${describeValue(value)}`);
+      }
+      return value;
     default:
       // The shared validation, for dsh's own messages.
       return resolveSessionReferenceConfig({ [key]: value })[key];
   }
+}
+
+/** A bad value as an error message shows it: JSON, cut short. */
+function describeValue(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
 }
 
 function asRecord(value: unknown): Readonly<Record<string, unknown>> | undefined {
@@ -167,12 +188,13 @@ export class SettingsState {
       agents: DEFAULT_AGENTS,
       claudeCodeHome: defaultClaudeCodeHome(sources.env),
       codexHome: defaultCodexHome(sources.env),
+      fileMentions: DEFAULT_FILE_MENTIONS,
     };
     const previous = this.current;
     const previousValue = (key: SettingKey): unknown =>
       previous === undefined
         ? fallback[key]
-        : key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || key === 'claudeCodeHome' || key === 'codexHome'
+        : key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || key === 'claudeCodeHome' || key === 'codexHome' || key === 'fileMentions'
           ? previous[key]
           : previous.config[key];
 
@@ -230,6 +252,7 @@ export class SettingsState {
       agents: next.agents as readonly AgentName[],
       claudeCodeHome: next.claudeCodeHome as string,
       codexHome: next.codexHome as string,
+      fileMentions: next.fileMentions as FileMentionsOrder,
     };
     return problems;
   }
