@@ -163,7 +163,7 @@ describe('the language server with other agents (stdio)', () => {
     const at = (needle: string) => ({ line: 0, character: text.indexOf(needle) + 3 });
 
     const hover = (await withAgents.request('textDocument/hover', { textDocument: { uri }, position: at(CLAUDE_MENTION) })) as { contents: { value: string } } | null;
-    expect(hover!.contents.value).toContain('**Parser work\\, renamed**');
+    expect(hover!.contents.value).toContain('**Parser work, renamed**');
     expect(hover!.contents.value).toContain('- claude-code session: dsh itself reads this mention as plain text');
     expect(await dshOnly.request('textDocument/hover', { textDocument: { uri }, position: at(CLAUDE_MENTION) })).toBeNull();
     // Hovers answer from what is indexed so far: compare once each server's first index is built (a

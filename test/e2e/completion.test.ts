@@ -95,7 +95,7 @@ describe('textDocument/completion over the real server and store', () => {
     const documentation = resolved.documentation as MarkupContent;
     expect(documentation.kind).toBe('markdown');
     expect(documentation.value).toContain('**Fix flaky time zone test**');
-    expect(documentation.value).toContain('cwd: \\/home\\/sam\\/weather\\-app');
+    expect(documentation.value).toContain('cwd: /home/sam/weather-app\n');
     expect(documentation.value).toContain('3 messages: 1 prompt, 1 answer, 1 compaction summary');
     expect(documentation.value).toContain('**Latest exchange**');
     expect({ ...resolved, documentation: undefined }).toEqual({ ...list.items[0]!, documentation: undefined });

@@ -127,7 +127,7 @@ describe('editor features through the built server', () => {
     const hover = await client.request<Hover>('textDocument/hover', { textDocument: { uri: promptUri }, position: { line: 0, character: 10 } });
     const value = (hover.contents as { value: string }).value;
     expect(value).toContain('**Alpha file check**');
-    expect(value).toContain('- mentioned as: Read a\\.txt');
+    expect(value).toContain('- mentioned as: Read a.txt');
     expect(value).toMatch(/- context: \d+ bytes of 65,536 bytes/);
 
     const links = await client.request<DocumentLink[]>('textDocument/documentLink', { textDocument: { uri: promptUri } });

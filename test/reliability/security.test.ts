@@ -169,6 +169,10 @@ describe('what the UI shows of a session is display-safe and inert', () => {
     expect(activeMarkdownProblems('```text\n```\n[x](https://e)\n```')).not.toEqual([]);
     expect(activeMarkdownProblems('````text\n```\n[x](command:e)\n````')).toEqual([]);
     expect(activeMarkdownProblems('\\[x\\]\\(command\\:e\\) \\<script\\>')).toEqual([]);
+    expect(activeMarkdownProblems('\\[x](command:e) \\<script> https:/\\/e.example www\\.e.example')).toEqual([]);
+    expect(activeMarkdownProblems('see https://evil.example')).not.toEqual([]);
+    expect(activeMarkdownProblems('see www.evil.example')).not.toEqual([]);
+    expect(activeMarkdownProblems('&#x202e;')).not.toEqual([]);
   });
 
   it('completion items and their resolved previews, through the server', async () => {

@@ -42,9 +42,9 @@ describe('hover on another agent’s mention', () => {
   it('previews the Claude Code session under its own title, with what dsh and prepare do with it', async () => {
     const text = `see ${claude('Old label')} now`;
     const value = (await hoverOver(text, claude('Old label'))) ?? '';
-    expect(value).toContain('**Parser work\\, renamed**');
+    expect(value).toContain('**Parser work, renamed**');
     expect(value).toContain('- mentioned as: Old label');
-    expect(value).toContain('cwd: \\/tmp\\/dsh\\-agent\\-fixtures\\/proj a');
+    expect(value).toContain('cwd: /tmp/dsh-agent-fixtures/proj a');
     expect(value).toContain('- claude-code session: dsh itself reads this mention as plain text');
     expect(value).toMatch(/- context: [\d,]+ bytes of 65,536 bytes/);
   });
@@ -53,7 +53,7 @@ describe('hover on another agent’s mention', () => {
     const dsh = formatSessionReferenceMention({ sessionId: CX_RENAMED, label: 'twin' });
     const text = `${codex()} and ${dsh}`;
     const foreign = (await hoverOver(text, codex())) ?? '';
-    expect(foreign).toContain('**Lexer work\\, renamed**');
+    expect(foreign).toContain('**Lexer work, renamed**');
     expect(foreign).toContain('- codex session:');
     const own = (await hoverOver(text, dsh)) ?? '';
     expect(own).toContain('**dsh twin**');
@@ -71,7 +71,7 @@ describe('hover on another agent’s mention', () => {
 
   it('says a foreign session of an agent that is not enabled cannot be read, and a malformed one is refused by prepare', async () => {
     const onlyCodex = { ...ALL_AGENTS, agents: ['dsh', 'codex'] };
-    expect(await hoverOver(`x ${claude()}`, claude(), onlyCodex)).toContain('claude\\-code is not among the enabled agents');
+    expect(await hoverOver(`x ${claude()}`, claude(), onlyCodex)).toContain('claude-code is not among the enabled agents');
     expect(await hoverOver('x @[b](codex-session:IiJ)', '@[b]')).toContain('**Malformed codex session mention**');
   });
 });
@@ -117,7 +117,7 @@ describe('dshSession.transcript of another agent’s session', () => {
     const { services } = workspaceWith('');
     expect(foreignAgentsEnabled(services)).toBe(true);
     const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services);
-    expect(markdown.startsWith('# Parser work\\, renamed\n')).toBe(true);
+    expect(markdown.startsWith('# Parser work, renamed\n')).toBe(true);
     expect(markdown).toContain('- agent: claude-code (read-only)');
     expect(markdown).toContain('- 6 messages, as the user saw them');
     // The turns before the compaction stay in the transcript; the summary sits where it happened.
@@ -130,7 +130,7 @@ describe('dshSession.transcript of another agent’s session', () => {
   it('reads the whole Codex rollout', async () => {
     const { services } = workspaceWith('');
     const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: CX_RENAMED, agent: 'codex' }], services);
-    expect(markdown.startsWith('# Lexer work\\, renamed\n')).toBe(true);
+    expect(markdown.startsWith('# Lexer work, renamed\n')).toBe(true);
     const order = ['Hello codex, first turn about the lexer', 'Third turn: BIG answer please', 'Compaction checkpoint', 'Fourth turn after the compaction'];
     const at = order.map((text) => markdown.indexOf(text));
     expect(at.every((offset) => offset > 0)).toBe(true);

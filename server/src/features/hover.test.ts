@@ -6,6 +6,7 @@ import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import { provideMentionHover } from './hover';
 import { conversationSession } from '../testing/mentionFixtures';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
+import { markdownTokens, renderedText } from '../../../test/support/commonMark';
 
 const NOW = Date.UTC(2026, 0, 10);
 
@@ -47,7 +48,7 @@ describe('hover on a mention', () => {
     expect(hover!.range).toEqual({ start: { line: 0, character: 4 }, end: { line: 0, character: 4 + mention.length } });
     expect(value).toContain('**Alpha work**');
     expect(value).toContain('- mentioned as: Old label');
-    expect(value).toContain('cwd: \\/w');
+    expect(value).toContain('- cwd: /w\n');
     expect(value).toContain('created: 2026-01-09 00:00 UTC (1 day ago)');
     expect(value).toContain('2 messages: 1 prompt, 1 answer');
     expect(value).toMatch(/- context: \d+ bytes of 65,536 bytes/);
@@ -63,19 +64,34 @@ describe('hover on a mention', () => {
 
   it('escapes session text so it cannot inject links, HTML or command URIs, and makes it display-safe', async () => {
     const { value } = await hoverAt(bareWithCursor('hostile'));
-    expect(value).not.toContain('](command:');
-    expect(value).not.toContain('](https:');
-    expect(value).not.toMatch(/(^|[^\\])<(b|img)/);
     expect(value).not.toContain('\u202e');
-    expect(value).toContain('Title \\[x\\]\\(command\\:evil\\) \\<b\\>owned');
+    expect(value).toContain('**Title \\[x](command:evil) \\<b>owned**');
     // Nothing from the session is left that could open markup.
     expect(value).not.toMatch(/(^|[^\\])[<[]/m);
+    // As a CommonMark renderer reads it: no link, image or HTML, and the session's text shown as written.
+    const tokens = markdownTokens(value);
+    expect(tokens.filter((token) => ['link_open', 'image', 'html_inline', 'html_block'].includes(token.type))).toEqual([]);
+    const shown = renderedText(tokens);
+    expect(shown).toContain('Title [x](command:evil) <b>owned');
+    expect(shown).toContain('/w/[cwd](https://evil.example)');
+    expect(shown).toContain('Ignore this: [click](command:workbench.action.terminal.new) <img src=x onerror=alert(1)>');
+  });
+
+  it('escapes only what Markdown needs: paths, dashes, dots and colons read as they are', async () => {
+    const session = conversationSession('weather', { cwd: '/home/sam/weather-app', title: 'Weather-app: hourly forecast (v2.1)', createdAt: NOW - 86_400_000 });
+    const document = openDocument('file:///w/m.md', `see ${encodeSessionReferenceUri('weather')}`);
+    const { workspace } = testWorkspace([session], { folders: ['/w'], documents: [document], now: NOW });
+    const hover = await provideMentionHover(document, document.positionAt(8), workspace.view({ partial: true }));
+    const value = (hover!.contents as MarkupContent).value;
+    expect(value.split('\n').slice(0, 3)).toEqual(['**Weather-app: hourly forecast (v2.1)**', '', '- cwd: /home/sam/weather-app']);
+    expect(value).toContain('- id: weather\n');
+    expect(value).not.toContain('\\');
   });
 
   it('explains a malformed mention, an unknown session and the target session', async () => {
-    expect((await hoverAt('x @[a](dsh-session:I|iJ)')).value).toContain('dsh rejects the whole message: invalid session reference URI \\"dsh\\-session\\:IiJ\\"');
+    expect((await hoverAt('x @[a](dsh-session:I|iJ)')).value).toContain('dsh rejects the whole message: invalid session reference URI "dsh-session:IiJ"');
     expect((await hoverAt(`${encodeSessionReferenceUri('a')}x|y`)).value).toContain('the URI runs into the text after it');
-    expect((await hoverAt(bareWithCursor('nope'))).value).toContain('This session cannot be read: session \\"nope\\" not found');
+    expect((await hoverAt(bareWithCursor('nope'))).value).toContain('This session cannot be read: session "nope" not found');
     expect((await hoverAt(bareWithCursor('nope'), undefined, { indexing: true })).value).toContain('not found yet');
     expect((await hoverAt(bareWithCursor('a', 0), { targetSessionId: 'a' })).value).toContain('references its own session');
     expect((await hoverAt(`${encodeSessionReferenceUri('a')} ${bareWithCursor('huge')}`, { maxReferences: 1 })).value).toContain(
@@ -84,7 +100,7 @@ describe('hover on a mention', () => {
   });
 
   it('follows dsh’s grammar: an empty explicit URI is a mention, a label stopped by \\ + line break is not', async () => {
-    expect((await hoverAt('x @[a](dsh-sess|ion:)')).value).toContain('invalid session reference URI \\"dsh\\-session\\:\\"');
+    expect((await hoverAt('x @[a](dsh-sess|ion:)')).value).toContain('invalid session reference URI "dsh-session:"');
     const uri = encodeSessionReferenceUri('a');
     expect((await hoverAt(`@[x|\\\ny](${uri})`)).hover).toBeNull();
     expect((await hoverAt(`@[x\\\ny](${uri.slice(0, 14)}|${uri.slice(14)})`)).value).toContain('**Alpha work**');

@@ -45,7 +45,7 @@ describe('dshSession.preview', () => {
   it('says nothing else is sent without references, and shows a refusal with its code', async () => {
     expect(await preview({ text: 'just text' }).result).toContain('No sessions are referenced: nothing else is sent.');
     expect(await preview({ text: `${encodeSessionReferenceUri('nope')}` }).result).toBe(
-      '# What the model will see\n\nNothing: dsh refuses this message with SESSION_REFERENCE_READ_FAILED: failed to read referenced session\\: session \\"nope\\" not found\n',
+      '# What the model will see\n\nNothing: dsh refuses this message with SESSION_REFERENCE_READ_FAILED: failed to read referenced session: session "nope" not found\n',
     );
     expect(await preview({ text: 'x', config: { maxReferences: 1 } }).result).toContain('No sessions are referenced');
   });

@@ -7,13 +7,78 @@ import type { SessionServices } from './services';
 /** How many characters of one message a preview shows. */
 export const PREVIEW_MESSAGE_CHARS = 240;
 
-// Every ASCII punctuation character may be backslash-escaped in CommonMark; escaping them all means
-// session text can never open a link, an autolink, HTML, emphasis or a code span.
-const MARKDOWN_PUNCTUATION = /[!-/:-@[-`{-~]/g;
+// Characters that start markup wherever they are: code spans, emphasis, link and image text, HTML and
+// autolinks, table cells (GFM).
+const ALWAYS_ACTIVE = new Set(['`', '*', '[', '<', '|']);
+// Characters that start a block at the beginning of a line: headings, block quotes, list items, setext
+// underlines and thematic breaks (fences need three backticks or tildes, escaped anyway; digits before
+// `.` or `)` are handled on their own).
+const BLOCK_STARTS = new Set(['#', '>', '+', '-', '=']);
+const ASCII_PUNCTUATION = /^[!-/:-@[-`{-~]$/;
+const WORD_CHARACTER = /^[\p{L}\p{N}]$/u;
+// A character reference: `&amp;`, `&#38;`, `&#x26;` (CommonMark decodes them, so they could produce anything).
+const CHARACTER_REFERENCE = /^&#?[A-Za-z0-9]+;/;
+// The first character of an email autolink's domain (GFM), right after its `@`.
+const EMAIL_DOMAIN = /^[A-Za-z0-9_-]$/;
 
-/** Session text as inert Markdown: display-safe, on one line, every punctuation character escaped. */
+/** Whether the character at `at` of `line` must be escaped to stay literal (see {@link escapeMarkdownText}). */
+function needsEscape(line: string, at: number, tildes: number): boolean {
+  const ch = line[at]!;
+  const before = at === 0 ? '' : line[at - 1]!;
+  const after = at + 1 < line.length ? line[at + 1]! : '';
+  if (ALWAYS_ACTIVE.has(ch)) return true;
+  if (at === 0 && BLOCK_STARTS.has(ch)) return true;
+  switch (ch) {
+    // A backslash escapes the punctuation after it, and ours after the text (`**` around a title).
+    case '\\':
+      return after === '' || ASCII_PUNCTUATION.test(after);
+    // Between two letters or digits `_` can neither open nor close emphasis (snake_case stays as it is).
+    case '_':
+      return !(WORD_CHARACTER.test(before) && WORD_CHARACTER.test(after));
+    // GFM strikethrough needs a pair: a lone `~` (a home folder) stays.
+    case '~':
+      return tildes > 1;
+    case '&':
+      return CHARACTER_REFERENCE.test(line.slice(at));
+    // An ATX heading's closing sequence: a run of `#` at the end, after a space.
+    case '#':
+      return before === ' ' && /^#+$/.test(line.slice(at));
+    // `scheme://` and protocol-relative `//host` autolinks.
+    case '/':
+      return before === '/';
+    // An email autolink: the `@` between its two parts (an `@name` after a space stays).
+    case '@':
+      return before !== '' && before !== ' ' && EMAIL_DOMAIN.test(after);
+    // `www.` autolinks (GFM): the dot of a `www` that starts a word.
+    case '.':
+      return at >= 3 && line.slice(at - 3, at).toLowerCase() === 'www' && (at === 3 || !WORD_CHARACTER.test(line[at - 4]!));
+    default:
+      return false;
+  }
+}
+
+/**
+ * Session text as inert inline Markdown: display-safe, on one line, and backslash-escaped only where
+ * CommonMark (or GFM's tables, strikethrough and autolinks) would read markup: it can never open a link,
+ * an autolink, HTML, a code span, emphasis or a block, nor decode a character reference; every other
+ * character stays as it is, so `/home/sam/weather-app` reads the same in clients that show the Markdown
+ * as text.
+ */
 export function escapeMarkdownText(text: string): string {
-  return displaySafeText(text).replace(/\s+/g, ' ').trim().replace(MARKDOWN_PUNCTUATION, (ch) => '\\' + ch);
+  const line = displaySafeText(text).replace(/\s+/g, ' ').trim();
+  let tildes = 0;
+  for (const ch of line) if (ch === '~') tildes++;
+  // An ordered list item: digits, then `.` or `)`.
+  const ordered = /^\d{1,9}[.)](?= |$)/.exec(line)?.[0].length;
+  let escaped = '';
+  let run = 0;
+  for (let at = 0; at < line.length; at++) {
+    if (needsEscape(line, at, tildes) || at + 1 === ordered) {
+      escaped += line.slice(run, at) + '\\';
+      run = at;
+    }
+  }
+  return escaped + line.slice(run);
 }
 
 /** At most `max` characters (whole code points), with `…` when cut. */

@@ -55,8 +55,8 @@ describe('the transcript Markdown', () => {
       [
         '# Alpha file check',
         '',
-        '- session: demo\\-2',
-        '- cwd: \\/home\\/alice\\/proj',
+        '- session: demo-2',
+        '- cwd: /home/alice/proj',
         '- created: 2026-01-01 00:01 UTC',
         '- 2 messages, as the user saw them',
         '',

@@ -1,26 +1,25 @@
 /**
- * Checks that Markdown built around untrusted session text cannot do anything: no control or bidi
- * character anywhere; outside fenced code blocks, no link, image, autolink, HTML or URI scheme; fenced
- * blocks closed only by their own fence. (A CommonMark renderer is not a dependency here; these are the
- * constructs that would make session text active.)
+ * Checks that Markdown built around untrusted session text cannot do anything, as a CommonMark renderer
+ * (with GFM's tables, strikethrough and autolinks) reads it: no link, image, autolink or HTML; no control
+ * or bidi character, written or decoded from a character reference; outside fenced code blocks, no bare
+ * `www.` link; fenced blocks closed only by their own fence.
  */
+import { markdownTokens } from '../../support/commonMark';
+
 /** The unsafe characters of arbitraries.ts, except the line feed that separates Markdown lines. */
 const UNSAFE_IN_MARKDOWN = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
-/** What may never appear outside a code block: link/image syntax, autolinks and HTML, URI schemes, bare www links. */
-const ACTIVE_MARKDOWN: ReadonlyArray<[string, RegExp]> = [
-  ['inline link or image', /\]\(/],
-  ['reference link', /\]\[|^\s{0,3}\[[^\]]*\]:/m],
-  ['autolink or HTML', /<[A-Za-z!?/]/],
-  ['URI scheme', /\b(?:command|https?|file|javascript|vscode|data):/i],
-  ['bare www link', /\bwww\./i],
-  ['HTML entity', /&#?[A-Za-z0-9]+;/],
-];
+/** The tokens that make text active: links (autolinks too), images and HTML. */
+const ACTIVE_TOKENS = new Set(['link_open', 'image', 'html_inline', 'html_block']);
 
 /** The problems found in `markdown` (empty when it is inert). */
 export function activeMarkdownProblems(markdown: string): string[] {
   const problems: string[] = [];
   if (UNSAFE_IN_MARKDOWN.test(markdown)) problems.push('control or bidi character');
+  for (const token of markdownTokens(markdown)) {
+    if (ACTIVE_TOKENS.has(token.type)) problems.push(`${token.type}: ${JSON.stringify(token.content || token.markup)}`);
+    else if (UNSAFE_IN_MARKDOWN.test(token.content)) problems.push(`control or bidi character in ${token.type}`);
+  }
   const outside: string[] = [];
   let fence: { char: string; length: number } | undefined;
   for (const line of markdown.split('\n')) {
@@ -36,11 +35,9 @@ export function activeMarkdownProblems(markdown: string): string[] {
     else if (opener && opener[1]![0] === fence.char && opener[1]!.length >= fence.length) problems.push(`fence closed early by ${JSON.stringify(line)}`);
   }
   if (fence !== undefined) problems.push('unclosed code block');
-  // A backslash-escaped punctuation character is literal text: neutralise escapes, left to right.
+  // GFM links a bare `www.` (the renderer here does not): a backslash-escaped character is literal text.
   const text = outside.join('\n').replace(/\\[!-/:-@[-`{-~]/g, '_');
-  for (const [name, pattern] of ACTIVE_MARKDOWN) {
-    const match = pattern.exec(text);
-    if (match) problems.push(`${name}: ${JSON.stringify(text.slice(Math.max(0, match.index - 20), match.index + 30))}`);
-  }
+  const www = /\bwww\./i.exec(text);
+  if (www) problems.push(`bare www link: ${JSON.stringify(text.slice(Math.max(0, www.index - 20), www.index + 30))}`);
   return problems;
 }
