@@ -2,24 +2,26 @@
  * First answers (lsp-contract.md): spawn → initialize → at once, `dshSession.candidates` is the full
  * answer (it waits for the first index) and `@` completion on a small store is the full list; a request
  * cancelled while it waits answers RequestCancelled; completion past its bound answers incomplete, and a
- * newer one supersedes a waiting one. The full answer is the CLI's over the same store (it waits for the
- * whole index), never a hard-coded list. Stores: raw and zstd, of a few sessions and of 1,000, written
+ * newer one supersedes a waiting one; a hover right after initialize names the session by its title, and
+ * hovers, document links and diagnostics wait for the first index. The full answer is the CLI's over the
+ * same store (it waits for the whole index), never a hard-coded list. Stores: raw and zstd, of a few sessions and of 1,000, written
  * with the benchmark's log generator.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CancellationTokenSource, type CompletionItem, type CompletionList } from 'vscode-languageserver-protocol';
-import { SessionCommands, type SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
+import { CancellationTokenSource, type CompletionItem, type CompletionList, type Diagnostic, type DocumentLink, type Hover, type MarkupContent } from 'vscode-languageserver-protocol';
+import { SessionCommands, displaySafeLabel, encodeSessionReferenceUri, type SessionReferenceMentionCandidate } from '@dsh-session-ls/shared';
 import { Corpus } from '../../bench/src/generate/corpus';
 import { FrameCompressor } from '../../bench/src/generate/frameCompressor';
 import { Random } from '../../bench/src/generate/random';
 import { generateSessionLog } from '../../bench/src/generate/sessionLog';
+import { escapeMarkdownText } from '../../server/src/features/sessionPreview';
 import { relativeLogPath } from '../../server/src/store/layout';
 import { findProgram } from '../support/conformance';
 import { SERVER_BIN, fileUri, pollUntil, responseErrorOf, type LspTestClient } from '../support/lspClient';
-import { EXAMPLE_STORE, WEATHER_APP, removeTemporary, startServer, temporaryDirectory } from './helpers';
+import { EXAMPLE_SESSIONS, EXAMPLE_STORE, WEATHER_APP, removeTemporary, startServer, temporaryDirectory } from './helpers';
 
 const scratch = temporaryDirectory('first-answers');
 afterAll(() => removeTemporary(scratch));
@@ -168,6 +170,82 @@ describe(`at once after initialize, @ completion on a small store is the full li
     },
     120_000,
   );
+});
+
+/** The first line of a hover on a session: its name in bold, as the server escapes it. */
+function hoverTitle(hover: Hover | null): string | undefined {
+  return (hover?.contents as MarkupContent | undefined)?.value.split('\n')[0];
+}
+
+/** A titled session of the full answer (its label is its title, not its id). */
+function titledSession(root: string): SessionReferenceMentionCandidate {
+  const titled = fullAnswer(root).filter((candidate) => candidate.label !== candidate.sessionId);
+  expect(titled.length).toBeGreaterThan(0);
+  // The last one listed: the least likely to be indexed early.
+  return titled.at(-1)!;
+}
+
+describe(`at once after initialize, a hover names the session by its title${LEFT_OUT}`, () => {
+  it.each(['example', ...STORES.map((store) => store.name)])(
+    'on the %s store',
+    async (name) => {
+      const root = stores[name]!;
+      const session = titledSession(root);
+      const { client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: root } });
+      try {
+        await client.openDocument(PROMPT, `see ${encodeSessionReferenceUri(session.sessionId)}`);
+        const hover = await client.request<Hover | null>('textDocument/hover', { textDocument: { uri: PROMPT }, position: { line: 0, character: 8 } });
+        expect(hoverTitle(hover)).toBe(`**${escapeMarkdownText(displaySafeLabel(session.label, session.sessionId))}**`);
+      } finally {
+        await cleanup();
+      }
+    },
+    120_000,
+  );
+});
+
+describe('hover, document links and diagnostics while the first index is held open (test hook)', () => {
+  it('wait for it (hover with progress on its token, cancellable), then answer with the session as indexed', async () => {
+    const holdFile = path.join(scratch, 'hold-hover');
+    writeFileSync(holdFile, '');
+    const { client, cleanup } = await startServer(
+      { initializationOptions: { sessionsRoot: EXAMPLE_STORE } },
+      { env: { DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX: holdFile } },
+    );
+    try {
+      const session = fullAnswer(EXAMPLE_STORE).find((candidate) => candidate.sessionId === EXAMPLE_SESSIONS.hourly)!;
+      expect(session.label).not.toBe(session.sessionId);
+      await client.openDocument(PROMPT, `see ${encodeSessionReferenceUri(session.sessionId)} and ${encodeSessionReferenceUri('no-such-session')}`);
+      const position = { line: 0, character: 8 };
+      const progressOf = (token: string) =>
+        client
+          .messages('$/progress')
+          .filter((message) => (message.params as { token: unknown }).token === token)
+          .map((message) => (message.params as { value: { kind: string } }).value.kind);
+
+      const source = new CancellationTokenSource();
+      const cancelled = client.connection.sendRequest('textDocument/hover', { textDocument: { uri: PROMPT }, position, workDoneToken: 'hover-cancel' }, source.token);
+      await pollUntil(() => (progressOf('hover-cancel').includes('begin') ? true : undefined));
+      source.cancel();
+      expect(await responseErrorOf(cancelled)).toMatchObject({ code: -32800 });
+      await pollUntil(() => (progressOf('hover-cancel').at(-1) === 'end' ? true : undefined));
+
+      const hover = client.request<Hover | null>('textDocument/hover', { textDocument: { uri: PROMPT }, position, workDoneToken: 'hover-wait' });
+      const links = client.request<DocumentLink[]>('textDocument/documentLink', { textDocument: { uri: PROMPT } });
+      await pollUntil(() => (progressOf('hover-wait').includes('begin') ? true : undefined));
+      // Nothing is published from an unfinished first index.
+      expect(client.messages('textDocument/publishDiagnostics').filter((message) => (message.params as { uri: string }).uri === PROMPT)).toEqual([]);
+      rmSync(holdFile);
+      expect(hoverTitle(await hover)).toBe(`**${escapeMarkdownText(session.label)}**`);
+      expect((await links).map((link) => link.target)).toEqual([encodeSessionReferenceUri(session.sessionId), encodeSessionReferenceUri('no-such-session')]);
+      const published = await client.waitForMessage('textDocument/publishDiagnostics', (params: { uri: string }) => params.uri === PROMPT);
+      // The first publication already knows the unknown session is unknown.
+      expect((published.params as { diagnostics: Diagnostic[] }).diagnostics.map((diagnostic) => diagnostic.code)).toEqual(['SESSION_REFERENCE_READ_FAILED']);
+    } finally {
+      rmSync(holdFile, { force: true });
+      await cleanup();
+    }
+  }, 120_000);
 });
 
 // The hook makes the store look as if its first index had found nothing yet while a file exists: the same

@@ -74,8 +74,8 @@ export interface SessionLanguageService {
 
 /**
  * The language service over `services`: each request takes its view of them (hover, code actions, links
- * and diagnostics answer from what is indexed so far; commands and full completion wait for the first
- * index). Its I/O is theirs alone: sessions and whole logs through the store interfaces, files through
+ * and diagnostics answer from what is indexed so far — the LSP wiring has them wait for the first index
+ * first; commands and full completion wait for it here). Its I/O is theirs alone: sessions and whole logs through the store interfaces, files through
  * `workspaceFiles`.
  */
 export function createSessionLanguageService(services: SessionServiceViews): SessionLanguageService {

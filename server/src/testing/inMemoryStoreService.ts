@@ -67,6 +67,11 @@ export class InMemoryStoreService extends InMemorySessionStore implements Sessio
     return subscribe(this.statusListeners, listener);
   }
 
+  /** How many `whenIndexed` calls are waiting for the index. */
+  get indexWaiters(): number {
+    return this.indexedWaiters.size;
+  }
+
   whenIndexed(signal?: AbortSignal): Promise<void> {
     if (!this.state.indexing) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {

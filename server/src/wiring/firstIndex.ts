@@ -1,7 +1,8 @@
 /**
- * Requests during the first index (lsp-contract.md, First answers): commands wait for it with work-done
- * progress on the request's own token; completion waits up to a short bound, a newer completion of the
- * same document superseding an older one still waiting.
+ * Requests during the first index (lsp-contract.md, First answers): commands, hovers and document links
+ * wait for it with work-done progress on the request's own token, and diagnostics are published from it
+ * on; completion waits up to a short bound, a newer completion of the same document superseding an older
+ * one still waiting.
  */
 import type { ProgressToken, WorkDoneProgressReporter } from 'vscode-languageserver/node';
 import { cancelledError, raceWithSignal } from '../resolver';

@@ -2,8 +2,8 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIAGNOSTIC_SOURCE, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { TextDocumentSyncKind, TextDocuments, createConnection, type CodeAction, type Diagnostic, type DocumentLink, type Hover } from 'vscode-languageserver/node';
-import { LspTestClient, pollUntil } from '../../../test/support/lspClient';
+import { CancellationTokenSource, TextDocumentSyncKind, TextDocuments, createConnection, type CodeAction, type Diagnostic, type DocumentLink, type Hover } from 'vscode-languageserver/node';
+import { LspTestClient, pollUntil, responseErrorOf } from '../../../test/support/lspClient';
 import { conversationSession } from '../testing/mentionFixtures';
 import { testWorkspace } from '../testing/testWorkspace';
 import { createSessionLanguageService } from '../features';
@@ -82,13 +82,39 @@ describe('the routes over a connection', () => {
     expect(await diagnosticsOf(client, (d) => d.length === 0)).toEqual([]);
   });
 
-  it('holds back unknown sessions until indexing ends, then reports them', async () => {
+  it('publishes no diagnostics before the first index is built, then what dsh would say', async () => {
     const { client, store } = await start({ indexing: true });
-    await client.openDocument(URI, encodeSessionReferenceUri('nope'));
-    await diagnosticsOf(client, () => true);
-    expect(codes(await diagnosticsOf(client, () => true))).toEqual([]);
+    await client.openDocument(URI, `${encodeSessionReferenceUri('nope')} ${formatSessionReferenceMention({ sessionId: 'a', label: 'Old' })}`);
+    // The check of the opened document waits for the first index.
+    await pollUntil(() => (store.indexWaiters === 1 ? true : undefined));
+    expect(client.messages('textDocument/publishDiagnostics')).toEqual([]);
     store.setStatus({ indexing: false });
-    expect(codes(await diagnosticsOf(client, (d) => d.length > 0))).toEqual(['SESSION_REFERENCE_READ_FAILED']);
+    expect(codes(await diagnosticsOf(client, (d) => d.length > 0))).toEqual(['SESSION_REFERENCE_READ_FAILED', undefined]);
+    // The first publication was already the full one.
+    const published = client.messages('textDocument/publishDiagnostics').map((m) => codes((m.params as { diagnostics: Diagnostic[] }).diagnostics));
+    expect(published.every((list) => list.includes('SESSION_REFERENCE_READ_FAILED'))).toBe(true);
+  });
+
+  it('answers hover and document links once the first index is built; a hover cancelled while it waits answers RequestCancelled', async () => {
+    const { client, store } = await start({ indexing: true });
+    await client.openDocument(URI, `x ${formatSessionReferenceMention({ sessionId: 'a', label: 'Old' })}`);
+    await pollUntil(() => (store.indexWaiters === 1 ? true : undefined));
+    const position = { line: 0, character: 4 };
+    const source = new CancellationTokenSource();
+    const cancelled = client.connection.sendRequest('textDocument/hover', { textDocument: { uri: URI }, position }, source.token);
+    await pollUntil(() => (store.indexWaiters === 2 ? true : undefined));
+    source.cancel();
+    expect(await responseErrorOf(cancelled)).toMatchObject({ code: -32800 });
+    await pollUntil(() => (store.indexWaiters === 1 ? true : undefined));
+    let answered = 0;
+    const hover = client.request<Hover>('textDocument/hover', { textDocument: { uri: URI }, position }).finally(() => answered++);
+    const links = client.request<DocumentLink[]>('textDocument/documentLink', { textDocument: { uri: URI } }).finally(() => answered++);
+    // Both wait, beside the diagnostics.
+    await pollUntil(() => (store.indexWaiters === 3 ? true : undefined));
+    expect(answered).toBe(0);
+    store.setStatus({ indexing: false });
+    expect(((await hover).contents as { value: string }).value).toContain('**Alpha**');
+    expect((await links).map((link) => link.tooltip)).toEqual(['Open the session Old']);
   });
 
   it('re-checks with new settings on refresh', async () => {

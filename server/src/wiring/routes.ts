@@ -44,7 +44,10 @@ export interface SessionRoutesOptions {
   service: SessionLanguageService;
   /** The store currently open, if any (replaced when the sessions root changes): its changes re-check documents. */
   currentStore(): SessionStoreService | undefined;
-  /** The first index, which completion waits for (briefly) and commands report progress on. */
+  /**
+   * The first index: completion waits for it briefly; hover, document links, diagnostics and commands
+   * wait for it (the latter with progress on the request's token).
+   */
   firstIndex: FirstIndex;
   /** The client's capabilities (empty before `initialize`). */
   capabilities(): ClientCapabilities;
@@ -81,12 +84,35 @@ export function registerSessionRoutes(
   const answer = <T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> => answerRequest(token, work, log);
   const completionWaits = new CompletionFirstIndexWaits(options.firstIndex, options.completionFirstIndexWaitMs ?? COMPLETION_FIRST_INDEX_WAIT_MS);
 
+  /**
+   * Wait for the first index, as commands do (lsp-contract.md, First answers): a hover or a link made before
+   * it would name a session by its id, or miss the `agents` setting the store opens with. Cancellable; with
+   * work-done progress when `params` carry a `workDoneToken`.
+   */
+  async function firstIndexBuilt(params: unknown, signal: AbortSignal): Promise<void> {
+    if (options.firstIndex.indexed()) return;
+    const workDoneToken = progressToken(params);
+    const progress =
+      workDoneToken === undefined ? undefined : new FirstIndexWaitProgress(options.firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
+    try {
+      progress?.begin();
+      await options.firstIndex.whenIndexed(signal);
+    } finally {
+      progress?.done();
+    }
+  }
+
   const publisher = new DiagnosticsPublisher({
     document: (uri) => documents.get(uri),
     all: () => documents.all(),
-    compute: (document, signal) => {
+    compute: async (document, signal) => {
       // Also here, so a replaced store is followed even before the server calls refresh().
       watchCurrentStore();
+      // Published from the first index on, never from a partial one (a newer run cancels this wait).
+      if (!options.firstIndex.indexed()) {
+        await options.firstIndex.whenIndexed(signal);
+        watchCurrentStore();
+      }
       return service.diagnostics(document, signal);
     },
     publish: (params) => void wire.sendDiagnostics(params),
@@ -158,6 +184,9 @@ export function registerSessionRoutes(
 
   onCheckedRequest(wire, 'textDocument/hover', HOVER_PARAMS, (params, token) =>
     answer(token, async (signal) => {
+      if (documents.get(params.textDocument.uri) === undefined) return null;
+      await firstIndexBuilt(params, signal);
+      // The document as it is now: it may have changed while the request waited.
       const document = documents.get(params.textDocument.uri);
       return document === undefined ? null : service.hover(document, params.position, signal);
     }),
@@ -171,7 +200,9 @@ export function registerSessionRoutes(
   );
 
   onCheckedRequest(wire, 'textDocument/documentLink', DOCUMENT_LINK_PARAMS, (params, token) =>
-    answer(token, () => {
+    answer(token, async (signal) => {
+      if (documents.get(params.textDocument.uri) === undefined) return [];
+      await firstIndexBuilt(params, signal);
       const document = documents.get(params.textDocument.uri);
       return document === undefined ? [] : service.documentLinks(document);
     }),
