@@ -143,14 +143,18 @@ describe('the language server with other agents (stdio)', () => {
     expect(prepared.additionalContext!.source.references.map((r) => r.agent)).toEqual(['claude-code', 'codex']);
   });
 
-  it('with the default agents, a foreign mention gets no diagnostic and prepares as plain text', async () => {
+  it('with the default agents, a foreign mention gets a Hint naming the agents setting, and prepares as plain text', async () => {
     const client = await started({});
     const uri = fileUri(path.join(scratch, 'plain.md'));
     await client.openDocument(uri, `Use ${CLAUDE_MENTION}`);
     const prepared = await client.executeCommand<PreparedReferencedMessage>(SessionCommands.prepare, { textDocument: { uri } });
     expect(prepared).toEqual({ content: [{ type: 'text', text: `Use ${CLAUDE_MENTION}` }] });
     const published = await client.waitForMessage('textDocument/publishDiagnostics', (params) => (params as { uri: string }).uri === uri);
-    expect((published.params as { diagnostics: Diagnostic[] }).diagnostics).toEqual([]);
+    const diagnostics = (published.params as { diagnostics: Diagnostic[] }).diagnostics;
+    expect(diagnostics.map((d) => [d.severity, d.code, d.source])).toEqual([[4, 'AGENT_NOT_ENABLED', 'dsh-session']]);
+    expect(diagnostics[0]!.range).toEqual({ start: { line: 0, character: 4 }, end: { line: 0, character: 4 + CLAUDE_MENTION.length } });
+    expect(diagnostics[0]!.message).toContain('claude-code sessions are off');
+    expect(diagnostics[0]!.message).toContain('"agents": ["dsh", "claude-code"]');
   });
 
   it('hovers, links and opens the transcript of a foreign mention; dsh mentions are answered exactly as without other agents', async () => {

@@ -195,7 +195,7 @@ export async function computeDiagnostics(
   readSurface?: SurfaceReader,
 ): Promise<Diagnostic[]> {
   const own = mentionDiagnostics(document, await analyzeDocumentMentions(document, services, signal, readSurface));
-  // Other agents' mentions (only when one is enabled): dsh reads them as plain text.
+  // Other agents' mentions: a Hint while their agent is off; more when another agent is enabled (dsh reads them as plain text).
   const foreign = await foreignMentionDiagnostics(document, services, signal);
   return foreign.length === 0 ? own : [...own, ...foreign];
 }

@@ -2,10 +2,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SessionCommands, encodeAgentSessionUri, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
-import type { MarkupContent } from 'vscode-languageserver-types';
+import { DiagnosticSeverity, type MarkupContent } from 'vscode-languageserver-types';
 import { provideDocumentLinks } from './documentLinks';
 import { executeSessionCommand } from './commands';
-import { foreignAgentsEnabled } from './foreignMentions';
+import { computeDiagnostics, predictedPrepareError } from './diagnostics';
+import { AGENT_NOT_ENABLED_CODE, foreignAgentsEnabled } from './foreignMentions';
 import { provideMentionHover } from './hover';
 import { analyzeMentions, findDocumentMentions, sessionKey } from './mentionAnalysis';
 import { conversationSession } from '../testing/mentionFixtures';
@@ -73,6 +74,53 @@ describe('hover on another agent’s mention', () => {
     const onlyCodex = { ...ALL_AGENTS, agents: ['dsh', 'codex'] };
     expect(await hoverOver(`x ${claude()}`, claude(), onlyCodex)).toContain('claude-code is not among the enabled agents');
     expect(await hoverOver('x @[b](codex-session:IiJ)', '@[b]')).toContain('**Malformed codex session mention**');
+  });
+});
+
+describe('diagnostics of another agent’s mention while that agent is off', () => {
+  async function diagnose(text: string, section: Record<string, unknown>) {
+    const { document, services } = workspaceWith(text, section);
+    await services.sessions.listSessions();
+    return computeDiagnostics(document, services);
+  }
+  const hints = (diagnostics: Awaited<ReturnType<typeof diagnose>>) => diagnostics.filter((d) => d.code === AGENT_NOT_ENABLED_CODE);
+
+  it('with the default agents: one Hint per mention naming the agents setting; nothing else, and prepare keeps the text', async () => {
+    const dsh = formatSessionReferenceMention({ sessionId: 'a', label: 'Alpha' });
+    const text = `${claude()} ${dsh} ${codex()} @[m](codex-session:IiJ)`;
+    const diagnostics = await diagnose(text, {});
+    expect(diagnostics.map((d) => [d.severity, d.code, (d.data as { agent?: string }).agent])).toEqual([
+      [DiagnosticSeverity.Hint, AGENT_NOT_ENABLED_CODE, 'claude-code'],
+      [DiagnosticSeverity.Hint, AGENT_NOT_ENABLED_CODE, 'codex'],
+      [DiagnosticSeverity.Hint, AGENT_NOT_ENABLED_CODE, 'codex'],
+    ]);
+    expect(diagnostics[0]!.message).toBe(
+      'claude-code sessions are off, so dsh and prepare read this mention as plain text. To read it, turn claude-code on in the agents setting: "agents": ["dsh", "claude-code"].',
+    );
+    expect(diagnostics[0]!.range).toEqual({ start: { line: 0, character: 0 }, end: { line: 0, character: claude().length } });
+    // No error: prepare succeeds, and keeps the mentions as text.
+    expect(predictedPrepareError(diagnostics)).toBeUndefined();
+    const { services } = workspaceWith(text, {});
+    expect(await executeSessionCommand(SessionCommands.prepare, [{ text }], services)).toMatchObject({ content: [{ type: 'text' }] });
+  });
+
+  it('with another agent on: the Hint says prepare would fail to read it, and shows the setting with that agent added', async () => {
+    const diagnostics = await diagnose(`${claude()} ${codex()}`, { ...ALL_AGENTS, agents: ['dsh', 'codex'] });
+    const [hint, ...others] = hints(diagnostics);
+    expect(others).toEqual([]);
+    expect(hint).toMatchObject({ severity: DiagnosticSeverity.Hint, data: { kind: 'agent-off', agent: 'claude-code', sessionId: CC_RENAMED } });
+    expect(hint!.message).toBe(
+      'claude-code sessions are off, so prepare would fail to read this mention. To read it, turn claude-code on in the agents setting: "agents": ["dsh", "codex", "claude-code"].',
+    );
+    // Its other diagnostics stay: dsh will not expand it either.
+    expect(diagnostics.filter((d) => (d.data as { agent?: string }).agent === 'claude-code').map((d) => d.severity)).toEqual([
+      DiagnosticSeverity.Hint,
+      DiagnosticSeverity.Information,
+    ]);
+  });
+
+  it('with every agent on, no Hint', async () => {
+    expect(hints(await diagnose(`${claude()} ${codex()}`, ALL_AGENTS))).toEqual([]);
   });
 });
 

@@ -40,27 +40,48 @@ export function findForeignMentions(text: string): ForeignMention[] {
   return found;
 }
 
+/** The `code` of the Hint on a mention of another agent's session while that agent is off (setting `agents`). */
+export const AGENT_NOT_ENABLED_CODE = 'AGENT_NOT_ENABLED';
+
+/** The Hint on a mention of `agent`'s session while `agent` is not among `agents`: what happens now, and the setting that turns it on. */
+function agentOffHint(agent: ForeignAgent, agents: readonly string[], foreignScope: boolean): Pick<Diagnostic, 'severity' | 'code' | 'message'> {
+  const now = foreignScope ? 'prepare would fail to read this mention' : 'dsh and prepare read this mention as plain text';
+  const example = [...agents, agent].map((name) => JSON.stringify(name)).join(', ');
+  return {
+    severity: DiagnosticSeverity.Hint,
+    code: AGENT_NOT_ENABLED_CODE,
+    message: `${agent} sessions are off, so ${now}. To read it, turn ${agent} on in the agents setting: "agents": [${example}].`,
+  };
+}
+
 /**
- * The diagnostics of a document's foreign mentions, when another agent is enabled: an Information
- * that dsh itself will not expand it (ours does: the Preview action, `dshSession.prepare`,
- * `dsh-session-ls prepare`), an Error for a malformed URI (our prepare refuses the text), a Warning
- * for a session the enabled stores do not list.
+ * The diagnostics of a document's foreign mentions. A mention of an agent that is off (not in the `agents`
+ * setting) gets a Hint naming the setting ({@link AGENT_NOT_ENABLED_CODE}), whatever else is enabled.
+ * When another agent is enabled, each mention also gets an Information that dsh itself will not expand
+ * it (ours does: the Preview action, `dshSession.prepare`, `dsh-session-ls prepare`), a malformed URI an
+ * Error (our prepare refuses the text), and a session an enabled store does not list a Warning.
  */
 export async function foreignMentionDiagnostics(document: TextDocument, services: SessionServices, signal?: AbortSignal): Promise<Diagnostic[]> {
-  if (!foreignAgentsEnabled(services)) return [];
   const mentions = findForeignMentions(document.getText());
   if (mentions.length === 0) return [];
+  const agents = services.settings().agents;
+  const foreignScope = foreignAgentsEnabled(services);
   let listed = new Map<string, string | undefined>();
-  try {
-    const listing = await raceWithSignal(services.sessions.listSessions(signal), signal);
-    listed = new Map(listing.filter((s) => s.agent !== undefined).map((s) => [`${s.agent}\u0000${s.id}`, s.title]));
-  } catch {
-    throwIfCancelled(signal);
+  if (foreignScope) {
+    try {
+      const listing = await raceWithSignal(services.sessions.listSessions(signal), signal);
+      listed = new Map(listing.filter((s) => s.agent !== undefined).map((s) => [`${s.agent}\u0000${s.id}`, s.title]));
+    } catch {
+      throwIfCancelled(signal);
+    }
   }
   const diagnostics: Diagnostic[] = [];
   for (const { token, sessionId } of mentions) {
     const range = { start: document.positionAt(token.start), end: document.positionAt(token.end) };
     const data = { kind: 'foreign-agent', agent: token.agent, ...(sessionId === undefined ? {} : { sessionId }) };
+    const enabled = agents.includes(token.agent);
+    if (!enabled) diagnostics.push({ range, source: DIAGNOSTIC_SOURCE, ...agentOffHint(token.agent, agents, foreignScope), data: { ...data, kind: 'agent-off' } });
+    if (!foreignScope) continue;
     if (sessionId === undefined) {
       diagnostics.push({
         range,
@@ -73,14 +94,12 @@ export async function foreignMentionDiagnostics(document: TextDocument, services
       continue;
     }
     const key = `${token.agent}\u0000${sessionId}`;
-    if (!listed.has(key)) {
+    if (enabled && !listed.has(key)) {
       diagnostics.push({
         range,
         source: DIAGNOSTIC_SOURCE,
-        severity: services.settings().agents.includes(token.agent) ? DiagnosticSeverity.Warning : DiagnosticSeverity.Information,
-        message: services.settings().agents.includes(token.agent)
-          ? `No ${token.agent} session ${JSON.stringify(sessionId)} was found: prepare would fail to read it.`
-          : `${token.agent} is not among the enabled agents (setting "agents"): prepare would fail to read this mention.`,
+        severity: DiagnosticSeverity.Warning,
+        message: `No ${token.agent} session ${JSON.stringify(sessionId)} was found: prepare would fail to read it.`,
         data: { ...data, kind: 'unknown-session' },
       });
     }
