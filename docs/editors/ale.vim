@@ -8,9 +8,15 @@
 " Optional environment: DSH_SESSION_LS_CMD, the server command line (default
 " `dsh-session-ls --stdio`); DSH_SESSIONS_ROOT, the session store (default: the server's own,
 " $DSH_HOME/sessions or ~/.dsh/sessions).
+" Other agents: `let g:dsh_session_ls_agents = ['dsh', 'claude-code', 'codex']` in your vimrc also
+" offers Claude Code's and Codex's sessions (read-only; dsh reads their mentions as plain text, so send
+" the prepared message, :DshSessionPreview). `let g:dsh_session_ls_file_mentions = 'before'` lists
+" workspace files before sessions on `@` ('after' them by default, 'off': none).
 let g:dsh_session_ls_command = get(g:, 'dsh_session_ls_command',
 \   empty($DSH_SESSION_LS_CMD) ? 'dsh-session-ls --stdio' : $DSH_SESSION_LS_CMD)
 let g:dsh_session_ls_sessions_root = get(g:, 'dsh_session_ls_sessions_root', $DSH_SESSIONS_ROOT)
+let g:dsh_session_ls_agents = get(g:, 'dsh_session_ls_agents', [])
+let g:dsh_session_ls_file_mentions = get(g:, 'dsh_session_ls_file_mentions', '')
 
 function! s:DshProjectRoot(buffer) abort
   let l:git = finddir('.git', fnamemodify(bufname(a:buffer), ':p:h') . ';')
@@ -18,7 +24,11 @@ function! s:DshProjectRoot(buffer) abort
 endfunction
 
 function! s:DshInitializationOptions(buffer) abort
-  return empty(g:dsh_session_ls_sessions_root) ? {} : {'sessionsRoot': g:dsh_session_ls_sessions_root}
+  let l:options = {}
+  if !empty(g:dsh_session_ls_sessions_root) | let l:options.sessionsRoot = g:dsh_session_ls_sessions_root | endif
+  if !empty(g:dsh_session_ls_agents) | let l:options.agents = g:dsh_session_ls_agents | endif
+  if !empty(g:dsh_session_ls_file_mentions) | let l:options.fileMentions = g:dsh_session_ls_file_mentions | endif
+  return l:options
 endfunction
 
 for s:filetype in ['markdown', 'text']

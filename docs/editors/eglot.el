@@ -7,6 +7,8 @@
 ;; Optional environment: DSH_SESSION_LS_CMD, the server command line (default
 ;; "dsh-session-ls --stdio"); DSH_SESSIONS_ROOT, the session store (default: the server's own,
 ;; $DSH_HOME/sessions or ~/.dsh/sessions).
+;; Other agents: (setq dsh-session-ls-agents ["dsh" "claude-code" "codex"]) also offers Claude Code's
+;; and Codex's sessions; (setq dsh-session-ls-file-mentions "before") lists workspace files first.
 (require 'eglot)
 
 (defvar dsh-session-ls-command
@@ -16,11 +18,20 @@
 (defvar dsh-session-ls-sessions-root (getenv "DSH_SESSIONS_ROOT")
   "The dsh session store, or nil for the server's default.")
 
+(defvar dsh-session-ls-agents nil
+  "Whose sessions to offer, a vector of \"dsh\", \"claude-code\" and \"codex\"; nil: dsh alone.
+Other agents' sessions are read-only, and dsh reads their mentions as plain text:
+send the prepared message (`dsh-session-preview').")
+
+(defvar dsh-session-ls-file-mentions nil
+  "Where `@' lists workspace files: \"after\" the sessions (nil: the default), \"before\", or \"off\".")
+
 (defun dsh-session-ls-initialization-options (_server)
-  "The initializationOptions: the session store when one is configured."
-  (if dsh-session-ls-sessions-root
-      (list :sessionsRoot dsh-session-ls-sessions-root)
-    (make-hash-table)))                 ; an empty JSON object
+  "The initializationOptions: the settings that are set."
+  (or (append (and dsh-session-ls-sessions-root (list :sessionsRoot dsh-session-ls-sessions-root))
+              (and dsh-session-ls-agents (list :agents dsh-session-ls-agents))
+              (and dsh-session-ls-file-mentions (list :fileMentions dsh-session-ls-file-mentions)))
+      (make-hash-table)))               ; an empty JSON object
 
 (add-to-list 'eglot-server-programs
              `((markdown-mode gfm-mode text-mode)

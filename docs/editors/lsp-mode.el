@@ -6,6 +6,8 @@
 ;; Optional environment: DSH_SESSION_LS_CMD, the server command line (default
 ;; "dsh-session-ls --stdio"); DSH_SESSIONS_ROOT, the session store (default: the server's own,
 ;; $DSH_HOME/sessions or ~/.dsh/sessions).
+;; Other agents: (setq dsh-session-ls-agents ["dsh" "claude-code" "codex"]) also offers Claude Code's
+;; and Codex's sessions; (setq dsh-session-ls-file-mentions "before") lists workspace files first.
 (require 'lsp-mode)
 
 (defvar dsh-session-ls-command
@@ -15,14 +17,24 @@
 (defvar dsh-session-ls-sessions-root (getenv "DSH_SESSIONS_ROOT")
   "The dsh session store, or nil for the server's default.")
 
+(defvar dsh-session-ls-agents nil
+  "Whose sessions to offer, a vector of \"dsh\", \"claude-code\" and \"codex\"; nil: dsh alone.
+Other agents' sessions are read-only, and dsh reads their mentions as plain text:
+send the prepared message (`dsh-session-preview').")
+
+(defvar dsh-session-ls-file-mentions nil
+  "Where `@' lists workspace files: \"after\" the sessions (nil: the default), \"before\", or \"off\".")
+
 (lsp-register-client
  (make-lsp-client
   :new-connection (lsp-stdio-connection (lambda () dsh-session-ls-command))
   :activation-fn (lsp-activate-on "markdown" "plaintext") ; lsp-language-id-configuration ids
-  :initialization-options (lambda ()
-                            (if dsh-session-ls-sessions-root
-                                (list :sessionsRoot dsh-session-ls-sessions-root)
-                              (make-hash-table))) ; an empty JSON object
+  :initialization-options
+  (lambda ()
+    (or (append (and dsh-session-ls-sessions-root (list :sessionsRoot dsh-session-ls-sessions-root))
+                (and dsh-session-ls-agents (list :agents dsh-session-ls-agents))
+                (and dsh-session-ls-file-mentions (list :fileMentions dsh-session-ls-file-mentions)))
+        (make-hash-table)))             ; an empty JSON object
   :add-on? t
   :server-id 'dsh-session-ls))
 

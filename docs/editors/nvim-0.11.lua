@@ -8,12 +8,21 @@
 -- Optional environment: DSH_SESSION_LS_CMD, the server command line split on spaces (default
 -- `dsh-session-ls --stdio`); DSH_SESSIONS_ROOT, the session store (default: the server's own,
 -- $DSH_HOME/sessions or ~/.dsh/sessions).
+local init_options = {
+  sessionsRoot = vim.env.DSH_SESSIONS_ROOT,
+  -- Also offer Claude Code's and Codex's sessions (read-only; dsh reads their mentions as plain text,
+  -- so send the prepared message, :DshSessionPreview):
+  -- agents = { 'dsh', 'claude-code', 'codex' },
+  -- Where `@` lists workspace files: 'after' the sessions (the default; a path such as @src/ lists
+  -- them first), 'before' them, or 'off':
+  -- fileMentions = 'before',
+}
 vim.lsp.config('dsh_session_ls', {
   cmd = vim.split(vim.env.DSH_SESSION_LS_CMD or 'dsh-session-ls --stdio', ' ', { trimempty = true }),
   filetypes = { 'markdown', 'text' },
   root_markers = { '.git' },
-  -- An empty Lua table would be sent as a JSON array, so an unset root sends an empty object.
-  init_options = vim.env.DSH_SESSIONS_ROOT and { sessionsRoot = vim.env.DSH_SESSIONS_ROOT } or vim.empty_dict(),
+  -- An empty Lua table would be sent as a JSON array: with nothing set, send an empty object.
+  init_options = next(init_options) == nil and vim.empty_dict() or init_options,
   on_attach = function(client, bufnr)
     vim.lsp.completion.enable(true, client.id, bufnr, { autotrigger = true })
   end,

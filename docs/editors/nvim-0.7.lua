@@ -9,12 +9,23 @@
 -- $DSH_HOME/sessions or ~/.dsh/sessions).
 local M = {}
 
+--- The server settings, sent as init_options.
+local init_options = {
+  sessionsRoot = vim.env.DSH_SESSIONS_ROOT,
+  -- Also offer Claude Code's and Codex's sessions (read-only; dsh reads their mentions as plain text,
+  -- so send the prepared message, :DshSessionPreview):
+  -- agents = { 'dsh', 'claude-code', 'codex' },
+  -- Where `@` lists workspace files: 'after' the sessions (the default; a path such as @src/ lists
+  -- them first), 'before' them, or 'off':
+  -- fileMentions = 'before',
+}
+
 --- The client configuration handed to vim.lsp.start_client (root_dir is added per project).
 M.config = {
   name = 'dsh-session-ls',
   cmd = vim.split(vim.env.DSH_SESSION_LS_CMD or 'dsh-session-ls --stdio', ' ', { trimempty = true }),
-  -- An empty Lua table would be sent as a JSON array, so an unset root sends an empty object.
-  init_options = vim.env.DSH_SESSIONS_ROOT and { sessionsRoot = vim.env.DSH_SESSIONS_ROOT } or vim.empty_dict(),
+  -- An empty Lua table would be sent as a JSON array: with nothing set, send an empty object.
+  init_options = next(init_options) == nil and vim.empty_dict() or init_options,
   on_attach = function(_, bufnr)
     vim.api.nvim_buf_set_option(bufnr, 'omnifunc', 'v:lua.vim.lsp.omnifunc')
   end,

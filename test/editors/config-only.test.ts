@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AGENTS } from '@dsh-session-ls/shared';
+import { SettingsState, parseAgents } from '../../server/src/settings/settings';
 import { findProgram } from '../support/conformance';
 import { DOCUMENTED_COMMAND, EDITOR_DOCS_DIR, EDITOR_TEST_TIMEOUT_MS, describeRun, runEditorScenario } from './support/editorRun';
 
@@ -28,12 +30,17 @@ describe('configuration-only snippets in docs/editors/', () => {
     expect(result?.triggerCharacters).toContain('@');
   }, EDITOR_TEST_TIMEOUT_MS);
 
-  it('zed-settings.json (configuration only: Zed is not packaged for Debian 12) is JSON that runs the documented command and lists the server for Markdown', () => {
-    const settings = JSON.parse(readFileSync(path.join(EDITOR_DOCS_DIR, 'zed-settings.json'), 'utf8'));
+  it('zed-settings.json (configuration only: Zed is not packaged for Debian 12) is JSON with line comments (as Zed reads it) that runs the documented command and lists the server for Markdown; its commented settings, uncommented, are valid', () => {
+    const text = readFileSync(path.join(EDITOR_DOCS_DIR, 'zed-settings.json'), 'utf8');
+    const settings = JSON.parse(withoutLineComments(text));
     const server = settings.lsp['dsh-session-ls'];
     expect([server.binary.path, ...server.binary.arguments]).toEqual(DOCUMENTED_COMMAND);
     expect(Object.keys(server.initialization_options)).toEqual(['sessionsRoot']);
     expect(settings.languages.Markdown.language_servers).toContain('dsh-session-ls');
+    // Uncommenting the example settings gives JSON the server takes without a problem.
+    const uncommented = JSON.parse(withoutLineComments(text.replace(/^(\s*)\/\/ (".*)$/gm, '$1$2'))).lsp['dsh-session-ls'].initialization_options;
+    expect(Object.keys(uncommented).sort()).toEqual(['agents', 'fileMentions', 'sessionsRoot']);
+    expect(settingProblems(uncommented)).toEqual([]);
   });
 
   it('helix-languages.toml (configuration only: Helix is not packaged for Debian 12) runs the documented command and adds the server to Markdown', () => {
@@ -51,5 +58,45 @@ describe('configuration-only snippets in docs/editors/', () => {
     const markdown = section('language');
     expect(value(markdown, 'name')).toBe('markdown');
     expect(value(markdown, 'language-servers')).toContain('dsh-session-ls');
+  });
+});
+
+/** Whole-line `//` comments removed (Zed's settings are JSON with comments). */
+function withoutLineComments(text: string): string {
+  return text.replace(/^\s*\/\/.*$/gm, '');
+}
+
+/** The problems the server reports for `options` as initializationOptions. */
+function settingProblems(options: unknown): string[] {
+  return new SettingsState()
+    .update({ initializationOptions: options, env: {}, defaultSessionsRoot: () => '/sessions' })
+    .map((problem) => problem.error.message);
+}
+
+describe('every editor snippet in docs/editors/ shows the settings a user changes most', () => {
+  const SNIPPETS = ['nvim-0.11.lua', 'nvim-0.7.lua', 'eglot.el', 'lsp-mode.el', 'ale.vim', 'helix-languages.toml', 'zed-settings.json'];
+
+  const QUOTED_WORD = /\\?["']([a-z-]+)\\?["']/;
+
+  /** Where the first line matching `pattern` matches, to the end of that line. */
+  function shownAt(text: string, pattern: RegExp): string | undefined {
+    const line = text.split('\n').find((candidate) => pattern.test(candidate));
+    return line?.slice(pattern.exec(line)!.index);
+  }
+
+  /** The quoted words of the first list (`[…]` or `{…}`) after `pattern`. */
+  function shownList(text: string, pattern: RegExp): string[] | undefined {
+    const list = /[[{]([^\]}]*)[\]}]/.exec(shownAt(text, pattern) ?? '');
+    return list === null ? undefined : [...list[1]!.matchAll(new RegExp(QUOTED_WORD, 'g'))].map((match) => match[1]!);
+  }
+
+  it.each(SNIPPETS)('%s: how to turn the other agents on, and where `@` lists files, with values the server takes', (file) => {
+    const text = readFileSync(path.join(EDITOR_DOCS_DIR, file), 'utf8');
+    const agents = shownList(text, /\bagents"?\s*[=:]|[-_]agents\b.*[[{]/);
+    expect(agents, 'an agents example').toEqual([...AGENTS]);
+    expect(parseAgents(agents)).toEqual(['dsh', 'claude-code', 'codex']);
+    const fileMentions = QUOTED_WORD.exec(shownAt(text, /fileMentions"?\s*[=:]|file[-_]mentions\b.*["']/) ?? '')?.[1];
+    expect(fileMentions, 'a fileMentions example').toBe('before');
+    expect(settingProblems({ agents, fileMentions })).toEqual([]);
   });
 });
