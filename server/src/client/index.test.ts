@@ -33,6 +33,7 @@ describe('DshSessionSettings', () => {
       agents: ['dsh', 'claude-code', 'codex'],
       claudeCodeHome: '~/.claude',
       codexHome: '~/.codex',
+      fileMentions: 'after',
     };
     const serverKeys: ReadonlyArray<keyof DshSessionSettings> = SETTING_KEYS;
     expect(Object.keys(every).sort()).toEqual([...serverKeys].sort());
