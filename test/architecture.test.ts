@@ -1,4 +1,4 @@
-// The server's imports form one acyclic chain of layers, as docs/architecture.md draws it: a file
+// The server's imports form one acyclic chain of layers, as CONTRIBUTING.md's code map draws it: a file
 // may import its own layer or a lower one, never a higher one, and no two files import each other
 // through any path. Read from the source, so a new import that breaks the chain fails `npm test`.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { REPO_ROOT } from './support/conformance';
 
 const SERVER_SRC = path.join(REPO_ROOT, 'server', 'src');
 
-/** The layers, lowest first (docs/architecture.md). `shared/` sits below them all. */
+/** The layers, lowest first (CONTRIBUTING.md, Code map). `shared/` sits below them all. */
 const LAYERS = ['base', 'resolver', 'store', 'features', 'settings', 'wiring', 'entry'] as const;
 type Layer = (typeof LAYERS)[number] | 'shared';
 
@@ -24,7 +24,7 @@ function layerOf(relative: string): Layer {
   if (first === 'wiring' || first === 'cli' || first === 'demo' || first === 'client') return 'wiring';
   // server.ts, serverProcess.ts, cliProcess.ts, processStore.ts, main.ts, index.ts: processes and their assembly.
   if (!relative.includes('/')) return 'entry';
-  throw new Error(`no layer for server/src/${relative}: add it to layerOf and docs/architecture.md`);
+  throw new Error(`no layer for server/src/${relative}: add it to layerOf and CONTRIBUTING.md`);
 }
 
 const rank = (layer: Layer): number => (layer === 'shared' ? -1 : LAYERS.indexOf(layer));
@@ -122,7 +122,7 @@ function cycles(files: string[], edges: Edge[]): string[][] {
   return found;
 }
 
-describe('the server source forms one acyclic chain of layers (docs/architecture.md)', () => {
+describe('the server source forms one acyclic chain of layers (CONTRIBUTING.md)', () => {
   const { files, edges, unresolved } = importGraph();
 
   it('reads every relative import it finds', () => {
