@@ -1,4 +1,4 @@
-import { SESSION_STATUS_NOTIFICATION, SETTINGS_SECTION, describeSessionsRootProblem, type SessionStoreStatus, type SessionsRootProblem } from '@dsh-session-ls/shared';
+import { SETTINGS_SECTION } from '@dsh-session-ls/shared';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import {
   DidChangeConfigurationNotification,
@@ -8,16 +8,18 @@ import {
   TextDocuments,
   type ClientCapabilities,
   type Connection,
+  type InitializeParams,
   type InitializeResult,
 } from 'vscode-languageserver/node';
-import { createSessionLanguageService } from './features';
+import { createSessionLanguageService, type SessionLanguageService } from './features';
 import { SessionWorkspace, type SessionWorkspaceOptions } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
-import type { SessionStoreService, Subscription } from './store/service';
-import { indexingProgress, type FirstIndex } from './wiring/firstIndex';
+import type { SessionStoreService } from './store/service';
+import type { FirstIndex } from './wiring/firstIndex';
 import { WORKSPACE_FOLDERS_CHANGE, checkedDocumentSync, checkedNotification } from './wiring/params';
-import { negotiatePositionEncoding, withPositionEncoding } from './wiring/positionEncoding';
+import { negotiatePositionEncoding, withPositionEncoding, type EncodedConnection } from './wiring/positionEncoding';
 import { registerSessionRoutes, sessionRouteCapabilities, type SessionRoutes } from './wiring/routes';
+import { StoreStatusReports } from './wiring/storeStatus';
 
 /** What the server needs from its process. */
 export interface SessionLanguageServerOptions {
@@ -51,196 +53,152 @@ const SHUTDOWN_CACHE_WAIT_MS = 3000;
  * language service, and every failure there becomes a JSON-RPC error while the server goes on.
  */
 export function startSessionLanguageServer(connection: Connection, options: SessionLanguageServerOptions): { dispose(): void; whenIndexed(): Promise<void> } {
-  const documents = new TextDocuments(TextDocument);
-  // Every position on the wire goes through `wire` (UTF-8 clients); the features see UTF-16.
-  const wire = withPositionEncoding(connection, documents);
-  let capabilities: ClientCapabilities = {};
-  let initialized = false;
-  let folderUris: string[] = [];
-  let rootUri: string | null | undefined;
-  let rootPath: string | null | undefined;
-  const unreportedProblems: SettingProblem[] = [];
-  let endIndexingProgress: (() => void) | undefined;
-  const storesWithProgress = new WeakSet<SessionStoreService>();
-  let statusSubscription: Subscription | undefined;
-  let reportedStore: SessionStoreService | undefined;
-  /** The root problem last shown to the user (see warnAboutRoot). */
-  let warnedRoot: string | undefined;
+  const server = new SessionLanguageServer(connection, options);
+  server.listen();
+  return { dispose: () => server.stop(), whenIndexed: () => server.workspace.whenIndexed() };
+}
 
-  const workspace = new SessionWorkspace({
-    openStore: options.openStore,
-    ...(options.openForeignStore === undefined ? {} : { openForeignStore: options.openForeignStore }),
-    defaultSessionsRoot: options.defaultSessionsRoot,
-    env: options.env,
-    commandLine: options.commandLine,
-    document: (uri) => documents.get(uri),
-    onStoreOpened: (store) => watchStore(store),
-    log: options.log,
-  });
-  const service = createSessionLanguageService(workspace);
-  const firstIndex: FirstIndex = {
-    indexed: () => workspace.indexed(),
-    whenIndexed: (signal) => workspace.whenIndexed(signal),
-    storeStatus: () => workspace.storeStatus(),
-    onStatus: (listener) => workspace.currentStore()?.onStatus(listener),
-  };
-  // Every feature request, and the pushed diagnostics (over what is indexed so far).
-  const routes: SessionRoutes = registerSessionRoutes(wire, connection, documents, {
-    service,
-    currentStore: () => workspace.currentStore(),
-    firstIndex,
-    capabilities: () => capabilities,
-    log: options.log,
-    ...(options.completionFirstIndexWaitMs === undefined ? {} : { completionFirstIndexWaitMs: options.completionFirstIndexWaitMs }),
-  });
+/** The parts the server assembles, and the lifecycle that drives them. */
+class SessionLanguageServer {
+  private readonly documents = new TextDocuments(TextDocument);
+  /** Every position on the wire goes through `wire` (UTF-8 clients); the features see UTF-16. */
+  private readonly wire: EncodedConnection;
+  private capabilities: ClientCapabilities = {};
+  private initialized = false;
+  private folderUris: string[] = [];
+  private rootUri: string | null | undefined;
+  private rootPath: string | null | undefined;
+  private readonly unreportedProblems: SettingProblem[] = [];
+  private readonly status: StoreStatusReports;
+  readonly workspace: SessionWorkspace;
+  private readonly service: SessionLanguageService;
+  private readonly routes: SessionRoutes;
 
-  const supportsConfiguration = (): boolean => capabilities.workspace?.configuration === true;
+  constructor(
+    private readonly connection: Connection,
+    private readonly options: SessionLanguageServerOptions,
+  ) {
+    this.wire = withPositionEncoding(connection, this.documents);
+    this.status = new StoreStatusReports(connection, () => this.workspace.currentStore(), options.log);
+    this.workspace = new SessionWorkspace({
+      openStore: options.openStore,
+      ...(options.openForeignStore === undefined ? {} : { openForeignStore: options.openForeignStore }),
+      defaultSessionsRoot: options.defaultSessionsRoot,
+      env: options.env,
+      commandLine: options.commandLine,
+      document: (uri) => this.documents.get(uri),
+      onStoreOpened: (store) => {
+        this.status.watch(store);
+        this.routes.refresh();
+      },
+      log: options.log,
+    });
+    this.service = createSessionLanguageService(this.workspace);
+    this.routes = this.registerRoutes();
+  }
 
-  function report(problems: readonly SettingProblem[]): void {
+  /** Every feature request, and the pushed diagnostics (over what is indexed so far). */
+  private registerRoutes(): SessionRoutes {
+    const workspace = this.workspace;
+    const firstIndex: FirstIndex = {
+      indexed: () => workspace.indexed(),
+      whenIndexed: (signal) => workspace.whenIndexed(signal),
+      storeStatus: () => workspace.storeStatus(),
+      onStatus: (listener) => workspace.currentStore()?.onStatus(listener),
+    };
+    const waitMs = this.options.completionFirstIndexWaitMs;
+    return registerSessionRoutes(this.wire, this.connection, this.documents, {
+      service: this.service,
+      currentStore: () => workspace.currentStore(),
+      firstIndex,
+      capabilities: () => this.capabilities,
+      log: this.options.log,
+      ...(waitMs === undefined ? {} : { completionFirstIndexWaitMs: waitMs }),
+    });
+  }
+
+  /** Handle the lifecycle messages, then start reading the connection. */
+  listen(): void {
+    const { connection, options } = this;
+    connection.onInitialize((params) => this.initialize(params));
+    connection.onInitialized(async () => {
+      try {
+        await this.onInitialized();
+      } catch (error) {
+        options.log(`initialization failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      }
+    });
+    connection.onDidChangeConfiguration((params) => {
+      const settings = params?.settings as Record<string, unknown> | null | undefined;
+      if (typeof settings === 'object' && settings !== null && Object.prototype.hasOwnProperty.call(settings, SETTINGS_SECTION)) {
+        this.applySettingsChange(this.workspace.setSection(settings[SETTINGS_SECTION]));
+      } else {
+        void this.pullSection();
+      }
+    });
+    connection.onShutdown(() => this.shutdown());
+    this.documents.listen(checkedDocumentSync(this.wire, options.log));
+    connection.listen();
+  }
+
+  private supportsConfiguration(): boolean {
+    return this.capabilities.workspace?.configuration === true;
+  }
+
+  private report(problems: readonly SettingProblem[]): void {
     for (const problem of problems) {
       const text = describeSettingProblem(problem);
-      options.log(text);
+      this.options.log(text);
       // The notification, not showErrorMessage (a showMessageRequest that waits for an answer).
-      if (initialized) void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Error, message: text });
-      else unreportedProblems.push(problem);
+      if (this.initialized) void this.connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Error, message: text });
+      else this.unreportedProblems.push(problem);
     }
   }
 
-  function logStore(message: string): void {
-    options.log(message);
-    connection.console.warn(message);
-  }
-
-  function watchStore(store: SessionStoreService): void {
-    endIndexingProgress?.();
-    endIndexingProgress = undefined;
-    options.log(`sessions root: ${store.root}`);
-    store.onProblem((problem) => logStore(`dsh session store: skipped ${problem.path}: ${problem.reason}`));
-    // The store throttles onStatus; a replaced store must not report over its successor.
-    statusSubscription?.dispose();
-    statusSubscription = store.onStatus(() => sendStatus(store));
-    routes.refresh();
-    if (initialized) {
-      sendStatus(store);
-      void showIndexingProgress(store);
-    }
-  }
-
-  /**
-   * A root that is there but cannot be read (not a directory, no access) is worth a warning, once per root
-   * and problem until it is fixed; a missing root is not (it is picked up when it appears).
-   */
-  function warnAboutRoot(root: string, problem: SessionsRootProblem | undefined): void {
-    const key = problem === undefined || problem === 'missing' ? undefined : `${problem}\0${root}`;
-    if (key !== undefined && key !== warnedRoot) {
-      const message = describeSessionsRootProblem(root, problem!);
-      options.log(message);
-      try {
-        connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Warning, message }).catch(() => undefined);
-      } catch {
-        // The connection is closing: nobody is left to tell.
-      }
-    }
-    warnedRoot = key;
-  }
-
-  /** `dshSession/status` for the current store; nothing before `initialized` (a store may open during `initialize`). */
-  function sendStatus(store: SessionStoreService): void {
-    if (!initialized || store !== workspace.currentStore()) return;
-    const { indexed, indexing, discovered, rootProblem } = store.status();
-    const status: SessionStoreStatus = { root: store.root, indexed, indexing, discovered, ...(rootProblem === undefined ? {} : { rootProblem }) };
-    reportedStore = store;
-    warnAboutRoot(store.root, rootProblem);
-    try {
-      connection.sendNotification(SESSION_STATUS_NOTIFICATION, status).catch(() => undefined);
-    } catch {
-      // The connection is closing: nobody is left to tell.
-    }
-  }
-
-  /** Work-done progress while a store is first indexed (a no-op for clients without progress support). */
-  async function showIndexingProgress(store: SessionStoreService): Promise<void> {
-    if (storesWithProgress.has(store) || !store.status().indexing) return;
-    storesWithProgress.add(store);
-    const stop = new AbortController();
-    endIndexingProgress = () => stop.abort();
-    let progress: Awaited<ReturnType<typeof connection.window.createWorkDoneProgress>>;
-    try {
-      progress = await connection.window.createWorkDoneProgress();
-    } catch (error) {
-      options.log(`no indexing progress: ${error instanceof Error ? error.message : String(error)}`);
-      return;
-    }
-    const describe = (): [number | undefined, string] => {
-      const { percentage, message } = indexingProgress(store.status());
-      return [percentage, message];
-    };
-    const [percentage, message] = describe();
-    progress.begin('Indexing dsh sessions', percentage, message, false);
-    const subscription = store.onStatus(() => {
-      const [nextPercentage, nextMessage] = describe();
-      if (nextPercentage === undefined) progress.report(nextMessage);
-      else progress.report(nextPercentage, nextMessage);
-    });
-    try {
-      await store.whenIndexed(stop.signal);
-    } catch {
-      // The store was replaced or closed before it finished.
-    } finally {
-      subscription.dispose();
-      progress.done();
-    }
-  }
-
-  function applySettingsChange(problems: readonly SettingProblem[]): void {
-    report(problems);
-    if (!initialized) return;
+  private applySettingsChange(problems: readonly SettingProblem[]): void {
+    this.report(problems);
+    if (!this.initialized) return;
     // A new root refreshes the editor features as it opens; other settings (target, limits) change diagnostics too.
-    if (workspace.openStoreForSettings() === undefined) routes.refresh();
+    if (this.workspace.openStoreForSettings() === undefined) this.routes.refresh();
   }
 
-  async function pullSection(): Promise<void> {
-    if (!supportsConfiguration()) return;
+  private async pullSection(): Promise<void> {
+    if (!this.supportsConfiguration()) return;
     try {
-      const section: unknown = await connection.workspace.getConfiguration(SETTINGS_SECTION);
-      applySettingsChange(workspace.setSection(section));
+      const section: unknown = await this.connection.workspace.getConfiguration(SETTINGS_SECTION);
+      this.applySettingsChange(this.workspace.setSection(section));
     } catch (error) {
-      options.log(`could not read the ${SETTINGS_SECTION} settings: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.log(`could not read the ${SETTINGS_SECTION} settings: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
-  connection.onInitialize((params): InitializeResult => {
-    capabilities = params.capabilities ?? {};
-    wire.positionEncoding = negotiatePositionEncoding(capabilities);
-    folderUris = (params.workspaceFolders ?? []).map((folder) => folder.uri);
-    rootUri = params.rootUri;
-    rootPath = params.rootPath;
-    report(workspace.setWorkspace(folderUris, rootUri, rootPath));
-    report(workspace.setInitializationOptions(params.initializationOptions));
+  private initialize(params: InitializeParams): InitializeResult {
+    const { workspace, wire } = this;
+    this.capabilities = params.capabilities ?? {};
+    wire.positionEncoding = negotiatePositionEncoding(this.capabilities);
+    this.folderUris = (params.workspaceFolders ?? []).map((folder) => folder.uri);
+    this.rootUri = params.rootUri;
+    this.rootPath = params.rootPath;
+    this.report(workspace.setWorkspace(this.folderUris, this.rootUri, this.rootPath));
+    this.report(workspace.setInitializationOptions(params.initializationOptions));
     // Opening the default store only to replace it once the settings arrive would index it for nothing.
-    if (!supportsConfiguration() || workspace.rootFixedByInitializationOptions()) workspace.openStoreForSettings();
+    if (!this.supportsConfiguration() || workspace.rootFixedByInitializationOptions()) workspace.openStoreForSettings();
     return {
       capabilities: {
         positionEncoding: wire.positionEncoding,
         textDocumentSync: TextDocumentSyncKind.Incremental,
-        ...sessionRouteCapabilities(service),
+        ...sessionRouteCapabilities(this.service),
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
-      serverInfo: { name: SERVER_NAME, version: options.version },
+      serverInfo: { name: SERVER_NAME, version: this.options.version },
     };
-  });
+  }
 
-  connection.onInitialized(async () => {
-    try {
-      await onInitialized();
-    } catch (error) {
-      options.log(`initialization failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    }
-  });
-
-  async function onInitialized(): Promise<void> {
-    initialized = true;
-    report(unreportedProblems.splice(0));
+  private async onInitialized(): Promise<void> {
+    const { connection, capabilities, options } = this;
+    this.initialized = true;
+    this.status.clientInitialized();
+    this.report(this.unreportedProblems.splice(0));
     if (capabilities.workspace?.didChangeConfiguration?.dynamicRegistration === true) {
       void connection.client.register(DidChangeConfigurationNotification.type, { section: SETTINGS_SECTION });
     }
@@ -248,53 +206,35 @@ export function startSessionLanguageServer(connection: Connection, options: Sess
       connection.workspace.onDidChangeWorkspaceFolders(
         checkedNotification('workspace/didChangeWorkspaceFolders', WORKSPACE_FOLDERS_CHANGE, options.log, (event) => {
           const removed = new Set(event.removed.map((folder) => folder.uri));
-          folderUris = [...folderUris.filter((uri) => !removed.has(uri)), ...event.added.map((folder) => folder.uri)];
-          applySettingsChange(workspace.setWorkspace(folderUris, rootUri, rootPath));
+          this.folderUris = [...this.folderUris.filter((uri) => !removed.has(uri)), ...event.added.map((folder) => folder.uri)];
+          this.applySettingsChange(this.workspace.setWorkspace(this.folderUris, this.rootUri, this.rootPath));
         }),
       );
     }
     // A client that never answers must not keep the server without a store.
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, options.configurationTimeoutMs ?? 3000).unref());
-    await Promise.race([pullSection(), timeout]);
-    workspace.openStoreForSettings();
-    const store = workspace.currentStore();
-    if (store !== undefined) {
-      // A store opened during `initialize` (its root fixed by initializationOptions) is reported now.
-      if (reportedStore !== store) sendStatus(store);
-      void showIndexingProgress(store);
-    }
+    await Promise.race([this.pullSection(), timeout]);
+    this.workspace.openStoreForSettings();
+    this.status.reportCurrentStore();
   }
 
-  connection.onDidChangeConfiguration((params) => {
-    const settings = params?.settings as Record<string, unknown> | null | undefined;
-    if (typeof settings === 'object' && settings !== null && Object.prototype.hasOwnProperty.call(settings, SETTINGS_SECTION)) {
-      applySettingsChange(workspace.setSection(settings[SETTINGS_SECTION]));
-    } else {
-      void pullSection();
-    }
-  });
-
-  /** Stop indexing, watching and publishing: on `shutdown`, and when the process stops (exit, signal, input closed). */
-  const stop = (): void => {
-    endIndexingProgress?.();
-    statusSubscription?.dispose();
-    routes.dispose();
-    workspace.dispose();
-  };
-  connection.onShutdown(async () => {
+  private async shutdown(): Promise<void> {
     // The cache is written 5 s after a change: an editor closed sooner would leave the next start to
     // read every log again. Written now (bounded; a write cut short by stop() leaves no file).
-    const save = workspace.currentStore()?.saveCache?.();
+    const save = this.workspace.currentStore()?.saveCache?.();
     if (save !== undefined) {
       let timer: NodeJS.Timeout | undefined;
       const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_CACHE_WAIT_MS)));
       await Promise.race([save.catch(() => undefined), bound]);
       clearTimeout(timer);
     }
-    stop();
-  });
+    this.stop();
+  }
 
-  documents.listen(checkedDocumentSync(wire, options.log));
-  connection.listen();
-  return { dispose: stop, whenIndexed: () => workspace.whenIndexed() };
+  /** Stop indexing, watching and publishing: on `shutdown`, and when the process stops (exit, signal, input closed). */
+  stop(): void {
+    this.status.dispose();
+    this.routes.dispose();
+    this.workspace.dispose();
+  }
 }
