@@ -80,71 +80,65 @@ export function registerSessionRoutes(
   documents: TextDocuments<TextDocument>,
   options: SessionRoutesOptions,
 ): SessionRoutes {
-  const { service, log } = options;
-  const answer = <T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T): Promise<T> => answerRequest(token, work, log);
-  const completionWaits = new CompletionFirstIndexWaits(options.firstIndex, options.completionFirstIndexWaitMs ?? COMPLETION_FIRST_INDEX_WAIT_MS);
+  const routes: Routes = {
+    wire,
+    connection,
+    documents,
+    options,
+    answer: (token, work) => answerRequest(token, work, options.log),
+    firstIndexProgress: (params) => {
+      const workDoneToken = progressToken(params);
+      return workDoneToken === undefined
+        ? undefined
+        : new FirstIndexWaitProgress(options.firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
+    },
+  };
+  const diagnostics = publishDiagnostics(routes);
+  registerCompletionRoutes(routes);
+  registerDocumentRoutes(routes);
+  registerCommandRoute(routes);
+  return diagnostics;
+}
 
-  /**
-   * Wait for the first index, as commands do (lsp-contract.md, First answers): a hover or a link made before
-   * it would name a session by its id, or miss the `agents` setting the store opens with. Cancellable; with
-   * work-done progress when `params` carry a `workDoneToken`.
-   */
-  async function firstIndexBuilt(params: unknown, signal: AbortSignal): Promise<void> {
-    if (options.firstIndex.indexed()) return;
-    const workDoneToken = progressToken(params);
-    const progress =
-      workDoneToken === undefined ? undefined : new FirstIndexWaitProgress(options.firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
-    try {
-      progress?.begin();
-      await options.firstIndex.whenIndexed(signal);
-    } finally {
-      progress?.done();
-    }
-  }
+/** What every route group is given. */
+interface Routes {
+  wire: Connection;
+  connection: Connection;
+  documents: TextDocuments<TextDocument>;
+  options: SessionRoutesOptions;
+  /** Answer a request: cancellable work, its failure mapped to a JSON-RPC error (`answerRequest`). */
+  answer: <T>(token: CancellationToken, work: (signal: AbortSignal) => Promise<T> | T) => Promise<T>;
+  /** Work-done progress for a wait for the first index, when `params` carry a `workDoneToken`. */
+  firstIndexProgress: (params: unknown) => FirstIndexWaitProgress | undefined;
+}
 
+/**
+ * Diagnostics pushed for every open document: checked at once when it opens, after a pause when it is
+ * edited, again when the store changes or ends its first index; never from a partial first index.
+ */
+function publishDiagnostics({ wire, documents, options }: Routes): SessionRoutes {
+  const { service } = options;
   const publisher = new DiagnosticsPublisher({
     document: (uri) => documents.get(uri),
     all: () => documents.all(),
     compute: async (document, signal) => {
       // Also here, so a replaced store is followed even before the server calls refresh().
-      watchCurrentStore();
+      store.follow();
       // Published from the first index on, never from a partial one (a newer run cancels this wait).
       if (!options.firstIndex.indexed()) {
         await options.firstIndex.whenIndexed(signal);
-        watchCurrentStore();
+        store.follow();
       }
       return service.diagnostics(document, signal);
     },
     publish: (params) => void wire.sendDiagnostics(params),
-    log,
+    log: options.log,
     ...(options.diagnosticsDebounceMs === undefined ? {} : { debounceMs: options.diagnosticsDebounceMs }),
   });
-
-  let watchedStore: SessionStoreService | undefined;
-  let storeSubscriptions: Subscription[] = [];
-  let wasIndexing = false;
-  const storeChanged = (): void => {
+  const store = new CurrentStoreChanges(options, () => {
     service.storeChanged();
     publisher.scheduleAll();
-  };
-  /** Follow the current store's changes, and its end of indexing (unknown sessions are only reported after it). */
-  function watchCurrentStore(): void {
-    const store = options.currentStore();
-    if (store === watchedStore) return;
-    for (const subscription of storeSubscriptions) subscription.dispose();
-    watchedStore = store;
-    storeSubscriptions = [];
-    service.storeChanged();
-    if (store === undefined) return;
-    wasIndexing = store.status().indexing;
-    storeSubscriptions = [
-      store.onDidChange(storeChanged),
-      store.onStatus((status) => {
-        if (wasIndexing && !status.indexing) storeChanged();
-        wasIndexing = status.indexing;
-      }),
-    ];
-  }
+  });
 
   // Opening fires a content change too: a document seen for the first time is checked at once, edits after a pause.
   const seen = new Set<string>();
@@ -157,6 +151,60 @@ export function registerSessionRoutes(
     seen.delete(event.document.uri);
     publisher.closed(event.document.uri);
   });
+
+  return {
+    refresh() {
+      store.follow();
+      service.storeChanged();
+      publisher.scheduleAll();
+    },
+    dispose() {
+      store.dispose();
+      publisher.dispose();
+      service.dispose();
+    },
+  };
+}
+
+/** Follows the current store's changes, and its end of indexing (unknown sessions are only reported after it). */
+class CurrentStoreChanges {
+  private watchedStore: SessionStoreService | undefined;
+  private subscriptions: Subscription[] = [];
+  private wasIndexing = false;
+
+  constructor(
+    private readonly options: SessionRoutesOptions,
+    private readonly changed: () => void,
+  ) {}
+
+  /** Follow the store open now, if it is not the one followed (clearing the service's caches when it was replaced). */
+  follow(): void {
+    const store = this.options.currentStore();
+    if (store === this.watchedStore) return;
+    this.dispose();
+    this.watchedStore = store;
+    this.options.service.storeChanged();
+    if (store === undefined) return;
+    this.wasIndexing = store.status().indexing;
+    this.subscriptions = [
+      store.onDidChange(this.changed),
+      store.onStatus((status) => {
+        if (this.wasIndexing && !status.indexing) this.changed();
+        this.wasIndexing = status.indexing;
+      }),
+    ];
+  }
+
+  dispose(): void {
+    for (const subscription of this.subscriptions) subscription.dispose();
+    this.subscriptions = [];
+  }
+}
+
+/** `textDocument/completion` (waits briefly for the first index) and `completionItem/resolve`. */
+function registerCompletionRoutes({ wire, connection, documents, options, answer }: Routes): void {
+  const { service } = options;
+  const completionWaits = new CompletionFirstIndexWaits(options.firstIndex, options.completionFirstIndexWaitMs ?? COMPLETION_FIRST_INDEX_WAIT_MS);
 
   onCheckedRequest(wire, 'textDocument/completion', COMPLETION_PARAMS, async (params, token) => {
     const started = performance.now();
@@ -181,11 +229,17 @@ export function registerSessionRoutes(
       service.resolveCompletionItem(item, options.capabilities().textDocument?.completion?.completionItem?.documentationFormat, signal),
     ),
   );
+}
+
+/** Hover, code actions and document links of an open document. */
+function registerDocumentRoutes(routes: Routes): void {
+  const { wire, documents, options, answer } = routes;
+  const { service } = options;
 
   onCheckedRequest(wire, 'textDocument/hover', HOVER_PARAMS, (params, token) =>
     answer(token, async (signal) => {
       if (documents.get(params.textDocument.uri) === undefined) return null;
-      await firstIndexBuilt(params, signal);
+      await firstIndexBuilt(routes, params, signal);
       // The document as it is now: it may have changed while the request waited.
       const document = documents.get(params.textDocument.uri);
       return document === undefined ? null : service.hover(document, params.position, signal);
@@ -202,39 +256,39 @@ export function registerSessionRoutes(
   onCheckedRequest(wire, 'textDocument/documentLink', DOCUMENT_LINK_PARAMS, (params, token) =>
     answer(token, async (signal) => {
       if (documents.get(params.textDocument.uri) === undefined) return [];
-      await firstIndexBuilt(params, signal);
+      await firstIndexBuilt(routes, params, signal);
       const document = documents.get(params.textDocument.uri);
       return document === undefined ? [] : service.documentLinks(document);
     }),
   );
+}
 
+/**
+ * Wait for the first index, as commands do (lsp-contract.md, First answers): a hover or a link made before
+ * it would name a session by its id, or miss the `agents` setting the store opens with. Cancellable; with
+ * work-done progress when `params` carry a `workDoneToken`.
+ */
+async function firstIndexBuilt({ options, firstIndexProgress }: Routes, params: unknown, signal: AbortSignal): Promise<void> {
+  if (options.firstIndex.indexed()) return;
+  const progress = firstIndexProgress(params);
+  try {
+    progress?.begin();
+    await options.firstIndex.whenIndexed(signal);
+  } finally {
+    progress?.done();
+  }
+}
+
+/** `workspace/executeCommand`: a command answering from the listing waits for the first index, with progress on the client's token. */
+function registerCommandRoute({ connection, options, answer, firstIndexProgress }: Routes): void {
   onCheckedRequest(connection, 'workspace/executeCommand', EXECUTE_COMMAND_PARAMS, (params, token) =>
     answer(token, async (signal) => {
-      // A command answering from the listing waits for the first index, with progress on the client's token.
-      const workDoneToken = progressToken(params);
-      const progress =
-        workDoneToken === undefined
-          ? undefined
-          : new FirstIndexWaitProgress(options.firstIndex, () => connection.window.attachWorkDoneProgress(workDoneToken));
+      const progress = firstIndexProgress(params);
       try {
-        return await service.executeCommand(params.command, params.arguments, { signal, onWait: () => progress?.begin(), toJson: true });
+        return await options.service.executeCommand(params.command, params.arguments, { signal, onWait: () => progress?.begin(), toJson: true });
       } finally {
         progress?.done();
       }
     }),
   );
-
-  return {
-    refresh() {
-      watchCurrentStore();
-      service.storeChanged();
-      publisher.scheduleAll();
-    },
-    dispose() {
-      for (const subscription of storeSubscriptions) subscription.dispose();
-      storeSubscriptions = [];
-      publisher.dispose();
-      service.dispose();
-    },
-  };
 }
