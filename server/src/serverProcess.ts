@@ -75,27 +75,8 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   }
   setRuntimeV8Flag(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`, '--heap-growing-percent=0');
   setRuntimeV8Flag(YOUNG_GENERATION_FIXED, '--semi-space-growth-factor=2');
-  let makeCodeCache = options.makeCodeCache;
-  // A code cache holds what the run compiled and V8 still kept: while one is to be made, V8 keeps
-  // the bytecode of functions that ran once (a long first index's collections would otherwise
-  // drop most of the start-up's before the cache is made; bench/ANALYSIS.md, "Start").
-  if (makeCodeCache) setRuntimeV8Flag('--no-flush-bytecode', '--flush-bytecode');
-  let codeCacheMade: Promise<void> = Promise.resolve();
-  const codeCacheNow = (): void => {
-    const make = makeCodeCache;
-    makeCodeCache = undefined;
-    if (!make) return;
-    // First the read and decode path, which a start restored from the index cache never ran.
-    codeCacheMade = afterSampleLogs(() => {
-      withStartupV8Flags(make);
-      setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
-    });
-  };
-  // Nothing a client sends may stop the server: a stray rejection or exception is logged, not fatal.
-  process.on('unhandledRejection', (reason) => logToStderr(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
-  process.on('uncaughtException', (error) => logToStderr(`uncaught exception: ${error.stack ?? error.message}`));
-  // stdout carries the protocol: a stray console.log of a dependency goes to the log instead.
-  if (transport.stdio) for (const level of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir'] as const) console[level] = (...values: unknown[]) => logToStderr(format(...values));
+  const codeCache = new CodeCacheMaker(options.makeCodeCache);
+  keepRunningOnStrayErrors(transport.stdio);
 
   let stopping = false;
   /**
@@ -110,7 +91,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
     if (stopping) return;
     stopping = true;
     logToStderr(`stopping (${why})`);
-    if (indexed) codeCacheNow();
+    if (indexed) codeCache.makeNow();
     watchdog.dispose();
     try {
       server.dispose();
@@ -118,7 +99,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
       logToStderr(`stopping: ${error instanceof Error ? error.message : String(error)}`);
     }
     const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
-    void Promise.race([Promise.all([cacheWritesSettled(), foreignCacheWritesSettled(), codeCacheMade]), grace]).finally(() => process.exit(code));
+    void Promise.race([Promise.all([cacheWritesSettled(), foreignCacheWritesSettled(), codeCache.made]), grace]).finally(() => process.exit(code));
   };
   const watchdog = new ParentWatchdog({
     onParentGone: () => stop(gate.state === 'shut down' ? 0 : 1, 'the client process is gone'),
@@ -154,7 +135,44 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
     .then(() => {
       indexed = true;
       setTimeout(() => setRuntimeV8Flag(`--heap-growing-percent=${HEAP_GROWING_PERCENT_INDEXED}`, '--heap-growing-percent=0'), HEAP_TIGHTEN_AFTER_INDEX_MS).unref();
-      if (makeCodeCache) setTimeout(codeCacheNow, CODE_CACHE_AFTER_INDEX_MS).unref();
+      if (codeCache.pending) setTimeout(() => codeCache.makeNow(), CODE_CACHE_AFTER_INDEX_MS).unref();
     })
     .catch(() => undefined);
+}
+
+/** Nothing a client sends may stop the server: a stray rejection or exception is logged, not fatal. */
+function keepRunningOnStrayErrors(stdio: boolean): void {
+  process.on('unhandledRejection', (reason) => logToStderr(`unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`));
+  process.on('uncaughtException', (error) => logToStderr(`uncaught exception: ${error.stack ?? error.message}`));
+  // stdout carries the protocol: a stray console.log of a dependency goes to the log instead.
+  if (stdio) for (const level of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir'] as const) console[level] = (...values: unknown[]) => logToStderr(format(...values));
+}
+
+/** Makes the bundle's code cache once, when main.js asked for one (`ServerStartOptions.makeCodeCache`). */
+class CodeCacheMaker {
+  /** Settles once the cache is made (at once when none is to be made). */
+  made: Promise<void> = Promise.resolve();
+
+  constructor(private make: (() => void) | undefined) {
+    // A code cache holds what the run compiled and V8 still kept: while one is to be made, V8 keeps
+    // the bytecode of functions that ran once (a long first index's collections would otherwise
+    // drop most of the start-up's before the cache is made; bench/ANALYSIS.md, "Start").
+    if (make) setRuntimeV8Flag('--no-flush-bytecode', '--flush-bytecode');
+  }
+
+  /** Whether a cache is still to be made. */
+  get pending(): boolean {
+    return this.make !== undefined;
+  }
+
+  makeNow(): void {
+    const make = this.make;
+    this.make = undefined;
+    if (!make) return;
+    // First the read and decode path, which a start restored from the index cache never ran.
+    this.made = afterSampleLogs(() => {
+      withStartupV8Flags(make);
+      setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
+    });
+  }
 }
