@@ -154,6 +154,54 @@ function asRecord(value: unknown): Readonly<Record<string, unknown>> | undefined
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
+/** The layers that may set `key`, in precedence order: the client's (per the key's order), then the command line. */
+function layersFor(sources: SettingsSources, key: SettingKey): Layer[] {
+  const layers: Layer[] = [];
+  for (const name of CLIENT_LAYER_ORDER[key]) {
+    const values = asRecord(sources[name]);
+    if (values !== undefined) layers.push({ origin: ORIGIN_NAMES[name], values });
+  }
+  if (sources.commandLine !== undefined) layers.push({ origin: 'command line', values: sources.commandLine });
+  return layers;
+}
+
+/** Every key's value when no layer sets it. */
+function fallbackSettings(sources: SettingsSources): Record<SettingKey, unknown> {
+  return {
+    sessionsRoot: sources.defaultSessionsRoot(sources.env),
+    targetSessionId: undefined,
+    ...DEFAULT_SESSION_REFERENCE_CONFIG,
+    agents: DEFAULT_AGENTS,
+    claudeCodeHome: defaultClaudeCodeHome(sources.env),
+    codexHome: defaultCodexHome(sources.env),
+    fileMentions: DEFAULT_FILE_MENTIONS,
+  };
+}
+
+/** One key's value in resolved settings. */
+function settingValue(settings: SessionSettings, key: SettingKey): unknown {
+  return key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || key === 'claudeCodeHome' || key === 'codexHome' || key === 'fileMentions'
+    ? settings[key]
+    : settings.config[key];
+}
+
+/** The settings of every key's resolved value. */
+function settingsOf(next: Record<string, unknown>): SessionSettings {
+  return {
+    sessionsRoot: next.sessionsRoot as string,
+    ...(next.targetSessionId === undefined ? {} : { targetSessionId: next.targetSessionId as string }),
+    config: {
+      maxReferences: next.maxReferences as number,
+      candidateLimit: next.candidateLimit as number,
+      maxReferenceBytes: next.maxReferenceBytes as number,
+    },
+    agents: next.agents as readonly AgentName[],
+    claudeCodeHome: next.claudeCodeHome as string,
+    codexHome: next.codexHome as string,
+    fileMentions: next.fileMentions as FileMentionsOrder,
+  };
+}
+
 /**
  * The effective settings, kept across updates: each key takes the first set value in precedence order;
  * an invalid value is reported (once per origin and value) and the key keeps its last valid value.
@@ -172,62 +220,58 @@ export class SettingsState {
   /** Resolve the settings from `sources`; returns the problems not reported before. */
   update(sources: SettingsSources): SettingProblem[] {
     const problems: SettingProblem[] = [];
-    const layersFor = (key: SettingKey): Layer[] => {
-      const layers: Layer[] = [];
-      for (const name of CLIENT_LAYER_ORDER[key]) {
-        const values = asRecord(sources[name]);
-        if (values !== undefined) layers.push({ origin: ORIGIN_NAMES[name], values });
-      }
-      if (sources.commandLine !== undefined) layers.push({ origin: 'command line', values: sources.commandLine });
-      return layers;
-    };
-    const fallback: Record<SettingKey, unknown> = {
-      sessionsRoot: sources.defaultSessionsRoot(sources.env),
-      targetSessionId: undefined,
-      ...DEFAULT_SESSION_REFERENCE_CONFIG,
-      agents: DEFAULT_AGENTS,
-      claudeCodeHome: defaultClaudeCodeHome(sources.env),
-      codexHome: defaultCodexHome(sources.env),
-      fileMentions: DEFAULT_FILE_MENTIONS,
-    };
+    const fallback = fallbackSettings(sources);
     const previous = this.current;
-    const previousValue = (key: SettingKey): unknown =>
-      previous === undefined
-        ? fallback[key]
-        : key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || key === 'claudeCodeHome' || key === 'codexHome' || key === 'fileMentions'
-          ? previous[key]
-          : previous.config[key];
-
     const next: Record<string, unknown> = {};
     for (const key of SETTING_KEYS) {
-      next[key] = fallback[key];
-      const invalid: Array<{ origin: string; raw: unknown; error: SessionReferenceError }> = [];
-      for (const layer of layersFor(key)) {
-        const raw = layer.values[key];
-        const origin = `${layer.origin}.${key}`;
-        if (isUnset(raw)) {
-          this.reported.delete(origin);
-          continue;
-        }
-        try {
-          next[key] = validateSetting(key, raw, sources.baseDir);
-          this.reported.delete(origin);
-          break;
-        } catch (error) {
-          invalid.push({ origin, raw, error: error instanceof SessionReferenceError ? error : invalidConfig(String(error)) });
-          // Once settings exist, an invalid value keeps the key's last valid value; the very first
-          // time, the last valid value is whatever the lower layers give.
-          if (previous !== undefined) {
-            next[key] = previousValue(key);
-            break;
-          }
-        }
-      }
+      // Once settings exist, an invalid value keeps the key's last valid value; the very first
+      // time, the last valid value is whatever the lower layers give.
+      const kept = previous === undefined ? undefined : { value: settingValue(previous, key) };
+      const { value, invalid } = this.resolveKey(key, sources, fallback[key], kept);
+      next[key] = value;
       for (const { origin, raw, error } of invalid) {
         if (!this.noteInvalid(origin, raw)) continue;
-        problems.push({ key, origin, error, kept: next[key] });
+        problems.push({ key, origin, error, kept: value });
       }
     }
+    problems.push(...this.checkSettingObjects(sources));
+    this.current = settingsOf(next);
+    return problems;
+  }
+
+  /**
+   * One key: the first set and valid value of its layers, else `fallback`. An invalid value is returned
+   * among `invalid`; with `kept` (settings exist), it stops the search and the key keeps `kept.value`.
+   */
+  private resolveKey(
+    key: SettingKey,
+    sources: SettingsSources,
+    fallback: unknown,
+    kept: { value: unknown } | undefined,
+  ): { value: unknown; invalid: Array<{ origin: string; raw: unknown; error: SessionReferenceError }> } {
+    const invalid: Array<{ origin: string; raw: unknown; error: SessionReferenceError }> = [];
+    for (const layer of layersFor(sources, key)) {
+      const raw = layer.values[key];
+      const origin = `${layer.origin}.${key}`;
+      if (isUnset(raw)) {
+        this.reported.delete(origin);
+        continue;
+      }
+      try {
+        const value = validateSetting(key, raw, sources.baseDir);
+        this.reported.delete(origin);
+        return { value, invalid };
+      } catch (error) {
+        invalid.push({ origin, raw, error: error instanceof SessionReferenceError ? error : invalidConfig(String(error)) });
+        if (kept !== undefined) return { value: kept.value, invalid };
+      }
+    }
+    return { value: fallback, invalid };
+  }
+
+  /** The problems of a `dshSessions` section or `initializationOptions` that is set but not an object. */
+  private checkSettingObjects(sources: SettingsSources): SettingProblem[] {
+    const problems: SettingProblem[] = [];
     for (const name of ['section', 'initializationOptions'] as const) {
       const value = sources[name];
       if (isUnset(value) || asRecord(value) !== undefined) {
@@ -241,19 +285,6 @@ export class SettingsState {
         });
       }
     }
-    this.current = {
-      sessionsRoot: next.sessionsRoot as string,
-      ...(next.targetSessionId === undefined ? {} : { targetSessionId: next.targetSessionId as string }),
-      config: {
-        maxReferences: next.maxReferences as number,
-        candidateLimit: next.candidateLimit as number,
-        maxReferenceBytes: next.maxReferenceBytes as number,
-      },
-      agents: next.agents as readonly AgentName[],
-      claudeCodeHome: next.claudeCodeHome as string,
-      codexHome: next.codexHome as string,
-      fileMentions: next.fileMentions as FileMentionsOrder,
-    };
     return problems;
   }
 
