@@ -9,7 +9,8 @@
 //   dist/bundle/*.js               server/esbuild.mjs's split bundles
 //   dist/bundle/zstd.wasm          libzstd's wasm build, the zstd decoder the bundles load
 //   dist/client.js                 dsh-session-ls/client (also the package's main)
-//   dist/types/client/index.d.ts   its declarations, and those of the contract they name (dist/types/shared/)
+//   dist/types/client/*.d.ts       its declarations (index.d.ts and the modules it names), and those
+//                                  of the contract they name (dist/types/shared/)
 //   editors/                       the editor configurations of docs/editors/, as the package README names them
 //   README.md                      server/README.md: the user's README (the repository's README is a clone's)
 //   package.json LICENSE
@@ -66,6 +67,25 @@ function editorConfigurations() {
     .map((entry) => entry.name);
 }
 
+/**
+ * The client's declarations: index.d.ts and the client modules it names, and they name, in turn. Each
+ * may name only these and the contract's: the package's declarations need nothing else installed.
+ */
+function clientDeclarations(dir) {
+  const files = new Set(['index.d.ts']);
+  for (const file of files) {
+    for (const [, from, imported] of readFileSync(path.join(dir, file), 'utf8').matchAll(/\bfrom '([^']+)'|\bimport\(["']([^"']+)["']\)/g)) {
+      const specifier = from ?? imported;
+      if (/^\.\/\w+$/.test(specifier)) files.add(`${specifier.slice(2)}.d.ts`);
+      // Only `from '@dsh-session-ls/shared'` is rewritten to the shipped contract below.
+      else if (specifier !== '@dsh-session-ls/shared' || imported !== undefined) {
+        throw new Error(`the client's declarations name ${specifier} (in ${file}): only the client's modules and, in an import, the contract`);
+      }
+    }
+  }
+  return [...files];
+}
+
 async function pack() {
   // Declarations of the client and of the contract (incremental: nothing to do after `npm run build`).
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -90,8 +110,10 @@ async function pack() {
     const types = path.join(dist, 'types');
     mkdirSync(path.join(types, 'client'), { recursive: true });
     mkdirSync(path.join(types, 'shared'), { recursive: true });
-    const clientTypes = readFileSync(path.join(here, 'dist', 'client', 'index.d.ts'), 'utf8');
-    writeFileSync(path.join(types, 'client', 'index.d.ts'), clientTypes.replaceAll("from '@dsh-session-ls/shared'", "from '../shared/index'"));
+    for (const file of clientDeclarations(path.join(here, 'dist', 'client'))) {
+      const clientTypes = readFileSync(path.join(here, 'dist', 'client', file), 'utf8');
+      writeFileSync(path.join(types, 'client', file), clientTypes.replaceAll("from '@dsh-session-ls/shared'", "from '../shared/index'"));
+    }
     for (const file of readdirSync(path.join(repo, 'shared', 'dist')).filter((name) => name.endsWith('.d.ts'))) {
       copyFileSync(path.join(repo, 'shared', 'dist', file), path.join(types, 'shared', file));
     }

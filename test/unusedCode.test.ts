@@ -63,8 +63,11 @@ const ENTRY_POINTS = new Map<string, readonly string[]>([
   [path.join(REPO_ROOT, 'client-vscode', 'src', 'extension.ts'), ['activate', 'deactivate']],
 ]);
 
-/** The packages' documented modules: `dsh-session-ls/client` (server/pack.mjs, README "Node library"). */
-const PUBLIC_MODULES = new Set([path.join(REPO_ROOT, 'server', 'src', 'client', 'index.ts')]);
+/**
+ * The packages' documented modules: `dsh-session-ls/client` (server/pack.mjs, README "Node library"),
+ * its entry and the modules of the public types and errors it re-exports.
+ */
+const PUBLIC_MODULES = new Set(['index.ts', 'types.ts', 'errors.ts'].map((file) => path.join(REPO_ROOT, 'server', 'src', 'client', file)));
 
 const show = (findings: readonly Finding[]): string[] =>
   findings.map((finding) => `${path.relative(REPO_ROOT, finding.file)}:${finding.line} ${finding.name}: ${finding.problem}`);

@@ -75,7 +75,10 @@ describe('the packed tarball', () => {
       'dist/bundle/summarizeWorker.js',
       'dist/bundle/zstd.wasm',
       'dist/client.js',
+      'dist/types/client/errors.d.ts',
       'dist/types/client/index.d.ts',
+      'dist/types/client/positions.d.ts',
+      'dist/types/client/types.d.ts',
       'package.json',
     ]);
     // Nothing in it points back into the clone it was built from.
