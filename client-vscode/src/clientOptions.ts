@@ -1,11 +1,11 @@
-import { SESSION_REFERENCE_CONFIG_KEYS, SETTINGS_SECTION, SessionCommands, type PrepareDocumentArgument } from '@dsh-session-ls/shared';
+import { AGENT_HOME_SETTINGS, SESSION_REFERENCE_CONFIG_KEYS, SETTINGS_SECTION, SessionCommands, type PrepareDocumentArgument } from '@dsh-session-ls/shared';
 import type { DocumentSelector, ExecuteCommandMiddleware, LanguageClientOptions } from 'vscode-languageclient/node';
 
 /** The language the extension contributes for `*.prompt` files. */
 export const PROMPT_LANGUAGE_ID = 'dsh-prompt';
 
 /** The `dshSessions.*` setting keys, in the order of lsp-contract.md (Settings). */
-export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome', 'fileMentions'] as const;
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', ...AGENT_HOME_SETTINGS, 'fileMentions'] as const;
 
 /** One `dshSessions.*` setting key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];

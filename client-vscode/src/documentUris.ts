@@ -15,8 +15,8 @@ export const PREVIEW_SCHEME = 'dsh-preview';
 export const TRANSCRIPT_SCHEME = 'dsh-session';
 
 /**
- * The schemes of other agents' read-only transcripts: each foreign mention scheme (`claude-session`,
- * `codex-session`), so a foreign mention's URI followed as a link names its transcript too.
+ * The schemes of other agents' read-only transcripts: each foreign mention scheme (without its
+ * colon), so a foreign mention's URI followed as a link names its transcript too.
  */
 export const FOREIGN_TRANSCRIPT_SCHEMES: readonly string[] = Object.values(FOREIGN_SESSION_URI_PREFIXES).map((prefix) => prefix.slice(0, -1));
 

@@ -108,7 +108,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, previews),
     vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, transcripts),
-    // Other agents' mentions link to their own schemes (`claude-session:`, `codex-session:`).
+    // Other agents' mentions link to their own schemes (one per foreign agent).
     ...FOREIGN_TRANSCRIPT_SCHEMES.map((scheme) => vscode.workspace.registerTextDocumentContentProvider(scheme, transcripts)),
     vscode.workspace.onDidCloseTextDocument((document) => {
       previews.forget(document.uri);

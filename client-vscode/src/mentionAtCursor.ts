@@ -2,7 +2,7 @@ import { decodeSessionMention, scanAgentSessionMentions, type ForeignAgent, type
 
 /**
  * A mention found in a document: its span (UTF-16 offsets), its session id or why it cannot be
- * decoded, and (only for another agent's mention, `claude-session:` or `codex-session:`) its agent.
+ * decoded, and (only for another agent's mention, in that agent's scheme) its agent.
  */
 export type FoundMention =
   | { start: number; end: number; label?: string; sessionId: string; error?: undefined; agent?: ForeignAgent }

@@ -1,8 +1,8 @@
 import type { SessionReferenceConfig } from './config';
 import { displaySafeText } from './displaySafe';
+import type { ForeignAgent } from './agents';
 import type {
   ContentBlock,
-  ForeignAgent,
   ParsedSessionReferenceText,
   PreparedReferencedMessage,
   SessionReferenceInput,

@@ -1,3 +1,4 @@
+export * from './agents';
 export * from './types';
 export * from './errors';
 export * from './config';

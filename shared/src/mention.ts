@@ -1,5 +1,6 @@
 import { SessionReferenceError } from './errors';
-import type { ForeignAgent, ParsedSessionReferenceText, SessionReferenceInput } from './types';
+import type { ForeignAgent } from './agents';
+import type { ParsedSessionReferenceText, SessionReferenceInput } from './types';
 import {
   FOREIGN_SESSION_URI_PREFIXES,
   SESSION_URI_PREFIX,
@@ -23,7 +24,7 @@ export interface SessionMentionToken {
   uriStart: number;
   /** The unescaped label of an explicit mention; undefined for a bare URI. */
   label?: string;
-  /** Set only for a foreign scheme (`claude-session:`, `codex-session:`), found by `scanAgentSessionMentions`. */
+  /** Set only for another agent's scheme (see `agents.ts`), found by `scanAgentSessionMentions`. */
   agent?: ForeignAgent;
 }
 
@@ -106,7 +107,7 @@ function prefixAt(text: string, at: number, prefixes: readonly string[]): string
 
 /**
  * Every mention our features resolve, in text order: dsh's own tokens exactly as `scanSessionMentions`
- * finds them, plus foreign-scheme tokens (`claude-session:`, `codex-session:`, same grammar) that do
+ * finds them, plus other agents' scheme tokens (see `agents.ts`, same grammar) that do
  * not overlap one of dsh's. dsh reads foreign mentions as plain text, so whatever dsh finds wins.
  */
 export function scanAgentSessionMentions(text: string): SessionMentionToken[] {
@@ -238,7 +239,7 @@ export function parseSessionReferenceText(text: string): ParsedSessionReferenceT
 }
 
 /**
- * `parseSessionReferenceText`, also resolving foreign mentions (`claude-session:`, `codex-session:`):
+ * `parseSessionReferenceText`, also resolving other agents' mentions (their schemes in `agents.ts`):
  * what our `prepare` uses. dsh's mentions parse exactly as dsh parses them; each foreign reference
  * carries its `agent`. Any bad URI fails the whole text with INVALID_REFERENCE.
  */

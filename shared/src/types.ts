@@ -1,17 +1,7 @@
+import type { ForeignAgent } from './agents';
+
 /** An opaque dsh session id: any JavaScript string. */
 export type SessionId = string;
-
-/**
- * Another coding agent whose sessions can be mentioned read-only (our extension, not dsh's): dsh's own
- * sessions carry no `agent` anywhere, so everything dsh sees stays byte for byte as it was.
- */
-export type ForeignAgent = 'claude-code' | 'codex';
-
-/** Every agent a store can serve: dsh itself and the foreign ones. */
-export const AGENTS = ['dsh', 'claude-code', 'codex'] as const;
-
-/** One of `AGENTS`. */
-export type AgentName = (typeof AGENTS)[number];
 
 /** One source picked by a host: the id is authoritative, the label is display text. */
 export interface SessionReferenceInput {

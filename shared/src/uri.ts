@@ -1,5 +1,5 @@
 import { SessionReferenceError } from './errors';
-import type { ForeignAgent } from './types';
+import { FOREIGN_AGENT_INFO, type ForeignAgent } from './agents';
 
 /** The scheme of a canonical session reference URI, colon included. */
 export const SESSION_URI_PREFIX = 'dsh-session:';
@@ -78,12 +78,11 @@ export function decodeSessionReferenceUri(uri: string): string {
 
 /**
  * The schemes of other agents' sessions (ours, not dsh's): the same shape and the same lossless
- * payload as `dsh-session:`, so a foreign mention reads `@[label](claude-session:…)`.
+ * payload as `dsh-session:`, so a foreign mention reads `@[label](<scheme>…)`.
  */
-export const FOREIGN_SESSION_URI_PREFIXES: Readonly<Record<ForeignAgent, string>> = Object.freeze({
-  'claude-code': 'claude-session:',
-  codex: 'codex-session:',
-});
+export const FOREIGN_SESSION_URI_PREFIXES: Readonly<Record<ForeignAgent, string>> = Object.freeze(
+  Object.fromEntries(FOREIGN_AGENT_INFO.map((info) => [info.name, info.scheme])) as Record<ForeignAgent, string>,
+);
 
 /** The URI of a session of `agent` (undefined = dsh, exactly `encodeSessionReferenceUri`). */
 export function encodeAgentSessionUri(agent: ForeignAgent | undefined, sessionId: string): string {

@@ -2,6 +2,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   AGENTS,
+  AGENT_HOME_SETTINGS,
+  type AgentHomes,
   describeSessionsRootProblem,
   displaySafeLabel,
   displaySafeText,
@@ -88,8 +90,9 @@ function openWorkspace(invocation: Subcommand, io: CliIo, access: CliStoreAccess
 
 /** The folders the workspace's stores read. */
 function storeLocations(workspace: SessionWorkspace): StoreLocations {
-  const { agents, sessionsRoot, claudeCodeHome, codexHome } = workspace.settings();
-  return { agents, sessionsRoot, claudeCodeHome, codexHome };
+  const settings = workspace.settings();
+  const homes = Object.fromEntries(AGENT_HOME_SETTINGS.map((key) => [key, settings[key]])) as AgentHomes;
+  return { agents: settings.agents, sessionsRoot: settings.sessionsRoot, ...homes };
 }
 
 /** What the candidates listing adds after the root when it found nothing there. */

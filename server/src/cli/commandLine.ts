@@ -1,11 +1,8 @@
+import { AGENTS, FOREIGN_AGENT_INFO, type AgentHomeSetting } from '@dsh-session-ls/shared';
 import { didYouMean, nearestWord } from './suggest';
 
-/** `--agents LIST`, `--claude-code-home DIR`, `--codex-home DIR`: which stores are read (our extension). */
-export interface AgentFlags {
-  agents?: string;
-  claudeCodeHome?: string;
-  codexHome?: string;
-}
+/** `--agents LIST` and each other agent's home flag (`shared`'s agents table): which stores are read (our extension). */
+export type AgentFlags = { agents?: string } & { [K in AgentHomeSetting]?: string };
 
 /** How a subcommand prints its answer: readable text, indented JSON (`--json`), or JSON Lines (`--jsonl`). */
 export type OutputFormat = 'text' | 'json' | 'jsonl';
@@ -25,15 +22,43 @@ export type Invocation =
       format: OutputFormat;
     } & AgentFlags);
 
-const AGENT_FLAGS = ['--agents', '--claude-code-home', '--codex-home'] as const;
+const AGENT_FLAGS: readonly string[] = ['--agents', ...FOREIGN_AGENT_INFO.map((info) => info.homeFlag)];
 
 function agentFlags(values: ReadonlyMap<string, string>): AgentFlags {
   const flags: AgentFlags = {};
   if (values.has('--agents')) flags.agents = values.get('--agents')!;
-  if (values.has('--claude-code-home')) flags.claudeCodeHome = values.get('--claude-code-home')!;
-  if (values.has('--codex-home')) flags.codexHome = values.get('--codex-home')!;
+  for (const { homeFlag, homeSetting } of FOREIGN_AGENT_INFO) if (values.has(homeFlag)) flags[homeSetting] = values.get(homeFlag)!;
   return flags;
 }
+
+/** Where an option's description starts, and how wide the help text's lines are at most. */
+const HELP_COLUMN = 36;
+const HELP_WIDTH = 116;
+
+/** One option of the help text: its name in the first column, its description wrapped at {@link HELP_WIDTH}. */
+function helpOption(name: string, description: string): string {
+  const lines: string[] = [];
+  let line = `  ${name}`.padEnd(HELP_COLUMN);
+  let empty = true;
+  for (const word of description.split(' ')) {
+    if (!empty && line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line);
+      line = ' '.repeat(HELP_COLUMN);
+      empty = true;
+    }
+    line += (empty ? '' : ' ') + word;
+    empty = false;
+  }
+  return [...lines, line].join('\n');
+}
+
+/** The help text's lines of `--agents` and each other agent's home flag. */
+const AGENT_HELP = [
+  helpOption('--agents LIST', `whose sessions to read, comma-separated: ${AGENTS.join(', ')} (default dsh; also for the language server)`),
+  ...FOREIGN_AGENT_INFO.map((info) =>
+    helpOption(`${info.homeFlag} DIR`, `${info.title}'s home, the folder holding ${info.sessionsFolder}/ (default: $${info.homeEnv}, else ~/${info.homeFolder})`),
+  ),
+].join('\n');
 
 /** A command line that cannot be understood; printed as `USAGE: message`. */
 export class UsageError extends Error {
@@ -55,11 +80,7 @@ Command line:
 
 Options:
   --root DIR, --sessions-root DIR   sessions root (default: $DSH_HOME/sessions, else ~/.dsh/sessions)
-  --agents LIST                     whose sessions to read, comma-separated: dsh, claude-code, codex (default dsh;
-                                    also for the language server)
-  --claude-code-home DIR            Claude Code's home, the folder holding projects/ (default: $CLAUDE_CONFIG_DIR,
-                                    else ~/.claude)
-  --codex-home DIR                  Codex's home, the folder holding sessions/ (default: $CODEX_HOME, else ~/.codex)
+${AGENT_HELP}
   --cwd DIR                         the working directory candidates are ranked for (default: the target
                                     session's cwd, else the current directory)
   --target ID                       the session the message is written for (never offered, never referenced)
@@ -266,7 +287,6 @@ function readServerFlag(args: readonly string[], flag: string): string | undefin
 export function agentSettingsOfFlags(flags: AgentFlags, cwd: string, absolute: (value: string, base: string) => string): Record<string, unknown> {
   return {
     ...(flags.agents === undefined ? {} : { agents: flags.agents }),
-    ...(flags.claudeCodeHome === undefined ? {} : { claudeCodeHome: absolute(flags.claudeCodeHome, cwd) }),
-    ...(flags.codexHome === undefined ? {} : { codexHome: absolute(flags.codexHome, cwd) }),
+    ...Object.fromEntries(FOREIGN_AGENT_INFO.flatMap(({ homeSetting }) => (flags[homeSetting] === undefined ? [] : [[homeSetting, absolute(flags[homeSetting], cwd)]]))),
   };
 }

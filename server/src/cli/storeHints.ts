@@ -1,7 +1,7 @@
 import { readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { displaySafeText, type AgentName, type ForeignAgent } from '@dsh-session-ls/shared';
-import { claudeFormat, codexFormat, type AgentFormat } from '../store/agents/formats';
+import { FOREIGN_AGENTS, FOREIGN_AGENT_INFO, agentHomeSetting, displaySafeText, foreignAgentInfo, type AgentHomes, type AgentName, type ForeignAgent } from '@dsh-session-ls/shared';
+import { formatOf } from '../store/formats/registry';
 import { TRANSCRIPT_NAMES } from '../store/layout';
 
 /**
@@ -10,21 +10,17 @@ import { TRANSCRIPT_NAMES } from '../store/layout';
  * when a store is empty); it never writes.
  */
 
-/** The folders the stores of one run read. */
-export interface StoreLocations {
+/** The folders the stores of one run read: the dsh root, and each other agent's home by its setting. */
+export interface StoreLocations extends AgentHomes {
   agents: readonly AgentName[];
   sessionsRoot: string;
-  claudeCodeHome: string;
-  codexHome: string;
 }
 
 /** What an agent's store is called in a sentence. */
-export const AGENT_TITLES: Readonly<Record<AgentName, string>> = { dsh: 'dsh', 'claude-code': 'Claude Code', codex: 'Codex' };
-
-const FORMATS: Readonly<Record<ForeignAgent, AgentFormat>> = { 'claude-code': claudeFormat, codex: codexFormat };
-const HOME_FLAGS: Readonly<Record<ForeignAgent, string>> = { 'claude-code': '--claude-code-home', codex: '--codex-home' };
-/** Where each agent keeps its home by default, under the user's home folder. */
-const HOME_FOLDERS: Readonly<Record<ForeignAgent, string>> = { 'claude-code': '.claude', codex: '.codex' };
+export const AGENT_TITLES: Readonly<Record<AgentName, string>> = {
+  dsh: 'dsh',
+  ...(Object.fromEntries(FOREIGN_AGENT_INFO.map((info) => [info.name, info.title])) as Record<ForeignAgent, string>),
+};
 
 /** Folder listings one probe may make at most: an answer for a home, not a walk of a disk. */
 const MAX_LISTINGS = 200;
@@ -68,7 +64,7 @@ function holdsFilesAtDepth(folder: string, depth: number, matches: (name: string
       if (current === depth) {
         if (entries.some((entry) => !entry.isDirectory() && matches(entry.name))) return true;
       } else {
-        // Newest-looking names first (Codex's dated folders), so a big home is answered early.
+        // Newest-looking names first (dated folders), so a big home is answered early.
         next.push(...entries.filter((entry) => entry.isDirectory()).map((entry) => path.join(dir, entry.name)).sort().reverse());
       }
     }
@@ -77,11 +73,12 @@ function holdsFilesAtDepth(folder: string, depth: number, matches: (name: string
   return false;
 }
 
-/** Whether `home` is laid out as `agent`'s home: session files where that agent writes them (Codex: or its title index). */
+/** Whether `home` is laid out as `agent`'s home: session files where that agent writes them (or its title index, if it keeps one). */
 export function looksLikeAgentHome(agent: ForeignAgent, home: string): boolean {
-  const format = FORMATS[agent];
+  const format = formatOf(agent);
   if (holdsFilesAtDepth(path.join(home, format.base), format.leafDepth, (name) => format.isSessionFile(name))) return true;
-  return agent === 'codex' && entriesOf(home)?.some((entry) => entry.isFile() && entry.name === 'session_index.jsonl') === true;
+  const titleIndex = format.titleIndex?.file;
+  return titleIndex !== undefined && entriesOf(home)?.some((entry) => entry.isFile() && entry.name === titleIndex) === true;
 }
 
 /** Whether `root` is laid out as a dsh sessions root: `<project>/<session>/session.jsonl[.zstd]`. */
@@ -109,12 +106,12 @@ function agentsWith(agents: readonly AgentName[], agent: AgentName): string {
 function emptyDshRoot(root: string): EmptyStore {
   const found: EmptyStore = { agent: 'dsh', folder: root };
   if (!isDirectory(root)) return found;
-  for (const agent of ['claude-code', 'codex'] as const) {
+  for (const agent of FOREIGN_AGENTS) {
     if (!looksLikeAgentHome(agent, root)) continue;
     const title = AGENT_TITLES[agent];
     found.note = `it looks like ${title}'s home`;
     found.hint =
-      `${shown(root)} looks like ${title}'s home, not a dsh sessions root: to read its sessions, pass --agents ${agent} ${HOME_FLAGS[agent]} ${shellWord(shown(root))} ` +
+      `${shown(root)} looks like ${title}'s home, not a dsh sessions root: to read its sessions, pass --agents ${agent} ${foreignAgentInfo(agent).homeFlag} ${shellWord(shown(root))} ` +
       `(or --agents dsh,${agent} to read them beside dsh's)`;
     return found;
   }
@@ -129,7 +126,8 @@ function emptyDshRoot(root: string): EmptyStore {
 /** What to say about another agent's home when it lists nothing: a home one level too high or too low names the right one. */
 function emptyAgentHome(agent: ForeignAgent, home: string): EmptyStore {
   const found: EmptyStore = { agent, folder: home };
-  const format = FORMATS[agent];
+  const format = formatOf(agent);
+  const { homeFlag, homeFolder } = foreignAgentInfo(agent);
   if (!isDirectory(home)) {
     found.note = 'it does not exist';
     return found;
@@ -138,11 +136,11 @@ function emptyAgentHome(agent: ForeignAgent, home: string): EmptyStore {
   if (!isDirectory(base)) found.note = `it has no ${format.base} folder`;
   const title = AGENT_TITLES[agent];
   // Too high: the folder holding the home (the user's home folder, or any folder around it).
-  const candidates = [path.join(home, HOME_FOLDERS[agent])];
+  const candidates = [path.join(home, homeFolder)];
   // Too low: the base folder itself, or a folder inside it.
   if (path.basename(home) === format.base) candidates.push(path.dirname(home));
   const right = candidates.find((candidate) => looksLikeAgentHome(agent, candidate));
-  if (right !== undefined) found.hint = `${shown(home)} is not ${title}'s home but ${shown(right)} is: did you mean ${HOME_FLAGS[agent]} ${shellWord(shown(right))}?`;
+  if (right !== undefined) found.hint = `${shown(home)} is not ${title}'s home but ${shown(right)} is: did you mean ${homeFlag} ${shellWord(shown(right))}?`;
   return found;
 }
 
@@ -152,7 +150,7 @@ export function describeEmptyStores(locations: StoreLocations, counts: ReadonlyM
   for (const agent of locations.agents) {
     if ((counts.get(agent) ?? 0) > 0) continue;
     if (agent === 'dsh') empty.push(emptyDshRoot(locations.sessionsRoot));
-    else empty.push(emptyAgentHome(agent, agent === 'claude-code' ? locations.claudeCodeHome : locations.codexHome));
+    else empty.push(emptyAgentHome(agent, locations[agentHomeSetting(agent)]));
   }
   return empty;
 }
@@ -163,7 +161,7 @@ export function searchedStore(agent: AgentName, locations: StoreLocations): stri
     return `${agent} is not among --agents ${locations.agents.join(',')}: add it, as in --agents ${agentsWith(locations.agents, agent)}`;
   }
   if (agent === 'dsh') return `searched the dsh sessions root ${shown(locations.sessionsRoot)}`;
-  return `searched the ${AGENT_TITLES[agent]} home ${shown(agent === 'claude-code' ? locations.claudeCodeHome : locations.codexHome)}`;
+  return `searched the ${AGENT_TITLES[agent]} home ${shown(locations[agentHomeSetting(agent)])}`;
 }
 
 /** The `--agents` value that adds `added` to the default (dsh first). */

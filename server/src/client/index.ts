@@ -53,6 +53,7 @@ export {
   SessionReferenceError,
   isSessionReferenceError,
   formatSessionReferenceMention,
+  type AgentHomes,
   type AgentName,
   type ContentBlock,
   type ForeignAgent,

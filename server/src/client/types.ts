@@ -1,11 +1,13 @@
 // The public types of `dsh-session-ls/client`: its settings, the options of its requests, and what they answer.
-import type { AgentName, ForeignAgent, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import type { AgentHomes, AgentName, ForeignAgent, SessionReferenceTarget } from '@dsh-session-ls/shared';
 
 /**
  * The server's settings (`initializationOptions` and the `dshSessions` section), every key the server
- * reads; unset ones take the server's defaults.
+ * reads; unset ones take the server's defaults. Each other agent's home is set by its own key
+ * (`AgentHomes`: default its environment variable's folder, else its folder in the user's home),
+ * read when `agents` has that agent.
  */
-export interface DshSessionSettings {
+export interface DshSessionSettings extends Partial<AgentHomes> {
   /** The dsh sessions root; default `$DSH_HOME/sessions`, else `~/.dsh/sessions`. */
   sessionsRoot?: string;
   /** The session the message is for (never offered, never referenced). */
@@ -16,12 +18,8 @@ export interface DshSessionSettings {
   candidateLimit?: number;
   /** The byte budget of one referenced session (default 65536). */
   maxReferenceBytes?: number;
-  /** Whose sessions are offered and read (default `['dsh']`): add `'claude-code'` and `'codex'` for theirs. */
+  /** Whose sessions are offered and read (default `['dsh']`): add other agents' names for theirs. */
   agents?: readonly AgentName[];
-  /** Claude Code's home (default `$CLAUDE_CONFIG_DIR`, else `~/.claude`); read when `agents` has `'claude-code'`. */
-  claudeCodeHome?: string;
-  /** Codex's home (default `$CODEX_HOME`, else `~/.codex`); read when `agents` has `'codex'`. */
-  codexHome?: string;
   /** Where `@` completion lists workspace files: `after` the sessions (default), `before` them, or `off`. */
   fileMentions?: 'after' | 'before' | 'off';
 }

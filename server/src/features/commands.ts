@@ -1,7 +1,9 @@
 import {
   SessionCommands,
   SessionReferenceError,
+  foreignAgentChoices,
   formatSessionReferenceMention,
+  isForeignAgent,
   parseAgentReferenceText,
   parseSessionReferenceText,
   type CandidatesCommandArgument,
@@ -107,7 +109,7 @@ export function formatMentionCommand(
 ): SessionCommandResult<typeof SessionCommands.formatMention> {
   const label = optionalString(argument, 'label');
   const agent = optionalString(argument, 'agent');
-  if (agent !== undefined && agent !== 'claude-code' && agent !== 'codex') throw invalidReference('agent must be "claude-code" or "codex"');
+  if (agent !== undefined && !isForeignAgent(agent)) throw invalidReference(`agent must be ${foreignAgentChoices()}`);
   return formatSessionReferenceMention({
     sessionId: requiredString(argument, 'sessionId'),
     ...(label === undefined ? {} : { label }),

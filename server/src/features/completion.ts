@@ -4,6 +4,7 @@ import {
   displaySafeText,
   formatAge,
   formatSessionReferenceMention,
+  type ForeignAgent,
   type SessionReferenceCandidate,
   type SessionsRootProblem,
 } from '@dsh-session-ls/shared';
@@ -26,7 +27,7 @@ export interface SessionCompletionData {
   cwd?: string;
   createdAt: number;
   /** Only for another agent's session. */
-  agent?: 'claude-code' | 'codex';
+  agent?: ForeignAgent;
 }
 
 /** True when an item's `data` is a session item's. */
@@ -99,7 +100,7 @@ function itemParts(candidate: SessionReferenceCandidate): SessionItemParts {
   });
   const parts: SessionItemParts = {
     label,
-    // Each item shows its agent: `[codex] /work/app`; dsh's items stay as they were.
+    // Each item shows its agent: `[<agent>] /work/app`; dsh's items stay as they were.
     detail: (candidate.agent === undefined ? '' : `[${candidate.agent}] `) + (cwd ?? '(no cwd)'),
     newText: mention.slice(1),
     filterRest: cwd === undefined ? `${label} ${displaySafeText(candidate.sessionId)}` : `${label} ${displaySafeText(candidate.sessionId)} ${cwd}`,

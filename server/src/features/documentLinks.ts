@@ -6,8 +6,8 @@ import { findDocumentMentions, type MentionScope } from './mentionAnalysis';
 /**
  * `textDocument/documentLink`: each mention whose URI dsh accepts links to its session by that canonical
  * `dsh-session:` URI (the VS Code client opens it as the session's transcript). With `scope.foreign`
- * (another agent enabled), another agent's mention links by its own canonical `claude-session:` or
- * `codex-session:` URI too. Needs no store.
+ * (another agent enabled), another agent's mention links by its own canonical URI (its agent's
+ * scheme) too. Needs no store.
  */
 export function provideDocumentLinks(document: TextDocument, scope: MentionScope = {}): DocumentLink[] {
   const links: DocumentLink[] = [];

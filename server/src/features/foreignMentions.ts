@@ -17,7 +17,7 @@ export function foreignAgentsEnabled(services: Pick<SessionServices, 'settings'>
   return services.settings().agents.some((agent) => agent !== 'dsh');
 }
 
-/** A mention of another agent's session (`claude-session:`, `codex-session:`), decoded or not. */
+/** A mention of another agent's session (in its own scheme), decoded or not. */
 export interface ForeignMention {
   token: SessionMentionToken & { agent: ForeignAgent };
   sessionId?: string;

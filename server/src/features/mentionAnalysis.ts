@@ -38,7 +38,7 @@ export type MentionGrammarProblem =
 /** One mention of a document, as the shared grammar finds it, with what dsh makes of its text. */
 export interface DocumentMention {
   token: SessionMentionToken;
-  /** Set only for another agent's mention (`claude-session:`, `codex-session:`): dsh reads it as plain text. */
+  /** Set only for another agent's mention (its own scheme): dsh reads it as plain text. */
   agent?: ForeignAgent;
   /** The decoded session id; undefined when the URI fails. */
   sessionId?: string;
@@ -152,7 +152,7 @@ function textBefore(text: string, start: number): string | undefined {
 
 /** Which mentions to find: dsh's alone (the default), or other agents' too. */
 export interface MentionScope {
-  /** Also other agents' mentions (`claude-session:`, `codex-session:`); dsh's are found exactly as without. */
+  /** Also other agents' mentions (their own schemes); dsh's are found exactly as without. */
   foreign?: boolean;
 }
 

@@ -1,4 +1,4 @@
-import type { AgentName, SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import type { AgentHomes, AgentName, SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AgentSessionLog, SessionReferenceResolver, SessionStore } from '../resolver';
 import type { StoreStatus } from '../store/service';
@@ -13,8 +13,8 @@ export const FILE_MENTIONS_ORDERS = ['after', 'before', 'off'] as const;
  */
 export type FileMentionsOrder = (typeof FILE_MENTIONS_ORDERS)[number];
 
-/** The settings the server works with, every key resolved. */
-export interface SessionSettings {
+/** The settings the server works with, every key resolved; each foreign agent's home absolute, by its setting (see `agents.ts` in shared). */
+export interface SessionSettings extends AgentHomes {
   /** Absolute sessions root. */
   sessionsRoot: string;
   /** The default target session; undefined = the message is for a new session. */
@@ -23,10 +23,6 @@ export interface SessionSettings {
   config: SessionReferenceConfig;
   /** The stores listed and read, in this order of preference (default `["dsh"]`). */
   agents: readonly AgentName[];
-  /** Claude Code's home (`$CLAUDE_CONFIG_DIR`, else `~/.claude`), absolute. */
-  claudeCodeHome: string;
-  /** Codex's home (`$CODEX_HOME`, else `~/.codex`), absolute. */
-  codexHome: string;
   /** Where an `@` completion lists workspace files (default `after` the sessions). */
   fileMentions: FileMentionsOrder;
 }

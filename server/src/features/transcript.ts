@@ -1,6 +1,7 @@
 import {
   FOREIGN_SESSION_URI_PREFIXES,
   SessionReferenceError,
+  foreignAgentChoices,
   type ForeignAgent,
   type SessionCommandResult,
   type SessionCommands,
@@ -159,7 +160,7 @@ async function agentLog(services: SessionServices, sessionId: string, agent: For
 function agentArgument(argument: CommandArgument<TranscriptCommandArgument>): ForeignAgent | undefined {
   const agent = optionalString(argument, 'agent');
   if (agent !== undefined && !Object.hasOwn(FOREIGN_SESSION_URI_PREFIXES, agent)) {
-    throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'agent must be "claude-code" or "codex"');
+    throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', `agent must be ${foreignAgentChoices()}`);
   }
   return agent as ForeignAgent | undefined;
 }

@@ -1,4 +1,4 @@
-import { FOREIGN_SESSION_URI_PREFIXES, SessionReferenceError, type ForeignAgent, type SessionId } from '@dsh-session-ls/shared';
+import { FOREIGN_SESSION_URI_PREFIXES, SessionReferenceError, foreignAgentChoices, type ForeignAgent, type SessionId } from '@dsh-session-ls/shared';
 
 /** One source to read: the authoritative id, the label carried into the snapshot, and (only for another agent's session) its agent. */
 export interface NormalizedReference {
@@ -36,7 +36,7 @@ export function normalizeReferences(
     }
     // Our extension: `agent` names another agent's session (absent: dsh's, checked exactly as dsh does).
     if (agent !== undefined && (typeof agent !== 'string' || !Object.hasOwn(FOREIGN_SESSION_URI_PREFIXES, agent))) {
-      throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', 'session reference agent must be "claude-code" or "codex"');
+      throw new SessionReferenceError('SESSION_REFERENCE_INVALID_REFERENCE', `session reference agent must be ${foreignAgentChoices()}`);
     }
     if (agent !== undefined) {
       const key = `${agent}\u0000${sessionId}`;

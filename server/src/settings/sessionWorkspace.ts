@@ -1,4 +1,4 @@
-import type { ForeignAgent, SessionReferenceConfig, SessionReferenceTarget } from '@dsh-session-ls/shared';
+import { AGENT_HOME_SETTINGS, agentHomeSetting, type ForeignAgent, type SessionReferenceConfig, type SessionReferenceTarget } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { ListingView, SessionLogs, SessionServiceViews, SessionServices, WorkspaceFileSystem } from '../features/services';
 import {
@@ -118,13 +118,13 @@ export class SessionWorkspace implements SessionServices, SessionServiceViews {
     const settings = this.settings();
     const root = settings.sessionsRoot;
     const foreignAgents = settings.agents.filter((agent) => agent !== 'dsh');
-    const agentsKey = JSON.stringify([settings.agents, foreignAgents.length === 0 ? '' : settings.claudeCodeHome, foreignAgents.length === 0 ? '' : settings.codexHome]);
+    const agentsKey = JSON.stringify([settings.agents, ...AGENT_HOME_SETTINGS.map((key) => (foreignAgents.length === 0 ? '' : settings[key]))]);
     if (this.store !== undefined && this.store.root === root && this.storeAgentsKey === agentsKey) return undefined;
     const previous = this.store;
     // Other agents' stores sit behind the same seam; with the default `["dsh"]` the store is dsh's alone.
     const dsh = this.options.openStore(root);
     const openForeign = this.options.openForeignStore ?? ((agent: ForeignAgent, home: string) => openForeignStore(agent, home, this.options.log));
-    const foreign = foreignAgents.map((agent) => openForeign(agent, agent === 'claude-code' ? settings.claudeCodeHome : settings.codexHome));
+    const foreign = foreignAgents.map((agent) => openForeign(agent, settings[agentHomeSetting(agent)]));
     const dshListed = settings.agents.includes('dsh');
     this.store = foreign.length === 0 && dshListed ? dsh : composeAgentStores(dsh, foreign, { dshListed });
     this.storeAgentsKey = agentsKey;

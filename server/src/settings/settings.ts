@@ -2,6 +2,10 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   AGENTS,
+  AGENT_HOME_SETTINGS,
+  FOREIGN_AGENT_INFO,
+  type AgentHomeSetting,
+  type AgentHomes,
   type AgentName,
   DEFAULT_SESSION_REFERENCE_CONFIG,
   SESSION_REFERENCE_CONFIG_KEYS,
@@ -13,7 +17,7 @@ import { expandHome, workingDirectory } from '../store/defaultRoot';
 import { FILE_MENTIONS_ORDERS, type FileMentionsOrder, type SessionSettings } from '../features/services';
 
 /** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
-export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', 'claudeCodeHome', 'codexHome', 'fileMentions'] as const;
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', ...AGENT_HOME_SETTINGS, 'fileMentions'] as const;
 
 /** One settings key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];
@@ -24,16 +28,19 @@ export type { SessionSettings } from '../features/services';
 /** The default agents: dsh alone, so nothing changes unless another agent is asked for. */
 export const DEFAULT_AGENTS: readonly AgentName[] = Object.freeze(['dsh']);
 
-/** Claude Code's default home: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
-export function defaultClaudeCodeHome(env: NodeJS.ProcessEnv): string {
-  const dir = env.CLAUDE_CONFIG_DIR;
-  return dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir)) : path.join(os.homedir(), '.claude');
+/** Each foreign agent's default home, by its setting: its environment variable's folder, else `~/<its folder>`. */
+export function defaultAgentHomes(env: NodeJS.ProcessEnv): AgentHomes {
+  const homes = {} as AgentHomes;
+  for (const { homeSetting, homeEnv, homeFolder } of FOREIGN_AGENT_INFO) {
+    const dir = env[homeEnv];
+    homes[homeSetting] = dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir)) : path.join(os.homedir(), homeFolder);
+  }
+  return homes;
 }
 
-/** Codex's default home: `$CODEX_HOME`, else `~/.codex`. */
-export function defaultCodexHome(env: NodeJS.ProcessEnv): string {
-  const dir = env.CODEX_HOME;
-  return dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir)) : path.join(os.homedir(), '.codex');
+/** Whether `key` names a foreign agent's home. */
+function isAgentHomeSetting(key: string): key is AgentHomeSetting {
+  return (AGENT_HOME_SETTINGS as readonly string[]).includes(key);
 }
 
 /** The default place of file mentions in an `@` list: after the sessions (a path-like token lists them first). */
@@ -42,7 +49,8 @@ export const DEFAULT_FILE_MENTIONS: FileMentionsOrder = 'after';
 /** `agents` from a setting: an array (or, from the command line, a comma-separated string) of known names, without repeats. */
 export function parseAgents(value: unknown): AgentName[] {
   const list = typeof value === 'string' ? value.split(',').map((part) => part.trim()).filter((part) => part !== '') : value;
-  const problem = 'agents must be a non-empty array of "dsh", "claude-code" and "codex"';
+  const names = AGENTS.map((agent) => JSON.stringify(agent));
+  const problem = `agents must be a non-empty array of ${names.slice(0, -1).join(', ')} and ${names[names.length - 1]!}`;
   if (!Array.isArray(list) || list.length === 0) throw invalidConfig(problem);
   const agents: AgentName[] = [];
   for (const name of list as unknown[]) {
@@ -91,8 +99,7 @@ const CLIENT_LAYER_ORDER: Readonly<Record<SettingKey, ReadonlyArray<'section' | 
   maxReferenceBytes: ['section', 'initializationOptions'],
   // Which stores are read is, like the root, the launching host's first.
   agents: ['initializationOptions', 'section'],
-  claudeCodeHome: ['initializationOptions', 'section'],
-  codexHome: ['initializationOptions', 'section'],
+  ...(Object.fromEntries(AGENT_HOME_SETTINGS.map((key) => [key, ['initializationOptions', 'section']])) as Record<AgentHomeSetting, ['initializationOptions', 'section']>),
   // How completion looks is the user's to change while the server runs, as the limits are.
   fileMentions: ['section', 'initializationOptions'],
 };
@@ -115,6 +122,10 @@ function isUnset(value: unknown): boolean {
 
 /** Validate one set value; returns the value to use, or throws INVALID_CONFIG. */
 function validateSetting(key: SettingKey, value: unknown, baseDir: string | undefined): unknown {
+  if (isAgentHomeSetting(key)) {
+    if (typeof value !== 'string') throw invalidConfig(`${key} must be a string`);
+    return absoluteSessionsRoot(value, baseDir);
+  }
   switch (key) {
     case 'sessionsRoot':
       if (typeof value !== 'string') throw invalidConfig('sessionsRoot must be a string');
@@ -124,10 +135,6 @@ function validateSetting(key: SettingKey, value: unknown, baseDir: string | unde
       return value;
     case 'agents':
       return parseAgents(value);
-    case 'claudeCodeHome':
-    case 'codexHome':
-      if (typeof value !== 'string') throw invalidConfig(`${key} must be a string`);
-      return absoluteSessionsRoot(value, baseDir);
     case 'fileMentions':
       if (typeof value !== 'string' || !(FILE_MENTIONS_ORDERS as readonly string[]).includes(value)) {
         throw invalidConfig(`fileMentions must be "after", "before" or "off", not ${describeValue(value)}`);
@@ -172,15 +179,14 @@ function fallbackSettings(sources: SettingsSources): Record<SettingKey, unknown>
     targetSessionId: undefined,
     ...DEFAULT_SESSION_REFERENCE_CONFIG,
     agents: DEFAULT_AGENTS,
-    claudeCodeHome: defaultClaudeCodeHome(sources.env),
-    codexHome: defaultCodexHome(sources.env),
+    ...defaultAgentHomes(sources.env),
     fileMentions: DEFAULT_FILE_MENTIONS,
   };
 }
 
 /** One key's value in resolved settings. */
 function settingValue(settings: SessionSettings, key: SettingKey): unknown {
-  return key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || key === 'claudeCodeHome' || key === 'codexHome' || key === 'fileMentions'
+  return key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || isAgentHomeSetting(key) || key === 'fileMentions'
     ? settings[key]
     : settings.config[key];
 }
@@ -196,8 +202,7 @@ function settingsOf(next: Record<string, unknown>): SessionSettings {
       maxReferenceBytes: next.maxReferenceBytes as number,
     },
     agents: next.agents as readonly AgentName[],
-    claudeCodeHome: next.claudeCodeHome as string,
-    codexHome: next.codexHome as string,
+    ...(Object.fromEntries(AGENT_HOME_SETTINGS.map((key) => [key, next[key] as string])) as AgentHomes),
     fileMentions: next.fileMentions as FileMentionsOrder,
   };
 }

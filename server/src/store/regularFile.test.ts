@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readSessionText } from './agents/formats';
+import { readSessionText } from './formats/adapter';
 import { NotRegularFileError, openRegularFile, openRegularFileSync, readRegularFile } from './regularFile';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-regular-file-'));

@@ -1,6 +1,6 @@
 /**
  * One foreign session file read for its listing row: the bytes folded by the agent's skimming fold
- * (`skim.ts`), and for a plain JSONL file that grew, only the appended bytes, as the dsh index does:
+ * (`lineFold.ts`), and for a plain JSONL file that grew, only the appended bytes, as the dsh index does:
  * the fold's state after the last complete line and a SHA-256 of the bytes before it are kept, and
  * an append of the same file (same inode and device, larger) whose bytes before that point are
  * unchanged continues from there; any other change (a rewrite in place that grows, shrinks or keeps
@@ -10,9 +10,9 @@ import { createHash, type Hash } from 'node:crypto';
 import { close, constants, open, read } from 'node:fs';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { isAppendOf, type FileIdentity } from '../transcriptFiles';
-import { decodeZstdBytes } from './compressed';
-import { MAX_FOREIGN_FILE_BYTES, type AgentFormat } from './formats';
-import { committedEnd, type LineFold } from './skim';
+import { MAX_FOREIGN_FILE_BYTES, type FormatAdapter } from '../formats/adapter';
+import { decodeZstdBytes } from '../formats/compressed';
+import { committedEnd, type LineFold } from '../formats/lineFold';
 
 /** An open session file: positioned reads. */
 export interface ForeignFileHandle {
@@ -85,7 +85,7 @@ async function readRange(handle: ForeignFileHandle, position: number, length: nu
  * file system throws (and `PlaintextTooLarge` for a `.zst` past the limit); damage is never thrown.
  */
 export async function readForeignFile(
-  format: AgentFormat,
+  format: FormatAdapter,
   file: string,
   identity: FileIdentity,
   previous: { identity: FileIdentity; resume?: ForeignResume } | undefined,

@@ -13,14 +13,14 @@ import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
 import { readRegularFile } from '../regularFile';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
-import { codexThreadNames } from './codex';
-import { PlaintextTooLarge } from './compressed';
+import { MAX_FOREIGN_FILE_BYTES, readSessionText, type FormatAdapter } from '../formats/adapter';
+import { PlaintextTooLarge } from '../formats/compressed';
+import { parseJsonl, type JsonlRecord } from '../formats/records';
+import { formatOf } from '../formats/registry';
 import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
-import { MAX_FOREIGN_FILE_BYTES, claudeFormat, codexFormat, readSessionText, type AgentFormat } from './formats';
-import { parseJsonl, type JsonlRecord } from './records';
 import { readForeignFile, type ForeignFiles, type ForeignResume } from './foreignRead';
 
-export { MAX_FOREIGN_FILE_BYTES } from './formats';
+export { MAX_FOREIGN_FILE_BYTES } from '../formats/adapter';
 
 /** Another agent's store: read-only, listing and surfaces in the resolver's shapes. */
 export interface ForeignSessionStore extends SessionStore {
@@ -133,7 +133,7 @@ export function openForeignStore(agent: ForeignAgent, home: string, options: For
 }
 
 class ForeignStore implements ForeignSessionStore {
-  private readonly format: AgentFormat;
+  private readonly format: FormatAdapter;
   /** The home as `path.join` writes it, with a separator after: what {@link full} puts before a key. */
   private readonly homePrefix: string;
   private readonly tuning: ForeignStoreTuning;
@@ -189,7 +189,7 @@ class ForeignStore implements ForeignSessionStore {
     readonly home: string,
     private readonly options: ForeignStoreOptions,
   ) {
-    this.format = agent === 'claude-code' ? claudeFormat : codexFormat;
+    this.format = formatOf(agent);
     this.homePrefix = path.join(home, '_').slice(0, -1);
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.log = options.log ?? (() => undefined);
@@ -310,8 +310,8 @@ class ForeignStore implements ForeignSessionStore {
     if (this.disposed) return;
     if (dir === '') {
       // The home holds much else (histories, logs, databases written all the time): only the
-      // session folders' parent and Codex's title index matter.
-      if (name !== undefined && name !== this.format.base && !(this.agent === 'codex' && name === 'session_index.jsonl')) return;
+      // session folders' parent and the agent's title index matter.
+      if (name !== undefined && name !== this.format.base && name !== this.format.titleIndex?.file) return;
       this.dirtyDirs.add('');
     } else if (name !== undefined && this.depthOf(dir) === this.format.leafDepth && this.format.isSessionFile(name)) {
       this.dirtyFiles.add(`${dir}/${name}`);
@@ -389,14 +389,14 @@ class ForeignStore implements ForeignSessionStore {
   }
 
   /**
-   * Looks at one folder: the home (is `base` there; Codex's title index), a folder above the session
+   * Looks at one folder: the home (is `base` there; the agent's title index), a folder above the session
    * folders (its subfolders; new ones walked whole), or a session folder (its files). `deep`: walk
    * every subfolder, known or not.
    */
   private async scanDir(dir: string, deep: boolean, seenDirs?: Set<string>): Promise<void> {
     const depth = this.depthOf(dir);
     if (depth === -1) {
-      if (this.agent === 'codex') await this.refreshNames();
+      await this.refreshNames();
       const base = this.format.base;
       const baseDir = this.full(base);
       const isDir = quickSync.quick
@@ -575,15 +575,17 @@ class ForeignStore implements ForeignSessionStore {
     }
   }
 
-  /** Codex's titles: the latest `thread_name` per id in `session_index.jsonl`, read again when it changed. */
+  /** The titles of the agent's title index (if it keeps one), read again when it changed. */
   private async refreshNames(): Promise<void> {
-    const file = path.join(this.home, 'session_index.jsonl');
+    const titleIndex = this.format.titleIndex;
+    if (titleIndex === undefined) return;
+    const file = path.join(this.home, titleIndex.file);
     let identity: FileIdentity | undefined;
     let names = new Map<string, string>();
     try {
       identity = fileIdentity(await fsp.stat(file));
       if (sameIdentity(this.namesIdentity, identity)) return;
-      names = codexThreadNames(await readRegularFile(file, { encoding: 'utf8' }));
+      names = titleIndex.titles(await readRegularFile(file, { encoding: 'utf8' }));
     } catch {
       // No index (never renamed, or removed): titles fall back to the first prompt.
       identity = undefined;

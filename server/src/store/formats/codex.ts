@@ -1,5 +1,8 @@
 import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
+import { foreignAgentInfo } from '@dsh-session-ls/shared';
+import type { FormatAdapter } from './adapter';
+import { SkimFold } from './lineFold';
 import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
 
 /**
@@ -152,3 +155,76 @@ export function codexThreadNames(text: string): Map<string, string> {
   }
   return new Map([...names].map(([id, { name }]) => [id, name]));
 }
+
+const CODEX_HEAD_NEEDLES = [Buffer.from('session_meta'), Buffer.from('response_item')];
+const CODEX_META_NEEDLES = [Buffer.from('session_meta')];
+
+/** Codex's listing facts, folded: the same as {@link codexSessionInfo} of the whole file. */
+export class CodexInfoFold extends SkimFold {
+  id: string | undefined;
+  cwd: string | undefined;
+  createdAt: number | undefined;
+  firstPrompt: string | undefined;
+  records = false;
+
+  constructor(readonly file: string) {
+    super();
+  }
+
+  protected needles(): readonly Buffer[] | undefined {
+    // Any record makes the file a session (its id then from the file name): every line counts until one is found.
+    if (!this.records) return undefined;
+    // Only a session_meta or a response_item record holds a fact; once the first prompt is known, only a session_meta.
+    return this.firstPrompt === undefined ? CODEX_HEAD_NEEDLES : CODEX_META_NEEDLES;
+  }
+
+  protected apply(value: Record<string, unknown>): void {
+    this.records = true;
+    const payload = asObject(value.payload);
+    if (value.type === 'session_meta' && payload !== undefined) {
+      if (typeof payload.id === 'string' && payload.id !== '') this.id = payload.id;
+      if (typeof payload.cwd === 'string' && payload.cwd !== '') this.cwd ??= payload.cwd;
+      this.createdAt ??= isoTime(payload.timestamp) ?? isoTime(value.timestamp);
+    }
+    if (this.firstPrompt === undefined && value.type === 'response_item') {
+      const prompt = codexUserPrompt(payload);
+      if (prompt !== undefined) this.firstPrompt = promptLabel(prompt);
+    }
+  }
+
+  clone(): CodexInfoFold {
+    return Object.assign(new CodexInfoFold(this.file), this);
+  }
+
+  /** The id: the latest `session_meta`'s, else the file name's. */
+  get sessionId(): string | undefined {
+    return this.id ?? codexRolloutName(this.file)?.id;
+  }
+}
+
+/** Codex's format adapter. */
+export const codexFormat: FormatAdapter = {
+  agent: 'codex',
+  // sessions/YYYY/MM/DD/rollout-*.jsonl, and `.jsonl.zst` (idle rollouts recent versions rewrite).
+  base: foreignAgentInfo('codex').sessionsFolder,
+  leafDepth: 3,
+  isSessionFile: (name) => codexRolloutName(name) !== undefined,
+  titleIndex: { file: 'session_index.jsonl', titles: codexThreadNames },
+  summarize(file, text, mtimeMs) {
+    const records = parseJsonl(text);
+    if (records.length === 0) return undefined;
+    const info = codexSessionInfo(records, file);
+    if (info === undefined) return undefined;
+    return { id: info.id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(info.firstPrompt === undefined ? {} : { title: info.firstPrompt }) };
+  },
+  newFold: (file) => new CodexInfoFold(file),
+  finish(fold, file, mtimeMs) {
+    const info = fold as CodexInfoFold;
+    const id = info.sessionId;
+    if (!info.records || id === undefined) return undefined;
+    const createdAt = info.createdAt ?? codexRolloutName(file)?.createdAt ?? mtimeMs;
+    return { id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt, ...(info.firstPrompt === undefined ? {} : { title: info.firstPrompt }) };
+  },
+  surface: codexSurfaceEvents,
+  log: codexLogEvents,
+};

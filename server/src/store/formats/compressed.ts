@@ -8,7 +8,7 @@ export class PlaintextTooLarge extends Error {
 }
 
 /**
- * The plaintext of a whole `.zst` file (Codex's idle rollouts), frame after frame, through the store's
+ * The plaintext of a whole `.zst` session file (an agent may compress idle ones), frame after frame, through the store's
  * own zstd decoder. Damage never throws: a torn last frame gives its whole blocks, and decoding stops
  * at the first corrupt or undecodable frame, keeping what came before (a torn line there is skipped
  * by the JSONL parser, as in a plain file). Past `maxBytes` of plaintext: `PlaintextTooLarge`.

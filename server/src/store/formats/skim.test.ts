@@ -4,8 +4,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fileIdentity } from '../transcriptFiles';
-import { readForeignFile, type ForeignResume } from './foreignRead';
-import { claudeFormat, codexFormat, type AgentFormat } from './formats';
+import { readForeignFile, type ForeignResume } from '../agents/foreignRead';
+import type { FormatAdapter } from './adapter';
+import { claudeFormat } from './claudeCode';
+import { codexFormat } from './codex';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0), and their damaged copies.
 const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
@@ -55,7 +57,7 @@ const EXTRA_LINES = [
 ];
 
 /** The listing facts of `bytes` by the skimming fold. */
-function skimmed(format: AgentFormat, file: string, bytes: Buffer, mtimeMs: number) {
+function skimmed(format: FormatAdapter, file: string, bytes: Buffer, mtimeMs: number) {
   const fold = format.newFold(file);
   fold.fold(bytes, 0, bytes.length);
   return format.finish(fold, file, mtimeMs);
@@ -104,7 +106,7 @@ describe.each([
 describe('the skimming fold on small hand-made files', () => {
   const rollout = '/x/sessions/2026/12/03/rollout-2026-12-03T10-35-31-01a23b79-3e7d-7300-91e8-4b425fbbb44a.jsonl';
   const transcript = '/x/projects/-p/7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01.jsonl';
-  const cases: Array<[string, AgentFormat, string, string[]]> = [
+  const cases: Array<[string, FormatAdapter, string, string[]]> = [
     ['a Codex file with records of no known type is a session named by its file', codexFormat, rollout, [JSON.stringify({ type: 'event_msg', payload: {} })]],
     ['a Codex file of garbage is no session', codexFormat, rollout, ['garbage', '{"torn":']],
     ['a Codex prompt before any session_meta', codexFormat, rollout, [EXTRA_LINES[8]!, EXTRA_LINES[6]!, EXTRA_LINES[7]!]],

@@ -1,6 +1,9 @@
 import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
-import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, promptLabel, userEvent, type JsonlRecord } from './records';
+import { foreignAgentInfo } from '@dsh-session-ls/shared';
+import type { FormatAdapter } from './adapter';
+import { SkimFold } from './lineFold';
+import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
 
 /**
  * Claude Code's transcripts, read-only: `<home>/projects/<cwd, every non-alphanumeric character as "-">/<uuid>.jsonl`.
@@ -135,3 +138,65 @@ export function claudeLogEvents(records: readonly JsonlRecord[]): SessionEventRe
   }
   return log.events;
 }
+
+const CLAUDE_TITLE_NEEDLES = ['custom-title', 'ai-title', 'summary'].map((name) => Buffer.from(name));
+
+/** Claude Code's listing facts, folded: the same as {@link claudeSessionInfo} of the whole file. */
+export class ClaudeInfoFold extends SkimFold {
+  cwd: string | undefined;
+  createdAt: number | undefined;
+  customTitle: string | undefined;
+  aiTitle: string | undefined;
+  firstPrompt: string | undefined;
+  /** Whether any record was found (a file without one holds no session). */
+  records = false;
+
+  protected needles(): readonly Buffer[] | undefined {
+    // Any record may hold the cwd or the start time: every line counts until the head's facts are known.
+    return this.cwd === undefined || this.createdAt === undefined || this.firstPrompt === undefined ? undefined : CLAUDE_TITLE_NEEDLES;
+  }
+
+  protected apply(value: Record<string, unknown>): void {
+    this.records = true;
+    if (this.cwd === undefined && typeof value.cwd === 'string' && value.cwd !== '') this.cwd = value.cwd;
+    this.createdAt ??= isoTime(value.timestamp);
+    if (value.type === 'custom-title' && typeof value.customTitle === 'string' && value.customTitle.trim() !== '') this.customTitle = value.customTitle;
+    if (value.type === 'ai-title' && typeof value.aiTitle === 'string' && value.aiTitle.trim() !== '') this.aiTitle = value.aiTitle;
+    if (value.type === 'summary' && typeof value.summary === 'string' && value.summary.trim() !== '') this.aiTitle = value.summary;
+    if (this.firstPrompt === undefined) {
+      const prompt = claudeDirectPrompt(value);
+      if (prompt !== undefined) this.firstPrompt = promptLabel(prompt);
+    }
+  }
+
+  clone(): ClaudeInfoFold {
+    return Object.assign(new ClaudeInfoFold(), this);
+  }
+
+  get title(): string | undefined {
+    return this.customTitle ?? this.aiTitle ?? this.firstPrompt;
+  }
+}
+
+/** Claude Code's format adapter. */
+export const claudeFormat: FormatAdapter = {
+  agent: 'claude-code',
+  base: foreignAgentInfo('claude-code').sessionsFolder,
+  leafDepth: 1,
+  isSessionFile: (name) => name.endsWith('.jsonl'),
+  summarize(file, text, mtimeMs) {
+    const records = parseJsonl(text);
+    if (records.length === 0) return undefined;
+    const info = claudeSessionInfo(records, claudeSessionIdOfFile(file));
+    return { id: info.id, ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(info.title === undefined ? {} : { title: info.title }) };
+  },
+  newFold: () => new ClaudeInfoFold(),
+  finish(fold, file, mtimeMs) {
+    const info = fold as ClaudeInfoFold;
+    if (!info.records) return undefined;
+    const title = info.title;
+    return { id: claudeSessionIdOfFile(file), ...(info.cwd === undefined ? {} : { cwd: info.cwd }), createdAt: info.createdAt ?? mtimeMs, ...(title === undefined ? {} : { title }) };
+  },
+  surface: claudeSurfaceEvents,
+  log: claudeLogEvents,
+};

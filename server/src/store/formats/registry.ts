@@ -1,0 +1,18 @@
+/**
+ * The format adapters, one per agent other than dsh: the only place that pairs an agent with the
+ * code that reads its files. The agents themselves (names, schemes, settings, homes) are contract
+ * data in shared's `agents.ts`; a new agent is one row there, one adapter and one line here.
+ */
+import type { ForeignAgent } from '@dsh-session-ls/shared';
+import type { FormatAdapter } from './adapter';
+import { claudeFormat } from './claudeCode';
+import { codexFormat } from './codex';
+
+export type { FormatAdapter } from './adapter';
+
+const ADAPTERS: Readonly<Record<ForeignAgent, FormatAdapter>> = { 'claude-code': claudeFormat, codex: codexFormat };
+
+/** The format adapter of `agent`. */
+export function formatOf(agent: ForeignAgent): FormatAdapter {
+  return ADAPTERS[agent];
+}
