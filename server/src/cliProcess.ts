@@ -3,7 +3,7 @@ import { fstatSync, type Stats } from 'node:fs';
 import { runCli } from './cli/cli';
 import type { Invocation } from './cli/commandLine';
 import { openAgentStore, openStore } from './processStore';
-import { foreignCacheWritesSettled } from './store/agents/foreignStore';
+import { foreignCacheWritesSettled } from './store/engine/foreignStore';
 import { defaultSessionsRoot, workingDirectory } from './store/defaultRoot';
 import { afterSampleLogs } from './store/summarize/sampleLog';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { openSessionStore, type SessionStoreService } from './store';
-import { openForeignStore, type ForeignSessionStore } from './store/agents/foreignStore';
+import { openForeignStore, type ForeignSessionStore } from './store/engine/foreignStore';
 import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
 
 // Never stdout: in stdio mode it carries the protocol. Nothing once stderr broke (brokenPipes.ts).

@@ -10,7 +10,7 @@ import { absoluteSessionsRoot } from './settings/settings';
 import { cacheWritesSettled, defaultSessionsRoot } from './store';
 import { workingDirectory } from './store/defaultRoot';
 import { foregroundRequests } from './store/concurrency';
-import { foreignCacheWritesSettled } from './store/agents/foreignStore';
+import { foreignCacheWritesSettled } from './store/engine/foreignStore';
 import { LifecycleGate } from './wiring/lifecycle';
 import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';

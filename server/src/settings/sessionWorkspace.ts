@@ -10,8 +10,8 @@ import {
   type SessionStore,
 } from '../resolver';
 import type { SessionStoreService, StoreStatus } from '../store/service';
-import { composeAgentStores, storeServesAgent } from '../store/agents/composite';
-import { openForeignStore, type ForeignSessionStore } from '../store/agents/foreignStore';
+import { composeAgentStores, storeServesAgent } from '../store/composite';
+import { openForeignStore, type ForeignSessionStore } from '../store/engine/foreignStore';
 import { sessionLogFiles } from '../store/sessionLogFile';
 import { SettingsState, type SessionSettings, type SettingKey, type SettingProblem } from './settings';
 import { fileUriToPath, resolveTarget, type TargetRequest } from './target';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fileIdentity } from '../transcriptFiles';
-import { readForeignFile, type ForeignResume } from '../agents/foreignRead';
+import { readForeignFile, type ForeignResume } from '../engine/foreignRead';
 import type { FormatAdapter } from './adapter';
 import { claudeFormat } from './claudeCode';
 import { codexFormat } from './codex';

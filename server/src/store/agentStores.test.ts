@@ -4,17 +4,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringifyTagSafeJson } from '@dsh-session-ls/shared';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InMemorySessionStore } from '../../testing/inMemorySessionStore';
-import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from '../../resolver/prompt';
-import { createSessionReferenceResolver } from '../../resolver/resolver';
-import { DshLog as SessionLogBuilder } from '../../testing/testLogs';
-import type { SessionStore, StoredSessionSummary } from '../../resolver/sessionStore';
-import type { SessionStoreService } from '../service';
+import { InMemorySessionStore } from '../testing/inMemorySessionStore';
+import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from '../resolver/prompt';
+import { createSessionReferenceResolver } from '../resolver/resolver';
+import { DshLog as SessionLogBuilder } from '../testing/testLogs';
+import type { SessionStore, StoredSessionSummary } from '../resolver/sessionStore';
+import type { SessionStoreService } from './service';
 import { composeAgentStores, storeServesAgent } from './composite';
-import { openForeignStore } from './foreignStore';
+import { openForeignStore } from './engine/foreignStore';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
-const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../test/agent-stores/fixtures/', import.meta.url));
 const CLAUDE = path.join(FIXTURES, 'claude-code');
 const CODEX = path.join(FIXTURES, 'codex');
 const CC_RENAMED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01';

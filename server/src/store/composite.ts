@@ -1,8 +1,8 @@
 import type { ForeignAgent } from '@dsh-session-ls/shared';
-import { compareStoreOrder } from '../../resolver/storeOrder';
-import { SessionReadError, type AgentSessionLog, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
-import type { SessionStoreService } from '../service';
-import type { ForeignSessionStore } from './foreignStore';
+import { compareStoreOrder } from '../resolver/storeOrder';
+import { SessionReadError, type AgentSessionLog, type SessionSurface, type StoredSessionSummary } from '../resolver/sessionStore';
+import type { SessionStoreService } from './service';
+import type { ForeignSessionStore } from './engine/foreignStore';
 
 const composed = new WeakMap<SessionStoreService, ReadonlySet<ForeignAgent>>();
 

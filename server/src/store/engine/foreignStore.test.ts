@@ -267,7 +267,7 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
       await eventually(() => expect(resumed()).toBe(before + 1), 'the append was not read from where the last read stopped');
     }
     // One resume state per file, however often it was read again.
-    expect((store as unknown as { resumable: Set<unknown> }).resumable.size).toBeLessThanOrEqual(3);
+    expect((store as unknown as { index: { resumable: Set<unknown> } }).index.resumable.size).toBeLessThanOrEqual(3);
     const fresh = counted(agent, home);
     expect(await store.listSessions()).toEqual(await fresh.store.listSessions());
     if (agent === 'claude-code') expect((await store.listSessions()).find((s) => s.id === sourceId)?.title).toBe('Second title');

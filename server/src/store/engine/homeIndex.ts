@@ -1,0 +1,185 @@
+/**
+ * The index of one agent home: session files by home-relative key, the folders known below the
+ * home, the title overrides of the agent's title index, and the listing built from them. The only
+ * mutable state of a home store; what a change changed is read back by the engine (the listing
+ * rebuilt or not, the folders changed or not), never told through calls out.
+ */
+import path from 'node:path';
+import { compareStoreOrder } from '../../resolver/storeOrder';
+import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import type { FileIdentity } from '../transcriptFiles';
+import type { ForeignResume } from './foreignRead';
+
+/** One session file as last seen. */
+export interface HomeEntry {
+  identity: FileIdentity;
+  /** Undefined: the file holds no session (or is too large to read). */
+  summary: StoredSessionSummary | undefined;
+  /** The last read failed: no fact about the file, so it is never cached and the next look reads it again. */
+  readFailed?: true;
+  /** What an append resumes from (recently written plain JSONL files only). */
+  resume?: ForeignResume;
+}
+
+/** How many files, the most recently written, keep what an append resumes from (up to twice as many between prunings). */
+const RESUMABLE_FILES = 512;
+
+/** The folder of a home-relative key ('' for a top-level one). */
+export function parentOf(key: string): string {
+  const slash = key.lastIndexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+function sameRow(a: StoredSessionSummary, b: StoredSessionSummary): boolean {
+  return a === b || (a.id === b.id && a.cwd === b.cwd && a.createdAt === b.createdAt && a.title === b.title && a.agent === b.agent);
+}
+
+export class HomeIndex {
+  /** Session files by home-relative key (`projects/<p>/<id>.jsonl`). */
+  readonly entries = new Map<string, HomeEntry>();
+  /** Session file names by the folder (home-relative) that holds them. */
+  readonly filesByDir = new Map<string, Set<string>>();
+  /** Every folder known below the home, the sessions folder included. */
+  readonly knownDirs = new Set<string>();
+  private readonly resumable = new Set<HomeEntry>();
+  private pathById = new Map<string, string>();
+  private names = new Map<string, string>();
+  /** The title index's identity when last read (undefined: none). */
+  namesIdentity: FileIdentity | undefined;
+  /** The listing: frozen, in store order, the same array while no row changes. */
+  listing: readonly StoredSessionSummary[] = Object.freeze([]);
+  /** Whether the entries differ from the persistent cache. */
+  cacheStale = false;
+  private listingChanged = true;
+  private dirsChanged = false;
+
+  /** The key of the file listed for `sessionId`, if any. */
+  keyOf(sessionId: string): string | undefined {
+    return this.pathById.get(sessionId);
+  }
+
+  /** Whether the known folders changed since the last call (the watches may follow). */
+  takeFolderChanges(): boolean {
+    const changed = this.dirsChanged;
+    this.dirsChanged = false;
+    return changed;
+  }
+
+  /** Records a file just read (or whose read failed): its entry replaces what was known. */
+  set(key: string, entry: HomeEntry, resume: ForeignResume | undefined): void {
+    const known = this.entries.get(key);
+    if (known !== undefined) this.resumable.delete(known);
+    this.entries.set(key, entry);
+    this.keepForResume(entry, resume);
+    this.addToDir(key);
+    this.listingChanged = true;
+    if (entry.readFailed !== true) this.cacheStale = true;
+  }
+
+  /** An entry from the persistent cache (before the first walk). */
+  adopt(key: string, entry: HomeEntry): void {
+    this.entries.set(key, entry);
+    this.addToDir(key);
+  }
+
+  /** A folder seen by a walk; true when it was not known. */
+  addDir(dir: string): boolean {
+    if (this.knownDirs.has(dir)) return false;
+    this.knownDirs.add(dir);
+    this.dirsChanged = true;
+    return true;
+  }
+
+  removeFile(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry !== undefined) this.resumable.delete(entry);
+    if (!this.entries.delete(key)) return;
+    const dir = parentOf(key);
+    const names = this.filesByDir.get(dir);
+    names?.delete(path.posix.basename(key));
+    if (names?.size === 0) this.filesByDir.delete(dir);
+    this.listingChanged = true;
+    this.cacheStale = true;
+  }
+
+  /** Forgets a folder, its subfolders and their files. */
+  dropDir(dir: string): void {
+    for (const known of [...this.knownDirs]) {
+      if (known !== dir && !known.startsWith(`${dir}/`)) continue;
+      this.knownDirs.delete(known);
+      this.dirsChanged = true;
+      for (const name of [...(this.filesByDir.get(known) ?? [])]) this.removeFile(`${known}/${name}`);
+    }
+  }
+
+  /** The titles of the agent's title index, as of `identity` (undefined: no index). */
+  setNames(names: Map<string, string>, identity: FileIdentity | undefined): void {
+    this.namesIdentity = identity;
+    if (names.size === this.names.size && [...names].every(([id, name]) => this.names.get(id) === name)) return;
+    this.names = names;
+    this.listingChanged = true;
+  }
+
+  private addToDir(key: string): void {
+    const dir = parentOf(key);
+    let names = this.filesByDir.get(dir);
+    if (names === undefined) this.filesByDir.set(dir, (names = new Set()));
+    names.add(path.posix.basename(key));
+  }
+
+  /** Keeps (or drops) what the next append of an entry's file resumes from, for the most recently written files only. */
+  private keepForResume(entry: HomeEntry, resume: ForeignResume | undefined): void {
+    if (resume === undefined) return;
+    entry.resume = resume;
+    this.resumable.add(entry);
+    if (this.resumable.size <= 2 * RESUMABLE_FILES) return;
+    // Pruning to half the allowance at a time keeps the sorting amortized.
+    const byRecency = [...this.resumable].sort((a, b) => b.identity.mtimeMs - a.identity.mtimeMs);
+    for (const dropped of byRecency.slice(RESUMABLE_FILES)) {
+      dropped.resume = undefined;
+      this.resumable.delete(dropped);
+    }
+  }
+
+  /** Rebuilds the listing when something changed; true when it is a new array (listeners are to be told). */
+  rebuildListing(): boolean {
+    if (!this.listingChanged) return false;
+    this.listingChanged = false;
+    // One file per id: the latest written (a session and its compressed copy may both exist for a while).
+    const pathById = new Map<string, string>();
+    for (const [key, { summary, identity }] of this.entries) {
+      if (summary === undefined) continue;
+      const other = pathById.get(summary.id);
+      if (other === undefined || this.entries.get(other)!.identity.mtimeMs < identity.mtimeMs) pathById.set(summary.id, key);
+    }
+    const summaries: StoredSessionSummary[] = [];
+    for (const key of pathById.values()) {
+      const summary = this.entries.get(key)!.summary!;
+      const name = this.names.get(summary.id);
+      summaries.push(name === undefined ? summary : Object.freeze({ ...summary, title: name }));
+    }
+    summaries.sort(compareStoreOrder);
+    this.pathById = pathById;
+    // A write that changed no row (a new turn of a titled session) keeps the array, and so the candidate index.
+    if (summaries.length === this.listing.length && summaries.every((summary, i) => sameRow(summary, this.listing[i]!))) return false;
+    this.listing = Object.freeze(summaries);
+    return true;
+  }
+
+  /**
+   * The folders to watch, in order: those above the session folders (`depthOf` below `leafDepth`),
+   * then the session folders, the most recently written first.
+   */
+  foldersToWatch(depthOf: (dir: string) => number, leafDepth: number): string[] {
+    const newest = new Map<string, number>();
+    for (const [key, { identity }] of this.entries) {
+      const dir = parentOf(key);
+      newest.set(dir, Math.max(newest.get(dir) ?? -Infinity, identity.mtimeMs));
+    }
+    const branches: string[] = [];
+    const leaves: string[] = [];
+    for (const dir of this.knownDirs) (depthOf(dir) < leafDepth ? branches : leaves).push(dir);
+    leaves.sort((a, b) => (newest.get(b) ?? -Infinity) - (newest.get(a) ?? -Infinity));
+    return [...branches, ...leaves];
+  }
+}
