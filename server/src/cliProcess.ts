@@ -3,7 +3,7 @@ import { fstatSync, type Stats } from 'node:fs';
 import { runCli } from './cli/cli';
 import type { Invocation } from './cli/commandLine';
 import { openAgentStore, openStore } from './processStore';
-import { foreignCacheWritesSettled } from './store/engine/foreignStore';
+import { cacheWritesSettled } from './store';
 import { defaultSessionsRoot, workingDirectory } from './store/defaultRoot';
 import { afterSampleLogs } from './store/summarize/sampleLog';
 
@@ -48,7 +48,7 @@ export function runCliProcess(invocation: Extract<Invocation, { kind: 'candidate
       const grace = new Promise<void>((resolve) => setTimeout(resolve, CACHE_WRITE_GRACE_MS).unref());
       const make = code === 0 ? options.makeCodeCache : undefined;
       const codeCache = make ? afterSampleLogs(make) : undefined;
-      process.stdout.write('', () => void Promise.race([Promise.all([foreignCacheWritesSettled(), codeCache]), grace]).finally(() => process.exit(code)));
+      process.stdout.write('', () => void Promise.race([Promise.all([cacheWritesSettled(), codeCache]), grace]).finally(() => process.exit(code)));
     },
   );
 }

@@ -10,7 +10,6 @@ import { absoluteSessionsRoot } from './settings/settings';
 import { cacheWritesSettled, defaultSessionsRoot } from './store';
 import { workingDirectory } from './store/defaultRoot';
 import { foregroundRequests } from './store/concurrency';
-import { foreignCacheWritesSettled } from './store/engine/foreignStore';
 import { LifecycleGate } from './wiring/lifecycle';
 import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';
@@ -99,7 +98,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
       logToStderr(`stopping: ${error instanceof Error ? error.message : String(error)}`);
     }
     const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
-    void Promise.race([Promise.all([cacheWritesSettled(), foreignCacheWritesSettled(), codeCache.made]), grace]).finally(() => process.exit(code));
+    void Promise.race([Promise.all([cacheWritesSettled(), codeCache.made]), grace]).finally(() => process.exit(code));
   };
   const watchdog = new ParentWatchdog({
     onParentGone: () => stop(gate.state === 'shut down' ? 0 : 1, 'the client process is gone'),

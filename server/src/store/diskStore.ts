@@ -24,7 +24,7 @@ import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreS
 import { SummarizePool } from './summarize/pool';
 import type { FileIdentity } from './transcriptFiles';
 
-export { cacheWritesSettled } from './disk/cacheWriter';
+export { cacheWritesSettled } from './summaryCache';
 export type { Clock } from './disk/clock';
 export { DEFAULT_TUNING, INLINE_INDEX_BYTES, type DiskStoreTuning } from './disk/tuning';
 

@@ -341,11 +341,33 @@ export async function removeStaleTempFiles(cacheDir: string, now = Date.now()): 
   return removed;
 }
 
+/** Cache writes in progress, of every store and agent home (see {@link cacheWritesSettled}). */
+const cacheWrites = new Set<Promise<void>>();
+
+/**
+ * Resolves once no cache write is in progress: a write of a disposed store stops at its next entry
+ * and removes its temp file, so a process that waits for this before exiting leaves no `.tmp` behind.
+ */
+export async function cacheWritesSettled(): Promise<void> {
+  while (cacheWrites.size > 0) await Promise.allSettled([...cacheWrites]);
+}
+
 /**
  * Writes the cache atomically (temp file + rename in the cache directory), a chunk at a time:
  * `entries` is iterated lazily, so a caller can hand over a view of its index.
  */
-export async function saveSummaryCache(file: string, root: string, entries: Iterable<[string, CachedSummary]>): Promise<void> {
+export function saveSummaryCache(file: string, root: string, entries: Iterable<[string, CachedSummary]>): Promise<void> {
+  const write = writeSummaryCache(file, root, entries);
+  const tracked = write.then(
+    () => undefined,
+    () => undefined,
+  );
+  cacheWrites.add(tracked);
+  void tracked.finally(() => cacheWrites.delete(tracked));
+  return write;
+}
+
+async function writeSummaryCache(file: string, root: string, entries: Iterable<[string, CachedSummary]>): Promise<void> {
   await fsp.mkdir(path.dirname(file), { recursive: true });
   const temp = tempFileFor(file);
   const handle = await fsp.open(temp, 'w');

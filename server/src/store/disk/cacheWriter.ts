@@ -14,17 +14,6 @@ import type { TranscriptIndex } from '../transcriptIndex';
 import type { TimerSlot } from './clock';
 import type { Attached, StoreState } from './state';
 
-/** Index-cache writes in progress, of every store (see {@link cacheWritesSettled}). */
-const cacheWrites = new Set<Promise<void>>();
-
-/**
- * Resolves once no index-cache write is in progress: a write of a disposed store stops at its next entry
- * and removes its temp file, so a process that waits for this before exiting leaves no `.tmp` behind.
- */
-export async function cacheWritesSettled(): Promise<void> {
-  while (cacheWrites.size > 0) await Promise.allSettled([...cacheWrites]);
-}
-
 /**
  * The index as cache entries, produced as the writer asks for them (never a 100,000-entry
  * array). Resume states are those the index keeps: the most recently written transcripts'.
@@ -130,10 +119,8 @@ export class CacheWriter {
       })
       .finally(() => {
         this.saving = undefined;
-        cacheWrites.delete(write);
       });
     this.saving = write;
-    cacheWrites.add(write);
     state.background(write);
     return write;
   }

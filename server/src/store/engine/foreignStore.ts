@@ -17,7 +17,6 @@ import { formatOf } from '../formats/registry';
 import type { ForeignFiles } from './foreignRead';
 
 export { MAX_FOREIGN_FILE_BYTES } from '../formats/adapter';
-export { foreignCacheWritesSettled } from '../engine/homeCache';
 
 /** Another agent's store: read-only, listing and surfaces in the resolver's shapes. */
 export interface ForeignSessionStore extends SessionStore {

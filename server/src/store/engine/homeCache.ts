@@ -9,14 +9,6 @@ import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, sum
 import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
 import type { HomeIndex } from './homeIndex';
 
-/** Cache writes in progress, of every home store (see {@link foreignCacheWritesSettled}). */
-const cacheWrites = new Set<Promise<void>>();
-
-/** Resolves once no home store is writing its cache (a disposed store's write stops at its next entry). */
-export async function foreignCacheWritesSettled(): Promise<void> {
-  while (cacheWrites.size > 0) await Promise.allSettled([...cacheWrites]);
-}
-
 /** Whether a cache key names a session file where the format keeps them (a cache line is never trusted). */
 function isSessionKey(format: FormatAdapter, key: string): boolean {
   const parts = key.split('/');
@@ -91,7 +83,7 @@ export class HomeCache {
    * Starts writing the index now; resolves when written (or failed: the index stays stale). A write
    * in progress finishes even when the store is disposed meanwhile (a CLI disposes its stores as soon
    * as it answered; a few thousand lines take milliseconds), and processes wait for it with
-   * {@link foreignCacheWritesSettled}. The entries are iterated lazily while the index may change:
+   * `cacheWritesSettled` (summaryCache.ts). The entries are iterated lazily while the index may change:
    * a change made meanwhile marks it stale again, and the next save writes it.
    */
   save(): Promise<void> {
@@ -107,9 +99,7 @@ export class HomeCache {
       })
       .finally(() => {
         this.saving = false;
-        cacheWrites.delete(write);
       });
-    cacheWrites.add(write);
     return write;
   }
 
