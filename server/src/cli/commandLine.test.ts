@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError, parseInvocation } from './commandLine';
+import { HELP_TEXT, UsageError, parseInvocation } from './commandLine';
 
 describe('parseInvocation', () => {
   it('prints help without a subcommand, and for --help', () => {
@@ -7,6 +7,19 @@ describe('parseInvocation', () => {
     expect(parseInvocation(['--help'])).toEqual({ kind: 'help' });
     expect(parseInvocation(['candidates', '--help'])).toEqual({ kind: 'help' });
     expect(parseInvocation(['--version'])).toEqual({ kind: 'version' });
+  });
+
+  it('describes --agents and each agent home flag in --help, wrapped in the options column', () => {
+    expect(HELP_TEXT).toContain(
+      [
+        '  --agents LIST                     whose sessions to read, comma-separated: dsh, claude-code, codex (default dsh;',
+        '                                    also for the language server)',
+        "  --claude-code-home DIR            Claude Code's home, the folder holding projects/ (default: $CLAUDE_CONFIG_DIR,",
+        '                                    else ~/.claude)',
+        "  --codex-home DIR                  Codex's home, the folder holding sessions/ (default: $CODEX_HOME, else ~/.codex)",
+        '  --cwd DIR ',
+      ].join('\n'),
+    );
   });
 
   it('starts the server for any vscode-languageserver transport, with an optional sessions root', () => {
