@@ -13,6 +13,8 @@ import { conversationSession } from '../testing/mentionFixtures';
 import { testWorkspace } from '../testing/testWorkspace';
 
 let workspaceDir: string;
+/** A folder beside the workspace (outside it), holding a `shadow`. */
+let outsideDir: string;
 
 beforeAll(() => {
   workspaceDir = mkdtempSync(path.join(os.tmpdir(), 'dsh-file-mentions-'));
@@ -35,9 +37,19 @@ beforeAll(() => {
     writeFileSync(path.join(workspaceDir, file), 'x');
   }
   symlinkSync(path.join(workspaceDir, 'docs'), path.join(workspaceDir, 'linked-docs'));
+  outsideDir = mkdtempSync(path.join(os.tmpdir(), 'dsh-file-mentions-outside-'));
+  writeFileSync(path.join(outsideDir, 'shadow'), 'x');
+  symlinkSync(outsideDir, path.join(workspaceDir, 'link'));
+  symlinkSync('/etc', path.join(workspaceDir, 'etc-link'));
+  symlinkSync(path.join(outsideDir, 'shadow'), path.join(workspaceDir, 'docs', 'shadow-link'));
+  symlinkSync(path.join(workspaceDir, 'README.md'), path.join(workspaceDir, 'docs', 'readme-link'));
+  symlinkSync(path.join(workspaceDir, 'nowhere'), path.join(workspaceDir, 'docs', 'dangling'));
 });
 
-afterAll(() => rmSync(workspaceDir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(workspaceDir, { recursive: true, force: true });
+  rmSync(outsideDir, { recursive: true, force: true });
+});
 
 function marked(text: string) {
   const offset = text.indexOf('|');
@@ -161,7 +173,7 @@ describe('file-mention completion', () => {
     expect(labels(list.items)).toEqual(['src/services/', 'src/main.ts']);
     expect(list.isIncomplete).toBe(false);
     expect(accept(document, list.items[1]!)).toBe('@src/main.ts');
-    expect(labels((await complete('@linked-docs/|')).list.items)).toEqual(['linked-docs/guide.md']);
+    expect(labels((await complete('@linked-docs/|')).list.items)).toEqual(['linked-docs/guide.md', 'linked-docs/readme-link']);
   });
 
   it('never offers the document being written', async () => {
@@ -210,10 +222,44 @@ describe('file-mention completion', () => {
     expect((await complete('@|', { uri: nulFolder, folders: [] })).list.items).toEqual([]);
   });
 
-  it('is relative to the document’s folder when no workspace folder holds it', async () => {
-    const { list } = await complete('@|', { documentPath: path.join(workspaceDir, 'src', 'note.md'), folders: ['/somewhere/else'] });
-    expect(labels(list.items)).toEqual(['services/', 'main.ts']);
+  it('offers nothing for a document outside every workspace folder', async () => {
+    // Its own folder might be anything: /etc, /proc/self. The workspace is what `@` offers.
+    expect((await complete('@|', { documentPath: path.join(workspaceDir, 'src', 'note.md'), folders: ['/somewhere/else'] })).list.items).toEqual([]);
+    expect((await complete('@sha|', { uri: 'file:///etc/x.md' })).list.items).toEqual([]);
+    expect((await complete('@|', { uri: 'file:///etc/x.md' })).list).toEqual({ isIncomplete: false, items: [] });
+    expect((await complete('@|', { documentPath: path.join(workspaceDir, 'src', 'note.md'), folders: [] })).list.items).toEqual([]);
     expect((await complete('@|', { uri: 'untitled:Untitled-1', folders: [] })).list.items).toEqual([]);
+    // A document without a path (untitled) in a window with a workspace folder gets that folder.
+    expect(labels((await complete('@sr|', { uri: 'untitled:Untitled-1' })).list.items)).toEqual(['src/']);
+  });
+
+  it('never follows a link out of the workspace, nor lists one', async () => {
+    for (const query of ['@link/|', '@link/sha|', '@etc-link/|', '@etc-link/pass|', '@docs/shadow|', '@shadow|', '@pass|', '@"link/|']) {
+      expect((await complete(query)).list.items, query).toEqual([]);
+    }
+    expect(labels((await complete('@|')).list.items)).not.toContain('link/');
+    expect(labels((await complete('@li|')).list.items)).toEqual(['linked-docs/']);
+    expect(labels((await complete('@docs/|')).list.items)).toEqual(['docs/guide.md', 'docs/readme-link']);
+  });
+
+  it('follows a link inside the workspace when its path is typed, not in a search by name', async () => {
+    // Typed, the link is the folder it names; a search by name finds that folder's files once, where they are.
+    expect(labels((await complete('@linked-docs/|')).list.items)).toEqual(['linked-docs/guide.md', 'linked-docs/readme-link']);
+    expect(labels((await complete('@gui|')).list.items)).toEqual(['docs/guide.md']);
+    expect(labels((await complete('@readme|')).list.items)).toEqual(['README.md', 'docs/readme-link']);
+  });
+
+  it('stays inside a workspace folder reached through a link', async () => {
+    const linkedWorkspace = path.join(outsideDir, 'workspace-link');
+    symlinkSync(workspaceDir, linkedWorkspace);
+    try {
+      const options = { folders: [linkedWorkspace], documentPath: path.join(linkedWorkspace, 'prompts', 'p.md') };
+      expect(labels((await complete('@src/|', options)).list.items)).toEqual(['src/services/', 'src/main.ts']);
+      expect(labels((await complete('@li|', options)).list.items)).toEqual(['linked-docs/']);
+      expect((await complete('@link/|', options)).list.items).toEqual([]);
+    } finally {
+      rmSync(linkedWorkspace);
+    }
   });
 
   it('cuts at candidateLimit and says so', async () => {

@@ -85,14 +85,19 @@ export function findFileMentionToken(text: string, offset: number): FileMentionT
   return token;
 }
 
-/** The folder file mentions are relative to: the workspace folder holding the document, else the document's folder. */
+/**
+ * The folder file mentions are relative to: the workspace folder holding the document (for a document
+ * without a path, such as an untitled one, the workspace's folder). None for a document outside every
+ * workspace folder: its own folder may be anything (`/etc`, `/proc/self`), and `@` offers the workspace only.
+ */
 async function mentionBase(document: TextDocument, services: SessionServices, signal?: AbortSignal): Promise<string | undefined> {
   const fileSystem = services.workspaceFiles;
   const documentPath = fileSystem.pathOf(document.uri);
   // With no target session, the target cwd is the workspace folder holding the document (or another folder).
   const { cwd } = await services.resolveTarget({ sessionId: null }, document.uri, signal);
-  if (cwd !== undefined && (documentPath === undefined || documentPath.startsWith(cwd.endsWith(fileSystem.sep) ? cwd : cwd + fileSystem.sep))) return cwd;
-  return documentPath === undefined ? undefined : fileSystem.dirname(documentPath);
+  if (cwd === undefined) return undefined;
+  if (documentPath === undefined || documentPath.startsWith(cwd.endsWith(fileSystem.sep) ? cwd : cwd + fileSystem.sep)) return cwd;
+  return undefined;
 }
 
 /** The directory part of a typed path, when it stays inside the base folder; undefined otherwise. */
@@ -116,7 +121,7 @@ function offerable(entry: FoundEntry): boolean {
 
 /** Where {@link findMentionableFiles} looks. */
 export interface MentionableFilesSearch {
-  /** The listings, from snapshots so the keystrokes of one token walk no directory twice. */
+  /** The listings and searches, kept so that the keystrokes of one token read no folder twice. */
   files: WorkspaceFiles;
   /** Joins a folder and a `/`-separated relative path (the host's `WorkspaceFileSystem.join`). */
   join: WorkspaceFileSystem['join'];
@@ -128,7 +133,10 @@ export interface MentionableFilesSearch {
 /**
  * Workspace entries for a typed path: the children of its directory part whose name starts with the
  * last segment (case-insensitive; hidden ones only when that segment starts with `.`), and, for a path
- * without `/`, entries deeper in the tree whose name starts with it. Bounded and cancellable.
+ * without `/`, entries anywhere in the tree whose name starts with it (a search by name that goes on
+ * where the previous keystroke's stopped). Nothing whose real path leaves `base` is listed. Bounded and
+ * cancellable; `incomplete` when the list was cut or a search stopped at a bound, so a longer path may
+ * find more.
  */
 export async function findMentionableFiles(
   base: string,
@@ -141,31 +149,30 @@ export async function findMentionableFiles(
   if (directory === undefined) return { entries: [], incomplete: false };
   const prefix = query.slice(directory.length).toLocaleLowerCase();
   const dot = prefix.startsWith('.');
-  const found = new Map<string, FoundEntry>();
-  const add = (relative: string, isDirectory: boolean): void => {
-    const entry = { path: relative, directory: isDirectory };
-    // The document being written is never worth mentioning in itself.
-    if (excludedPath !== undefined && join(base, relative) === excludedPath) return;
-    if (offerable(entry) && !found.has(relative)) found.set(relative, entry);
-  };
-
-  const deep = directory === '' && prefix !== '';
-  // The folder without the directory part's `/`: one snapshot per folder however it is reached.
-  const [level, deeper] = await Promise.all([files.children(join(base, directory.slice(0, -1)), dot, signal), deep ? files.tree(base, dot, signal) : undefined]);
-  for (const entry of level.entries) {
-    if (entry.lowerName.startsWith(prefix)) add(directory + entry.path, entry.directory);
-  }
-  // At the top with nothing typed, matches inside its folders come once a name is typed: the client must ask again.
-  let incomplete = level.cut || (directory === '' && prefix === '' && level.entries.some((entry) => entry.directory));
-  if (deeper !== undefined) {
-    for (const entry of deeper.entries) {
-      if (entry.lowerName.startsWith(prefix)) add(entry.path, entry.directory);
+  // The document being written is never worth mentioning in itself.
+  const shown = (entry: FoundEntry): boolean => offerable(entry) && (excludedPath === undefined || join(base, entry.path) !== excludedPath);
+  const ranked: { entry: FoundEntry; depth: number }[] = [];
+  let incomplete: boolean;
+  if (directory === '' && prefix !== '') {
+    const found = await files.findByName(base, prefix, { dot, limit, shown, join, ...(signal === undefined ? {} : { signal }) });
+    for (const match of found.matches) {
+      const entry = { path: match.path, directory: match.directory };
+      if (shown(entry)) ranked.push({ entry, depth: match.depth });
     }
-    incomplete ||= deeper.cut;
+    incomplete = !found.complete;
+  } else {
+    // The folder without the directory part's `/`: one snapshot per folder however it is reached.
+    const level = await files.children(join(base, directory.slice(0, -1)), base, signal);
+    for (const child of level.entries) {
+      if (!child.lowerName.startsWith(prefix) || (!dot && child.name.startsWith('.'))) continue;
+      const entry = { path: directory + child.name, directory: child.directory };
+      if (shown(entry)) ranked.push({ entry, depth: 1 });
+    }
+    // At the top with nothing typed, matches inside its folders come once a name is typed: the client must ask again.
+    incomplete = level.cut || (directory === '' && level.entries.some((child) => child.directory && !child.name.startsWith('.') && shown({ path: child.name, directory: true })));
   }
   throwIfCancelled(signal);
   // Nearest first (fewest segments), then directories, then by name; files and folders of the typed level lead.
-  const ranked = [...found.values()].map((entry) => ({ entry, depth: segmentCount(entry.path) }));
   ranked.sort(
     (a, b) =>
       a.depth - b.depth ||
@@ -173,12 +180,6 @@ export async function findMentionableFiles(
       (a.entry.path < b.entry.path ? -1 : a.entry.path > b.entry.path ? 1 : 0),
   );
   return { entries: ranked.slice(0, limit).map(({ entry }) => entry), incomplete: incomplete || ranked.length > limit };
-}
-
-function segmentCount(relative: string): number {
-  let count = 1;
-  for (let at = relative.indexOf('/'); at >= 0; at = relative.indexOf('/', at + 1)) count++;
-  return count;
 }
 
 /** The text that replaces the typed path: a file whole (quoted and closed when needed), a directory with its `/` (a quote left open). */

@@ -48,8 +48,6 @@ export interface WorkspaceFileSystem {
   readonly pathOf: (uri: string) => string | undefined;
   /** `folder` joined with a `/`-separated relative path. */
   readonly join: (folder: string, relative: string) => string;
-  /** The folder holding `path`. */
-  readonly dirname: (path: string) => string;
   /** The separator between a folder and its entries. */
   readonly sep: string;
   /** Reads a folder for a listing. */

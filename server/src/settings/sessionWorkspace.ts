@@ -35,7 +35,7 @@ export interface SessionWorkspaceOptions {
   /** Open another agent's store (default: without a persistent cache, logging to `log`). */
   openForeignStore?: (agent: ForeignAgent, home: string) => ForeignSessionStore;
   now?(): number;
-  /** The workspace's files for file mentions (default: this machine's, through fast-glob). */
+  /** The workspace's files for file mentions (default: this machine's, through Node's directory reads). */
   workspaceFiles?: WorkspaceFileSystem;
   /** Whole dsh logs over `sessions` (default: the transcript files under the sessions root). */
   sessionLogs?(sessions: SessionStore): SessionLogs;

@@ -1,59 +1,110 @@
+import { opendir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import fg from 'fast-glob';
-import { MAX_SEARCH_DEPTH, type WorkspaceEntry, type WorkspaceLister } from '../features/workspaceFiles';
+import type { WorkspaceEntry, WorkspaceLister } from '../features/workspaceFiles';
 import type { WorkspaceFileSystem } from '../features/services';
 import { cancelledError } from '../resolver';
 import { fileUriToPath } from './target';
 
 /**
  * The workspace's files on this machine, for the file mentions of the language service: Node's paths and
- * fast-glob walks. The features see only the `WorkspaceFileSystem` interface (and keep their snapshots of it).
+ * directory reads. The features see only the `WorkspaceFileSystem` interface (and keep their snapshots of it).
  */
 
-const SKIPPED_PATTERNS = ['**/.git', '**/.git/**', '**/node_modules', '**/node_modules/**'];
+/** True when the real path `inner` is `outer` or lies below it. */
+function within(inner: string, outer: string): boolean {
+  return inner === outer || inner.startsWith(outer.endsWith(path.sep) ? outer : outer + path.sep);
+}
 
-/** The lister the server uses: fast-glob, streamed and stopped at the limit or on abort. */
-export const fastGlobLister: WorkspaceLister = (request, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(cancelledError(signal));
-    // No file system path holds a NUL; fast-glob would throw on one outside its stream, which then never ends.
-    if (request.folder.includes('\0')) return resolve({ entries: [], cut: false, failed: false });
-    const options: fg.Options = request.deep
-      ? { cwd: request.folder, deep: MAX_SEARCH_DEPTH, dot: request.dot, ignore: SKIPPED_PATTERNS, followSymbolicLinks: false }
-      : // One level: a linked folder is shown as the folder it is; the tree never follows links (no cycles).
-        { cwd: request.folder, deep: 1, dot: request.dot, followSymbolicLinks: true };
-    const stream = fg.stream(request.deep ? '**' : '*', { ...options, objectMode: true, onlyFiles: false, suppressErrors: true }) as NodeJS.ReadableStream & {
-      destroy(): void;
-    };
-    const entries: WorkspaceEntry[] = [];
-    let settled = false;
-    const finish = (cut: boolean, failed: boolean): void => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      stream.destroy();
-      resolve({ entries, cut, failed });
-    };
-    const onAbort = (): void => {
-      if (settled) return;
-      settled = true;
-      stream.destroy();
-      reject(cancelledError(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    stream.on('data', (entry: fg.Entry) => {
-      entries.push({ path: entry.path, lowerName: entry.name.toLocaleLowerCase(), directory: entry.dirent.isDirectory() });
-      if (entries.length >= request.limit) finish(true, false);
-    });
-    stream.on('error', () => finish(false, true));
-    stream.on('end', () => finish(false, false));
-  });
+/** What a link leads to, when that is inside `realRoot`; undefined for a link out of it or to nothing. */
+async function insideTarget(link: string, realRoot: string): Promise<{ directory: boolean } | undefined> {
+  try {
+    const target = await realpath(link);
+    if (!within(target, realRoot)) return undefined;
+    return { directory: (await stat(target)).isDirectory() };
+  } catch {
+    return undefined;
+  }
+}
+
+// The real paths of the workspace folders, kept a second: a search reads many folders of one root in a row.
+// Kept longer, a root swapped for a link would still be compared with its old real path, which lists less, never more.
+const REAL_ROOT_MS = 1000;
+const realRoots = new Map<string, { real: string; at: number }>();
+
+async function realRoot(root: string): Promise<string> {
+  const kept = realRoots.get(root);
+  const now = Date.now();
+  if (kept !== undefined && now - kept.at >= 0 && now - kept.at < REAL_ROOT_MS) return kept.real;
+  const real = await realpath(root);
+  if (realRoots.size >= 16) realRoots.clear();
+  realRoots.set(root, { real, at: now });
+  return real;
+}
+
+/** Links resolved at once (the thread pool has four threads by default). */
+const LINKS_AT_ONCE = 8;
+
+/**
+ * The lister the server uses: the children of one folder, read in batches (stopped at the limit or on
+ * abort). Real paths keep it inside the workspace folder: a folder reached through a link out of it is not
+ * read, and a link out of it (or to nothing) is not listed.
+ */
+export const directoryLister: WorkspaceLister = async (request, signal) => {
+  if (signal.aborted) throw cancelledError(signal);
+  // No file system path holds a NUL (Node throws a TypeError on one).
+  if (request.folder.includes('\0') || request.root.includes('\0')) return { entries: [], cut: false, failed: false };
+  const entries: WorkspaceEntry[] = [];
+  let root: string;
+  let folder: string;
+  try {
+    [root, folder] = await Promise.all([realRoot(request.root), realpath(request.folder)]);
+  } catch {
+    return { entries, cut: false, failed: true };
+  }
+  if (signal.aborted) throw cancelledError(signal);
+  if (!within(folder, root)) return { entries, cut: false, failed: false };
+  let cut = false;
+  // Entries whose type is only known once their target is (links) or asked (no type from the file system).
+  const pending: { entry: WorkspaceEntry; full: string }[] = [];
+  try {
+    const dir = await opendir(folder, { bufferSize: 512 });
+    // Iterating closes the folder however the loop ends.
+    for await (const dirent of dir) {
+      if (signal.aborted) throw cancelledError(signal);
+      if (entries.length >= request.limit) {
+        cut = true;
+        break;
+      }
+      const link = dirent.isSymbolicLink();
+      const entry: WorkspaceEntry = { name: dirent.name, lowerName: dirent.name.toLocaleLowerCase(), directory: dirent.isDirectory(), link };
+      entries.push(entry);
+      // A file system that gives no type (DT_UNKNOWN) is asked.
+      const typed = entry.directory || dirent.isFile() || dirent.isFIFO() || dirent.isSocket() || dirent.isBlockDevice() || dirent.isCharacterDevice();
+      if (link || !typed) pending.push({ entry, full: path.join(folder, dirent.name) });
+    }
+  } catch {
+    if (signal.aborted) throw cancelledError(signal);
+    const unresolved = new Set(pending.map((item) => item.entry));
+    return { entries: entries.filter((entry) => !unresolved.has(entry)), cut: false, failed: true };
+  }
+  const dropped = new Set<WorkspaceEntry>();
+  for (let at = 0; at < pending.length; at += LINKS_AT_ONCE) {
+    if (signal.aborted) throw cancelledError(signal);
+    await Promise.all(
+      pending.slice(at, at + LINKS_AT_ONCE).map(async ({ entry, full }) => {
+        const target = await insideTarget(full, root);
+        if (target === undefined) dropped.add(entry);
+        else entry.directory = target.directory;
+      }),
+    );
+  }
+  return { entries: dropped.size === 0 ? entries : entries.filter((entry) => !dropped.has(entry)), cut, failed: false };
+};
 
 /** The workspace file system the server and the CLI use. */
 export const nodeWorkspaceFileSystem: WorkspaceFileSystem = Object.freeze({
   pathOf: fileUriToPath,
   join: (folder: string, relative: string) => path.join(folder, relative),
-  dirname: (file: string) => path.dirname(file),
   sep: path.sep,
-  list: fastGlobLister,
+  list: directoryLister,
 });
