@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
@@ -197,6 +197,55 @@ describe('editor features through the built server', () => {
     const quoted = await complete('see @"my notes/p|');
     expect(quoted.list.items.map((item) => item.label)).toEqual(['my notes/plan one.md']);
     expect(acceptItem(quoted.text, quoted.list.items[0]!)).toBe('see @"my notes/plan one.md"');
+  });
+
+  it('finds any file of a large workspace by what is typed', async () => {
+    // More entries in `aaa/` than a first-N walk of the tree reached: what lies past them is found by name or path.
+    mkdirSync(path.join(folder, 'aaa'));
+    for (let i = 0; i < 6000; i++) writeFileSync(path.join(folder, 'aaa', `f${i}`), '');
+    mkdirSync(path.join(folder, 'zzz'));
+    writeFileSync(path.join(folder, 'zzz', 'needle.md'), '');
+    const client = await server();
+    const files = async (marked: string): Promise<{ labels: string[]; isIncomplete: boolean }> => {
+      const { text, position } = cursorIn(marked);
+      await client.openDocument(promptUri, text);
+      const list = await client.completion(promptUri, position);
+      await client.closeDocument(promptUri);
+      const labels = list.items.filter((item) => (item.data as { kind: string }).kind === 'dsh-file').map((item) => String(item.label));
+      return { labels, isIncomplete: list.isIncomplete };
+    };
+    expect(await files('see @nee|')).toEqual({ labels: ['zzz/needle.md'], isIncomplete: false });
+    expect(await files('see @f5999|')).toEqual({ labels: ['aaa/f5999'], isIncomplete: false });
+    expect(await files('see @aaa/f5999|')).toEqual({ labels: ['aaa/f5999'], isIncomplete: false });
+    // Cut at the limit: a longer name finds more.
+    expect((await files('see @f|')).isIncomplete).toBe(true);
+  });
+
+  it('completes files only inside the workspace folders, never through a link out of them', async () => {
+    const outside = path.join(scratch, 'outside');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'shadow'), 'x');
+    writeFileSync(path.join(outside, 'x.md'), '');
+    symlinkSync(outside, path.join(folder, 'link'));
+    symlinkSync('/etc', path.join(folder, 'etc-link'));
+    const client = await server();
+    const fileItems = async (uri: string, marked: string): Promise<string[]> => {
+      const { text, position } = cursorIn(marked);
+      await client.openDocument(uri, text);
+      const list = await client.completion(uri, position);
+      await client.closeDocument(uri);
+      return list.items.filter((item) => (item.data as { kind: string }).kind === 'dsh-file').map((item) => String(item.label));
+    };
+    // A document outside every workspace folder: none of its folder's names.
+    expect(await fileItems(fileUri(path.join(outside, 'x.md')), 'see @|')).toEqual([]);
+    expect(await fileItems(fileUri(path.join(outside, 'x.md')), 'see @sha|')).toEqual([]);
+    expect(await fileItems('file:///etc/x.md', 'see @./|')).toEqual([]);
+    expect(await fileItems('file:///etc/x.md', 'see @pass|')).toEqual([]);
+    // Links out of the workspace are neither listed nor followed.
+    expect(await fileItems(promptUri, 'see @link/sha|')).toEqual([]);
+    expect(await fileItems(promptUri, 'see @link/|')).toEqual([]);
+    expect(await fileItems(promptUri, 'see @etc-link/pass|')).toEqual([]);
+    expect(await fileItems(promptUri, 'see @|')).toEqual(['my notes/', 'src/', 'README.md']);
   });
 
   it('follows the fileMentions setting: files before the sessions, or none', async () => {
