@@ -111,17 +111,29 @@ function prefixAt(text: string, at: number, prefixes: readonly string[]): string
  * not overlap one of dsh's. dsh reads foreign mentions as plain text, so whatever dsh finds wins.
  */
 export function scanAgentSessionMentions(text: string): SessionMentionToken[] {
-  const dsh = [...scanMentionsWith(text, DSH_PREFIXES)];
-  if (!text.includes('-session:')) return dsh;
-  const merged: SessionMentionToken[] = [];
-  let d = 0;
-  for (const token of scanMentionsWith(text, FOREIGN_PREFIXES)) {
-    while (d < dsh.length && dsh[d]!.end <= token.start) merged.push(dsh[d++]!);
-    const overlaps = d < dsh.length && dsh[d]!.start < token.end;
-    if (!overlaps) merged.push({ ...token, agent: foreignAgentOfUri(token.uri) });
+  return [...iterateAgentSessionMentions(text)];
+}
+
+/** The same tokens as {@link scanAgentSessionMentions}, found as they are asked for (a long text can be scanned in slices). */
+export function* iterateAgentSessionMentions(text: string): Generator<SessionMentionToken> {
+  const dsh = scanMentionsWith(text, DSH_PREFIXES);
+  if (!text.includes('-session:')) {
+    yield* dsh;
+    return;
   }
-  while (d < dsh.length) merged.push(dsh[d++]!);
-  return merged;
+  let next = dsh.next();
+  for (const token of scanMentionsWith(text, FOREIGN_PREFIXES)) {
+    while (!next.done && next.value.end <= token.start) {
+      yield next.value;
+      next = dsh.next();
+    }
+    const overlaps = !next.done && next.value.start < token.end;
+    if (!overlaps) yield { ...token, agent: foreignAgentOfUri(token.uri) };
+  }
+  while (!next.done) {
+    yield next.value;
+    next = dsh.next();
+  }
 }
 
 function* scanMentionsWith(text: string, prefixes: readonly string[]): Generator<SessionMentionToken> {

@@ -67,7 +67,7 @@ export async function provideCodeActions(
   const foreignInRange = foreignAgentsEnabled(services) && findForeignMentions(text).some((mention) => overlaps(mention, start, end));
   if (!foreignInRange && !findDocumentMentions(text).some((mention) => overlaps(mention, start, end))) return [];
   const analysis = await analyzeDocumentMentions(document, services, signal, readSurface);
-  const diagnostics = mentionDiagnostics(document, analysis);
+  const diagnostics = mentionDiagnostics(document, analysis, (mention) => overlaps(mention, start, end));
   const actions: CodeAction[] = [];
   const only = context.only;
   for (const mention of analysis.mentions) {

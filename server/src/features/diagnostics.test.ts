@@ -11,7 +11,7 @@ import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver-types
 import { SessionReadError } from '../resolver';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { executeSessionCommand } from './commands';
-import { DSH_ERROR_ORDER, computeDiagnostics, predictedPrepareError } from './diagnostics';
+import { DSH_ERROR_ORDER, MAX_DIAGNOSTICS_PER_DOCUMENT, computeDiagnostics, predictedPrepareError } from './diagnostics';
 import { conversationSession } from '../testing/mentionFixtures';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
 
@@ -280,5 +280,31 @@ describe('diagnostics agree with dshSession.prepare', () => {
     );
     // The generator must reach every outcome, or the property proves less than it claims.
     expect([...seen.keys()].sort()).toEqual(['prepares', ...DSH_ERROR_ORDER].sort());
+  });
+});
+
+describe('diagnostics: a document with more problems than are listed', () => {
+  it(`lists ${MAX_DIAGNOSTICS_PER_DOCUMENT}, then the first error of each code, then one Information counting the rest; prepare is still predicted`, async () => {
+    const warnings = MAX_DIAGNOSTICS_PER_DOCUMENT + 500;
+    // Each line a bare URI inside a path (a Warning, no code); the last line a malformed mention (the one error).
+    const text = `${Array.from({ length: warnings }, () => `see/${URI.a}`).join('\n')}\nand @[x](dsh-session:IiJ)`;
+    const diagnostics = await diagnose(text);
+    expect(diagnostics).toHaveLength(MAX_DIAGNOSTICS_PER_DOCUMENT + 2);
+    expect(diagnostics.slice(0, MAX_DIAGNOSTICS_PER_DOCUMENT).every((d) => (d.data as { kind: string }).kind === 'inside-text')).toBe(true);
+    expect(diagnostics.at(-2)).toMatchObject({ code: 'SESSION_REFERENCE_INVALID_REFERENCE', data: { kind: 'malformed' }, range: { start: { line: warnings } } });
+    const last = diagnostics.at(-1)!;
+    expect(last).toMatchObject({ severity: DiagnosticSeverity.Information, source: DIAGNOSTIC_SOURCE, data: { kind: 'more-left-out' } });
+    // On the first one left out, saying how many.
+    expect(last.range.start.line).toBe(MAX_DIAGNOSTICS_PER_DOCUMENT);
+    expect(last.message).toMatch(/^500 more problems .* at most 1,000 are/);
+    expect(predictedPrepareError(diagnostics)).toBe(await prepareOutcome(text));
+    expect(await prepareOutcome(text)).toBe('SESSION_REFERENCE_INVALID_REFERENCE');
+  });
+
+  it('lists every problem of a document up to the cap, with nothing added', async () => {
+    const text = Array.from({ length: MAX_DIAGNOSTICS_PER_DOCUMENT }, () => `see/${URI.a}`).join('\n');
+    const diagnostics = await diagnose(text);
+    expect(diagnostics).toHaveLength(MAX_DIAGNOSTICS_PER_DOCUMENT);
+    expect(diagnostics.some((d) => (d.data as { kind: string }).kind === 'more-left-out')).toBe(false);
   });
 });

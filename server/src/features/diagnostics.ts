@@ -12,6 +12,7 @@ import {
 } from './mentionAnalysis';
 import { foreignMentionDiagnostics } from './foreignMentions';
 import type { SessionServices } from './services';
+import { WorkSlices } from './workSlices';
 
 /** The order in which `prepare` raises its errors (lsp-contract.md, Diagnostics): the first present is the one dsh reports. */
 export const DSH_ERROR_ORDER: readonly SessionReferenceErrorCode[] = [
@@ -34,7 +35,9 @@ export type MentionDiagnosticKind =
   | 'unreadable'
   | 'budget-exceeded'
   | 'truncated'
-  | 'stale-label';
+  | 'stale-label'
+  /** The one Information at the end of a list cut at {@link MAX_DIAGNOSTICS_PER_DOCUMENT}. */
+  | 'more-left-out';
 
 /** The `data` of every diagnostic this server publishes. */
 export interface MentionDiagnosticData {
@@ -171,22 +174,115 @@ function sessionDiagnostics(mention: DocumentMention, session: MentionedSession,
   return result;
 }
 
-/** The diagnostics of an analysed document: every problem dsh would have with each mention, each on the mention's range. */
-export function mentionDiagnostics(document: TextDocument, analysis: MentionAnalysis): Diagnostic[] {
-  const text = document.getText();
-  const diagnostics: Diagnostic[] = [];
+/** How many mentions' findings one pass remembers (a dense document repeats the same few mentions). */
+const FINDINGS_MEMO = 4096;
+
+/**
+ * Each mention (those `only` accepts) with the diagnostics dsh's view of it gives, still without their
+ * range. They depend only on the mention's own text (with the text glued before a bare URI) and its
+ * session, so a mention written again gets the same list, computed once.
+ */
+function* mentionFindings(
+  text: string,
+  analysis: MentionAnalysis,
+  only?: (mention: DocumentMention) => boolean,
+): Generator<[DocumentMention, ReadonlyArray<Omit<Diagnostic, 'range'>>]> {
+  const memo = new Map<string, ReadonlyArray<Omit<Diagnostic, 'range'>>>();
   for (const mention of analysis.mentions) {
-    const range = { start: document.positionAt(mention.token.start), end: document.positionAt(mention.token.end) };
-    const session = sessionOfMention(analysis, mention);
-    const found = [...grammarDiagnostics(mention, text), ...(session === undefined ? [] : sessionDiagnostics(mention, session, analysis))];
+    if (only !== undefined && !only(mention)) continue;
+    const { token } = mention;
+    const key = `${mention.agent ?? ''}\u0000${token.kind}\u0000${text.slice(token.start - (mention.precededBy?.length ?? 0), token.end)}`;
+    let found = memo.get(key);
+    if (found === undefined) {
+      const session = sessionOfMention(analysis, mention);
+      found = [...grammarDiagnostics(mention, text), ...(session === undefined ? [] : sessionDiagnostics(mention, session, analysis))];
+      if (memo.size >= FINDINGS_MEMO) memo.clear();
+      memo.set(key, found);
+    }
+    yield [mention, found];
+  }
+}
+
+function mentionRange(document: TextDocument, mention: DocumentMention): Diagnostic['range'] {
+  return { start: document.positionAt(mention.token.start), end: document.positionAt(mention.token.end) };
+}
+
+/**
+ * The diagnostics of an analysed document: every problem dsh would have with each mention (of those
+ * `only` accepts), each on the mention's range. Uncapped: for a few mentions (code actions); the
+ * pushed diagnostics go through {@link computeDiagnostics}.
+ */
+export function mentionDiagnostics(document: TextDocument, analysis: MentionAnalysis, only?: (mention: DocumentMention) => boolean): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const [mention, found] of mentionFindings(document.getText(), analysis, only)) {
+    const range = mentionRange(document, mention);
     for (const diagnostic of found) diagnostics.push({ range, source: DIAGNOSTIC_SOURCE, ...diagnostic });
   }
   return diagnostics;
 }
 
 /**
+ * How many diagnostics one document gets at most, besides the first error of each code past it and
+ * one Information saying how many were left out. A thousand problems is more than anyone reads in an
+ * editor, and it keeps a document dense with mentions (a million problems in 20 MB) from costing a
+ * publish of hundreds of MB and the editor's time to show it.
+ */
+export const MAX_DIAGNOSTICS_PER_DOCUMENT = 1000;
+
+/** How many distinct sessions the pushed diagnostics read at most (in order of first mention): more would be cut anyway. */
+const MAX_SESSIONS_READ = MAX_DIAGNOSTICS_PER_DOCUMENT;
+
+/**
+ * A document's diagnostics, cut at a cap. Past it, a diagnostic is kept only when it is the first
+ * error of its code (so the list still predicts `prepare`'s error, the agreement rule); the others
+ * are counted, and the list ends with one Information saying so, on the first one left out.
+ */
+export class CappedDiagnostics {
+  private readonly kept: Diagnostic[] = [];
+  private readonly errorCodes = new Set<unknown>();
+  private leftOut = 0;
+  private firstLeftOut: Diagnostic['range'] | undefined;
+
+  constructor(private readonly cap = MAX_DIAGNOSTICS_PER_DOCUMENT) {}
+
+  /** Add one (its range computed only if it is kept; `source` is ours). */
+  add(diagnostic: Omit<Diagnostic, 'range'>, range: () => Diagnostic['range']): void {
+    const newError = diagnostic.severity === DiagnosticSeverity.Error && !this.errorCodes.has(diagnostic.code);
+    if (this.kept.length < this.cap || newError) {
+      this.kept.push({ range: range(), source: DIAGNOSTIC_SOURCE, ...diagnostic });
+      if (diagnostic.severity === DiagnosticSeverity.Error) this.errorCodes.add(diagnostic.code);
+      return;
+    }
+    this.leftOut++;
+    this.firstLeftOut ??= range();
+  }
+
+  /** The list: what was kept, then (when any was left out) the Information that says how many. */
+  finish(): Diagnostic[] {
+    if (this.leftOut === 0) return this.kept;
+    const shown = this.kept.length;
+    return [
+      ...this.kept,
+      {
+        range: this.firstLeftOut!,
+        source: DIAGNOSTIC_SOURCE,
+        severity: DiagnosticSeverity.Information,
+        message:
+          `${this.leftOut.toLocaleString('en-US')} more problems with session mentions in this document are not listed: ` +
+          `at most ${this.cap.toLocaleString('en-US')} are (${shown.toLocaleString('en-US')} here, with the first error of each kind). ` +
+          'Fix these, or run dsh-session-ls prepare on the file to see what dsh would say.',
+        data: { kind: 'more-left-out' } satisfies MentionDiagnosticData,
+      },
+    ];
+  }
+}
+
+/**
  * The diagnostics of an open document (lsp-contract.md, Diagnostics): they predict what
- * `dshSession.prepare` does with the same text, for the same target and limits.
+ * `dshSession.prepare` does with the same text, for the same target and limits. Bounded for a big
+ * document: at most {@link MAX_DIAGNOSTICS_PER_DOCUMENT} (see {@link CappedDiagnostics}), at most
+ * as many sessions read, and the work done in slices that give the event loop back, so other
+ * documents' requests are answered meanwhile.
  */
 export async function computeDiagnostics(
   document: TextDocument,
@@ -194,10 +290,19 @@ export async function computeDiagnostics(
   signal?: AbortSignal,
   readSurface?: SurfaceReader,
 ): Promise<Diagnostic[]> {
-  const own = mentionDiagnostics(document, await analyzeDocumentMentions(document, services, signal, readSurface));
+  const analysis = await analyzeDocumentMentions(document, services, signal, readSurface, {}, MAX_SESSIONS_READ);
+  const slices = new WorkSlices(signal);
+  const capped = new CappedDiagnostics();
+  for (const [mention, found] of mentionFindings(document.getText(), analysis)) {
+    if (found.length > 0) {
+      const range = (): Diagnostic['range'] => mentionRange(document, mention);
+      for (const diagnostic of found) capped.add(diagnostic, range);
+    }
+    if (slices.due()) await slices.pause();
+  }
   // Other agents' mentions: a Hint while their agent is off; more when another agent is enabled (dsh reads them as plain text).
-  const foreign = await foreignMentionDiagnostics(document, services, signal);
-  return foreign.length === 0 ? own : [...own, ...foreign];
+  await foreignMentionDiagnostics(document, services, signal, (diagnostic, range) => capped.add(diagnostic, range));
+  return capped.finish();
 }
 
 /** The code `prepare` fails with for these diagnostics: the first error in dsh's order, or undefined when none is an error. @forTests */

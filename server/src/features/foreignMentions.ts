@@ -3,7 +3,8 @@ import {
   decodeAgentSessionUri,
   displaySafeLabel,
   isSessionReferenceError,
-  scanAgentSessionMentions,
+  FOREIGN_SESSION_URI_PREFIXES,
+  iterateAgentSessionMentions,
   type ForeignAgent,
   type SessionMentionToken,
 } from '@dsh-session-ls/shared';
@@ -11,6 +12,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver-types';
 import { raceWithSignal, throwIfCancelled } from '../resolver';
 import type { SessionServices } from './services';
+import { WorkSlices } from './workSlices';
 
 /** True when another agent than dsh is enabled (`agents` setting): only then are foreign mentions resolved. */
 export function foreignAgentsEnabled(services: Pick<SessionServices, 'settings'>): boolean {
@@ -23,21 +25,35 @@ export interface ForeignMention {
   sessionId?: string;
 }
 
-/** The foreign mentions of a text: those dsh reads as plain text (never overlapping one of dsh's). */
-export function findForeignMentions(text: string): ForeignMention[] {
-  if (!text.includes('-session:')) return [];
-  const found: ForeignMention[] = [];
-  for (const token of scanAgentSessionMentions(text)) {
+/** How many decoded URIs one scan remembers. */
+const DECODED_URI_MEMO = 4096;
+
+/** The foreign mentions of a text, found as they are asked for: those dsh reads as plain text (never overlapping one of dsh's). */
+function* foreignMentions(text: string): Generator<ForeignMention> {
+  if (!Object.values(FOREIGN_SESSION_URI_PREFIXES).some((prefix) => text.includes(prefix))) return;
+  // A document dense with mentions repeats a few URIs: each distinct one is decoded once (a failure costs an exception).
+  const decoded = new Map<string, string | undefined>();
+  for (const token of iterateAgentSessionMentions(text)) {
     if (token.agent === undefined) continue;
     const mention: ForeignMention = { token: token as ForeignMention['token'] };
-    try {
-      mention.sessionId = decodeAgentSessionUri(token.uri).sessionId;
-    } catch (error) {
-      if (!isSessionReferenceError(error)) throw error;
+    let sessionId = decoded.get(token.uri);
+    if (sessionId === undefined && !decoded.has(token.uri)) {
+      try {
+        sessionId = decodeAgentSessionUri(token.uri).sessionId;
+      } catch (error) {
+        if (!isSessionReferenceError(error)) throw error;
+      }
+      if (decoded.size >= DECODED_URI_MEMO) decoded.clear();
+      decoded.set(token.uri, sessionId);
     }
-    found.push(mention);
+    if (sessionId !== undefined) mention.sessionId = sessionId;
+    yield mention;
   }
-  return found;
+}
+
+/** The foreign mentions of a text: those dsh reads as plain text (never overlapping one of dsh's). */
+export function findForeignMentions(text: string): ForeignMention[] {
+  return [...foreignMentions(text)];
 }
 
 /** The `code` of the Hint on a mention of another agent's session while that agent is off (setting `agents`). */
@@ -61,9 +77,15 @@ function agentOffHint(agent: ForeignAgent, agents: readonly string[], foreignSco
  * it (ours does: the Preview action, `dshSession.prepare`, `dsh-session-ls prepare`), a malformed URI an
  * Error (our prepare refuses the text), and a session an enabled store does not list a Warning.
  */
-export async function foreignMentionDiagnostics(document: TextDocument, services: SessionServices, signal?: AbortSignal): Promise<Diagnostic[]> {
-  const mentions = findForeignMentions(document.getText());
-  if (mentions.length === 0) return [];
+export async function foreignMentionDiagnostics(
+  document: TextDocument,
+  services: SessionServices,
+  signal: AbortSignal | undefined,
+  add: (diagnostic: Omit<Diagnostic, 'range'>, range: () => Diagnostic['range']) => void,
+): Promise<void> {
+  const mentions = foreignMentions(document.getText());
+  const first = mentions.next();
+  if (first.done === true) return;
   const agents = services.settings().agents;
   const foreignScope = foreignAgentsEnabled(services);
   let listed = new Map<string, string | undefined>();
@@ -75,43 +97,50 @@ export async function foreignMentionDiagnostics(document: TextDocument, services
       throwIfCancelled(signal);
     }
   }
-  const diagnostics: Diagnostic[] = [];
-  for (const { token, sessionId } of mentions) {
-    const range = { start: document.positionAt(token.start), end: document.positionAt(token.end) };
+  const slices = new WorkSlices(signal);
+  for (let next: IteratorResult<ForeignMention> = first; next.done !== true; next = mentions.next()) {
+    if (slices.due()) await slices.pause();
+    const { token, sessionId } = next.value;
+    const range = (): Diagnostic['range'] => ({ start: document.positionAt(token.start), end: document.positionAt(token.end) });
     const data = { kind: 'foreign-agent', agent: token.agent, ...(sessionId === undefined ? {} : { sessionId }) };
     const enabled = agents.includes(token.agent);
-    if (!enabled) diagnostics.push({ range, source: DIAGNOSTIC_SOURCE, ...agentOffHint(token.agent, agents, foreignScope), data: { ...data, kind: 'agent-off' } });
+    if (!enabled) add({ source: DIAGNOSTIC_SOURCE, ...agentOffHint(token.agent, agents, foreignScope), data: { ...data, kind: 'agent-off' } }, range);
     if (!foreignScope) continue;
     if (sessionId === undefined) {
-      diagnostics.push({
+      add(
+        {
+          source: DIAGNOSTIC_SOURCE,
+          severity: DiagnosticSeverity.Error,
+          code: 'SESSION_REFERENCE_INVALID_REFERENCE',
+          message: `This ${token.agent} mention's URI is not canonical: prepare refuses the whole message.`,
+          data: { ...data, kind: 'malformed' },
+        },
         range,
-        source: DIAGNOSTIC_SOURCE,
-        severity: DiagnosticSeverity.Error,
-        code: 'SESSION_REFERENCE_INVALID_REFERENCE',
-        message: `This ${token.agent} mention's URI is not canonical: prepare refuses the whole message.`,
-        data: { ...data, kind: 'malformed' },
-      });
+      );
       continue;
     }
     const key = `${token.agent}\u0000${sessionId}`;
     if (enabled && !listed.has(key)) {
-      diagnostics.push({
+      add(
+        {
+          source: DIAGNOSTIC_SOURCE,
+          severity: DiagnosticSeverity.Warning,
+          message: `No ${token.agent} session ${JSON.stringify(sessionId)} was found: prepare would fail to read it.`,
+          data: { ...data, kind: 'unknown-session' },
+        },
         range,
-        source: DIAGNOSTIC_SOURCE,
-        severity: DiagnosticSeverity.Warning,
-        message: `No ${token.agent} session ${JSON.stringify(sessionId)} was found: prepare would fail to read it.`,
-        data: { ...data, kind: 'unknown-session' },
-      });
+      );
     }
     const title = listed.get(key);
     const name = title === undefined ? '' : ` ${JSON.stringify(displaySafeLabel(title, sessionId))}`;
-    diagnostics.push({
+    add(
+      {
+        source: DIAGNOSTIC_SOURCE,
+        severity: DiagnosticSeverity.Information,
+        message: `dsh itself will not expand this ${token.agent} session${name}: it reads the mention as plain text. Send the prepared message instead (the preview action, or dsh-session-ls prepare).`,
+        data,
+      },
       range,
-      source: DIAGNOSTIC_SOURCE,
-      severity: DiagnosticSeverity.Information,
-      message: `dsh itself will not expand this ${token.agent} session${name}: it reads the mention as plain text. Send the prepared message instead (the preview action, or dsh-session-ls prepare).`,
-      data,
-    });
+    );
   }
-  return diagnostics;
 }

@@ -5,7 +5,7 @@ import {
   decodeSessionMention,
   decodeSessionReferenceUri,
   isSessionReferenceError,
-  scanAgentSessionMentions,
+  iterateAgentSessionMentions,
   scanSessionMentions,
   type ForeignAgent,
   type SessionMentionToken,
@@ -25,6 +25,7 @@ import {
   type SessionSurface,
 } from '../resolver';
 import type { SessionServices } from './services';
+import { WorkSlices } from './workSlices';
 
 /** Why dsh refuses a mention's own text (each fails the whole message with INVALID_REFERENCE). */
 export type MentionGrammarProblem =
@@ -156,33 +157,89 @@ export interface MentionScope {
   foreign?: boolean;
 }
 
+/** What decoding a URI gave: the session id, or dsh's error and, for a bare token, where a glued URI ends. */
+interface DecodedUri {
+  sessionId?: string;
+  error?: SessionReferenceError;
+  /** For a bare token that failed: the length of the canonical URI it starts with, when it is one glued to more text. */
+  gluedLength?: number;
+}
+
+/** How many decoded URIs one scan remembers (a document repeats its mentions; a hostile one never does). */
+const DECODED_URI_MEMO = 4096;
+
 /**
- * Every mention the shared grammar finds in `text`, each with the grammar problem dsh would raise for
- * it (for another agent's mention: the one our `prepare` raises).
+ * Decodes each mention of one scan, remembering what each distinct URI gave: a document dense with
+ * mentions repeats a few URIs, and a URI that fails costs an exception (and, bare, up to
+ * {@link MAX_GLUED_CHARS} more in the glued search), so it is decoded once rather than per mention.
  */
-export function findDocumentMentions(text: string, scope: MentionScope = {}): DocumentMention[] {
-  const mentions: DocumentMention[] = [];
-  for (const token of scope.foreign === true ? scanAgentSessionMentions(text) : scanSessionMentions(text)) {
-    const decoded = decodeSessionMention(token);
+class MentionDecoder {
+  private readonly memo = new Map<string, DecodedUri>();
+
+  constructor(private readonly text: string) {}
+
+  mention(token: SessionMentionToken): DocumentMention {
+    const key = `${token.kind}\u0000${token.agent ?? ''}\u0000${token.uri}`;
+    let decoded = this.memo.get(key);
+    if (decoded === undefined) {
+      decoded = decodeUri(token);
+      if (this.memo.size >= DECODED_URI_MEMO) this.memo.clear();
+      this.memo.set(key, decoded);
+    }
     const mention: DocumentMention = token.agent === undefined ? { token } : { token, agent: token.agent };
     if (decoded.error === undefined) {
-      mention.sessionId = decoded.sessionId;
-      mention.label = token.label ?? decoded.sessionId;
+      mention.sessionId = decoded.sessionId!;
+      mention.label = token.label ?? decoded.sessionId!;
     } else {
       mention.error = decoded.error;
       if (token.kind === 'explicit') {
         mention.grammar = 'malformed';
       } else {
-        const gluedAt = gluedOffset(token);
-        mention.grammar = gluedAt === undefined ? 'non-canonical' : 'glued';
-        if (gluedAt !== undefined) mention.gluedAt = gluedAt;
+        mention.grammar = decoded.gluedLength === undefined ? 'non-canonical' : 'glued';
+        if (decoded.gluedLength !== undefined) mention.gluedAt = token.start + decoded.gluedLength;
       }
     }
     if (token.kind === 'bare') {
-      const before = textBefore(text, token.start);
+      const before = textBefore(this.text, token.start);
       if (before !== undefined) mention.precededBy = before;
     }
-    mentions.push(mention);
+    return mention;
+  }
+}
+
+function decodeUri(token: SessionMentionToken): DecodedUri {
+  const decoded = decodeSessionMention(token);
+  if (decoded.error === undefined) return { sessionId: decoded.sessionId };
+  if (token.kind === 'explicit') return { error: decoded.error };
+  const gluedAt = gluedOffset(token);
+  return gluedAt === undefined ? { error: decoded.error } : { error: decoded.error, gluedLength: gluedAt - token.start };
+}
+
+function mentionTokens(text: string, scope: MentionScope): Iterable<SessionMentionToken> {
+  return scope.foreign === true ? iterateAgentSessionMentions(text) : scanSessionMentions(text);
+}
+
+/**
+ * Every mention the shared grammar finds in `text`, each with the grammar problem dsh would raise for
+ * it (for another agent's mention: the one our `prepare` raises).
+ */
+export function findDocumentMentions(text: string, scope: MentionScope = {}): DocumentMention[] {
+  const decoder = new MentionDecoder(text);
+  const mentions: DocumentMention[] = [];
+  for (const token of mentionTokens(text, scope)) mentions.push(decoder.mention(token));
+  return mentions;
+}
+
+/**
+ * The same as {@link findDocumentMentions}, found in slices that give the event loop back between
+ * them (`slices`), so a document dense with mentions never holds up another document's requests.
+ */
+export async function findDocumentMentionsInSlices(text: string, scope: MentionScope, slices: WorkSlices): Promise<DocumentMention[]> {
+  const decoder = new MentionDecoder(text);
+  const mentions: DocumentMention[] = [];
+  for (const token of mentionTokens(text, scope)) {
+    mentions.push(decoder.mention(token));
+    if (slices.due()) await slices.pause();
   }
   return mentions;
 }
@@ -212,6 +269,11 @@ export interface MentionAnalysisContext {
   indexing: boolean;
   /** Reads surfaces (default: `sessions.readSurface`); a cache may stand in. */
   readSurface?: SurfaceReader;
+  /**
+   * Read at most this many distinct sessions, in order of first mention (default: every one); the
+   * others are left unread (`read` undefined). Each past `maxReferences` is TOO_MANY whatever it holds.
+   */
+  readLimit?: number;
   signal?: AbortSignal;
 }
 
@@ -240,12 +302,14 @@ async function listedTitles(
 /**
  * Analyse a text's mentions as `prepare` would process them (session-reference.md §5, §7): decode
  * each, then per distinct session whether it is the target, past `maxReferences`, readable, and how it
- * fits the byte budget. Every non-target session is read (in parallel), even past the limit, so each
- * mention can say what is wrong with it.
+ * fits the byte budget. Every non-target session is read (in parallel; up to `readLimit`), even past
+ * the limit, so each mention can say what is wrong with it. The work is done in slices that give the
+ * event loop back ({@link WorkSlices}): a document dense with mentions never holds up other requests.
  */
 export async function analyzeMentions(text: string, context: MentionAnalysisContext): Promise<MentionAnalysis> {
   const { target, config, signal } = context;
-  const mentions = findDocumentMentions(text, { foreign: context.foreign === true });
+  const slices = new WorkSlices(signal);
+  const mentions = await findDocumentMentionsInSlices(text, { foreign: context.foreign === true }, slices);
   const byKey = new Map<string, MentionedSession>();
   const sessions: MentionedSession[] = [];
   // dsh counts its own sessions only; our prepare counts every distinct non-target one.
@@ -272,11 +336,12 @@ export async function analyzeMentions(text: string, context: MentionAnalysisCont
     }
     byKey.set(key, session);
     sessions.push(session);
+    if (slices.due()) await slices.pause();
   }
   throwIfCancelled(signal);
   const readSurface: SurfaceReader =
     context.readSurface ?? ((sessionId, readSignal, agent) => context.sessions.readSurface(sessionId, readSignal, agent));
-  const toRead = sessions.filter((session) => !session.self);
+  const toRead = sessions.filter((session) => !session.self).slice(0, context.readLimit ?? Infinity);
   const [titles] = await Promise.all([
     listedTitles(context.sessions, new Set(byKey.keys()), signal),
     Promise.all(
@@ -301,6 +366,7 @@ export async function analyzeMentions(text: string, context: MentionAnalysisCont
       if (title !== undefined) session.title = title;
     }
     if (session.read?.ok === true) session.budget = fitBudget(session.read.surface, session.label, config.maxReferenceBytes);
+    if (slices.due()) await slices.pause();
   }
   return { mentions, sessions, byKey, target, config, indexing: context.indexing };
 }
@@ -312,6 +378,7 @@ export async function analyzeDocumentMentions(
   signal?: AbortSignal,
   readSurface?: SurfaceReader,
   scope: MentionScope = {},
+  readLimit?: number,
 ): Promise<MentionAnalysis> {
   const config = services.resolver().config;
   const target = await services.resolveTarget(undefined, document.uri, signal);
@@ -322,6 +389,7 @@ export async function analyzeDocumentMentions(
     config,
     indexing: services.storeStatus().indexing,
     ...(readSurface === undefined ? {} : { readSurface }),
+    ...(readLimit === undefined ? {} : { readLimit }),
     ...(signal === undefined ? {} : { signal }),
   });
 }
