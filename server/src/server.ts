@@ -15,6 +15,7 @@ import { createSessionLanguageService, type SessionLanguageService } from './fea
 import { SessionWorkspace, type SessionWorkspaceOptions } from './settings/sessionWorkspace';
 import { describeSettingProblem, type SettingKey, type SettingProblem } from './settings/settings';
 import type { SessionStoreService } from './store/service';
+import { limitDocumentSizes } from './wiring/documentLimits';
 import type { FirstIndex } from './wiring/firstIndex';
 import { WORKSPACE_FOLDERS_CHANGE, checkedDocumentSync, checkedNotification } from './wiring/params';
 import { negotiatePositionEncoding, withPositionEncoding, type EncodedConnection } from './wiring/positionEncoding';
@@ -137,7 +138,7 @@ class SessionLanguageServer {
       }
     });
     connection.onShutdown(() => this.shutdown());
-    this.documents.listen(checkedDocumentSync(this.wire, options.log));
+    this.documents.listen(limitDocumentSizes(connection, this.documents, checkedDocumentSync(this.wire, options.log), options.log));
     connection.listen();
   }
 
