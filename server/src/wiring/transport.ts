@@ -21,14 +21,18 @@ export interface ServerTransport {
 /**
  * `source` through the framing check (framing.ts): a header that breaks the framing is logged and
  * ends the input here, where the library's reader would go on eating every later message as a
- * broken header and the server would answer nothing.
+ * broken header and the server would answer nothing; a body too long to read is logged and dropped
+ * as it streams in, a short message standing in its place.
  */
 function checkedInput(source: NodeJS.ReadableStream, log: (message: string) => void): CheckedFraming {
-  const input = new CheckedFraming((reason) => {
-    log(reason);
-    source.unpipe(input);
-    input.destroy();
-  });
+  const input = new CheckedFraming(
+    (reason) => {
+      log(reason);
+      source.unpipe(input);
+      input.destroy();
+    },
+    { log },
+  );
   source.pipe(input);
   // A source that closes without ending (a socket reset by its peer) ends the input all the same,
   // so that the server stops as when its client goes away, instead of idling out with nothing done.
