@@ -16,7 +16,10 @@ import {
   formatSessionReferenceMention,
   type PreparedReferencedMessage,
 } from '@dsh-session-ls/shared';
-import { fileUri, pollUntil } from '../support/lspClient';
+import { fileUri, pollUntil, responseErrorOf } from '../support/lspClient';
+import { MAX_DIAGNOSTICS_PER_DOCUMENT } from '../../server/src/features/diagnostics';
+import { MESSAGE_TOO_LARGE_CODE } from '../../server/src/wiring/documentLimits';
+import { MAX_DOCUMENT_LENGTH, MAX_MESSAGE_BYTES } from '../../server/src/wiring/sizeLimits';
 import { recordFigure, scaled } from './support/scale';
 import { escapedFaults, startMeasuredServer, waitForListing, type MeasuredServer } from './support/serverProcess';
 import { useReadOnlyStore } from './support/readOnlyStore';
@@ -306,6 +309,91 @@ describe('large documents', () => {
     recordFigure('protocol-abuse', 'mentions in one document', count);
     await expectServing(s);
     expect(escapedFaults(s.stderr())).toEqual([]);
+  });
+});
+
+/**
+ * A document of about `bytes` bytes dense with mentions: a problem every ~20 bytes (unknown sessions,
+ * malformed, non-canonical and glued URIs), as the hostile probe wrote them.
+ */
+function denseDocument(bytes: number): string {
+  const line = `${formatSessionReferenceMention({ sessionId: 'missing', label: 'm' })} dsh-session:b1 @[x](dsh-session:) dsh-session:zz%\n`;
+  return line.repeat(Math.ceil(bytes / line.length));
+}
+
+describe('documents too big or too dense', () => {
+  it('a 20 MB document dense with mentions: another document is answered while its diagnostics are computed; at most 1,000 are listed', async () => {
+    const s = await server();
+    const small = fileUri('/home/alice/proj/small.md');
+    await s.client.openDocument(small, '@');
+    await s.client.openDocument(DOC, denseDocument(20_000_000));
+    const bigPublished = () => s.client.messages('textDocument/publishDiagnostics').find((m) => (m.params as { uri: string }).uri === DOC);
+    // Completions on the small document, one after the other, until the big one's diagnostics are out:
+    // each answered before them was answered while they were being computed.
+    let answeredBefore = 0;
+    const deadline = Date.now() + 120_000;
+    while (bigPublished() === undefined) {
+      if (Date.now() > deadline) throw new Error('timed out waiting for the diagnostics of the dense document');
+      const list = await s.client.completion(small, { line: 0, character: 1 });
+      expect(list.items.map((item) => item.label)).toContain('Alpha title');
+      if (bigPublished() === undefined) answeredBefore++;
+    }
+    recordFigure('protocol-abuse', '20 MB dense document: small-document completions answered while its diagnostics were computed', answeredBefore);
+    expect(answeredBefore).toBeGreaterThanOrEqual(10);
+    const diagnostics = (bigPublished()!.params as { diagnostics: Diagnostic[] }).diagnostics;
+    expect(diagnostics.length).toBeLessThanOrEqual(MAX_DIAGNOSTICS_PER_DOCUMENT + 6);
+    expect(diagnostics.at(-1)).toMatchObject({ severity: 3, data: { kind: 'more-left-out' } });
+    await expectServing(s);
+    expect(escapedFaults(s.stderr())).toEqual([]);
+  });
+
+  it('a document over the size limit: the user is told once, its features answer empty, and a small text brings it back', async () => {
+    const s = await server();
+    const huge = fileUri('/home/alice/proj/huge.md');
+    const text = '@Alpha and some prose\n'.repeat(Math.ceil((MAX_DOCUMENT_LENGTH + 1) / 22)).slice(0, MAX_DOCUMENT_LENGTH + 1);
+    await s.client.openDocument(huge, text);
+    const told = (): unknown[] => s.client.messages('window/showMessage').filter((m) => (m.params as { message: string }).message.includes(huge));
+    await pollUntil(() => (told().length > 0 ? true : undefined), 60_000, 'the message about the document too large');
+    expect(told()[0]).toMatchObject({ params: { type: 2, message: expect.stringMatching(/too large \(32\.0 MB of text; the limit is 32\.0 MB\)/) } });
+    expect(s.stderr()).toContain(`${huge} is too large`);
+    expect(await s.client.completion(huge, { line: 0, character: 6 })).toEqual({ isIncomplete: false, items: [] });
+    expect(await answerOf(s, 'textDocument/hover', { textDocument: { uri: huge }, position: { line: 0, character: 2 } })).toEqual({ ok: true, value: null });
+    expect(await answerOf(s, 'textDocument/documentLink', { textDocument: { uri: huge } })).toEqual({ ok: true, value: [] });
+    // Edits of a refused document are not applied (its text is not kept), and nothing more is said.
+    await s.client.changeDocument(huge, [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: 'x' }]);
+    await expectServing(s);
+    expect(told()).toHaveLength(1);
+    // Replaced whole by a text under the limit, it is a document again.
+    await s.client.changeDocument(huge, '@Alp');
+    expect((await s.client.completion(huge, { line: 0, character: 4 })).items.map((item) => item.label)).toContain('Alpha title');
+    expect(escapedFaults(s.stderr())).toEqual([]);
+  });
+
+  it('a request over the message limit is answered with an error, without being read, and the server goes on', async () => {
+    const s = await server();
+    const error = await responseErrorOf(s.client.executeCommand(SessionCommands.parse, { text: 'x'.repeat(MAX_MESSAGE_BYTES) }));
+    expect(error).toMatchObject({ code: JsonRpcErrorCodes.RequestFailed, data: { code: MESSAGE_TOO_LARGE_CODE, limit: MAX_MESSAGE_BYTES } });
+    expect(error.message).toMatch(/^workspace\/executeCommand is \d+ bytes, over the limit of \d+: it was not read$/);
+    await expectServing(s);
+    expect(escapedFaults(s.stderr())).toEqual([]);
+  });
+
+  it('a message declaring Content-Length 2,000,000,000: its body is dropped as it streams in, memory stays flat, the user is told', async () => {
+    const s = await server();
+    const baselineKb = s.peakRssKb();
+    const huge = fileUri('/home/alice/proj/stream.md');
+    const head = `{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"${huge}","languageId":"markdown","version":1,"text":"`;
+    await s.client.writeRawDrained(`Content-Length: 2000000000\r\n\r\n${head}`);
+    const piece = Buffer.alloc(4 * 1024 * 1024, 0x61);
+    const streamed = scaled(400, 1500) * 1024 * 1024;
+    for (let sent = 0; sent < streamed; sent += piece.length) await s.client.writeRawDrained(piece);
+    await pollUntil(() => s.client.messages('window/showMessage').find((m) => (m.params as { message: string }).message.includes(huge)), 30_000, 'the message about the unread document');
+    expect(s.stderr()).toMatch(/a message of 2000000000 bytes is over the limit of \d+ and is not read \(textDocument\/didOpen of file:/);
+    expect(s.running()).toBe(true);
+    const growthKb = s.peakRssKb() - baselineKb;
+    recordFigure('protocol-abuse', `Content-Length 2e9, ${streamed / 1024 / 1024} MB streamed: peak RSS growth KiB`, growthKb);
+    // Flat: the chunks in flight and those the collector has not freed yet (tens of MB), not the body.
+    expect(growthKb).toBeLessThan(128 * 1024);
   });
 });
 

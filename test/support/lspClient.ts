@@ -368,6 +368,11 @@ export class LspTestClient {
     this.input.write(bytes);
   }
 
+  /** Write raw bytes to the server; resolves once they are handed to the system (so a long stream never piles up here). */
+  writeRawDrained(bytes: string | Buffer): Promise<void> {
+    return new Promise((resolve, reject) => this.input.write(bytes, (error) => (error ? reject(error) : resolve())));
+  }
+
   /** Messages from the server with this method, so far. */
   messages(method: string): ServerMessage[] {
     return this.fromServer.filter((message) => message.method === method);
