@@ -42,8 +42,9 @@ export function limitDocumentSizes(
 ): TextDocumentConnection {
   /** Documents refused, with their language (to reopen one replaced whole by a small text); told once each. */
   const refused = new Map<string, string>();
-  let close: ((params: DidCloseTextDocumentParams) => void) | undefined;
-  let open: ((params: DidOpenTextDocumentParams) => void) | undefined;
+  // TextDocuments' own handlers (synchronous, though typed as possibly not).
+  let close: ((params: DidCloseTextDocumentParams) => void | Promise<void>) | undefined;
+  let open: ((params: DidOpenTextDocumentParams) => void | Promise<void>) | undefined;
 
   function tell(message: string): void {
     log(message);
@@ -56,7 +57,7 @@ export function limitDocumentSizes(
 
   /** Refuse `uri` (dropping it if it was open), telling the user the first time. */
   function refuse(uri: string, languageId: string, size: string): void {
-    if (documents.get(uri) !== undefined) close?.({ textDocument: { uri } });
+    if (documents.get(uri) !== undefined) void close?.({ textDocument: { uri } });
     if (refused.has(uri)) return;
     refused.set(uri, languageId);
     tell(
@@ -102,7 +103,7 @@ export function limitDocumentSizes(
           const whole = params.contentChanges.length === 1 && !('range' in params.contentChanges[0]!) ? params.contentChanges[0]!.text : undefined;
           if (whole !== undefined && whole.length <= MAX_DOCUMENT_LENGTH) {
             refused.delete(uri);
-            open?.({ textDocument: { uri, languageId, version, text: whole } });
+            void open?.({ textDocument: { uri, languageId, version, text: whole } });
           }
           return;
         }
