@@ -8,4 +8,6 @@ export * from './references';
 export * from './projection';
 export * from './budget';
 export * from './prompt';
+export * from './credentials';
+export * from './redaction';
 export * from './cancellation';

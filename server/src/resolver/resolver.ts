@@ -16,14 +16,23 @@ import { raceWithSignal, throwIfCancelled } from './cancellation';
 import { MentionCandidateOnWrite, toCandidate, toMentionCandidate } from './candidates';
 import { selectCandidates } from './candidateSearch';
 import { projectSessionSurface } from './projection';
+import { redactProjection } from './redaction';
 import { renderReferencedSessionsPrompt } from './prompt';
 import { normalizeReferences, type NormalizedReference } from './references';
 import type { SessionStore, SessionSurface, StoredSessionSummary } from './sessionStore';
+
+/** What a resolver does beyond dsh. */
+export interface SessionReferenceResolverOptions {
+  /** `prepare` replaces each credential in a snapshot with `[REDACTED:<kind>]` before the byte budget (default false: dsh's bytes). */
+  redactSecrets?: boolean;
+}
 
 /** Candidate discovery and snapshot preparation over a `SessionStore`, exactly as dsh does them. */
 export interface SessionReferenceResolver {
   /** The validated limits in force. */
   readonly config: SessionReferenceConfig;
+  /** True when `prepare` redacts credentials (the setting `redactSecrets`). */
+  readonly redactsSecrets: boolean;
   /**
    * Sessions a message may reference, best first (session-reference.md §6); no cwd affinity when the
    * target cwd is unknown. A failing store listing is passed through unchanged (unless cancelled).
@@ -147,6 +156,7 @@ async function prepareMessage(
   content: ContentBlock[],
   references: unknown,
   signal: AbortSignal | undefined,
+  redactSecrets: boolean,
 ): Promise<PreparedReferencedMessage> {
   const acceptedContent = structuredClone(content);
   const inputs = normalizeReferences(references, target?.sessionId, config.maxReferences);
@@ -155,9 +165,11 @@ async function prepareMessage(
   const surfaces = await readSources(store, inputs, signal);
   throwIfCancelled(signal);
 
-  const retained = surfaces.map((surface, index) =>
-    retainWithinBudget(projectSessionSurface(surface, inputs[index]!.label), config.maxReferenceBytes),
-  );
+  const projections = surfaces.map((surface, index) => projectSessionSurface(surface, inputs[index]!.label));
+  // Redacted before the budget (see redaction.ts): the budget measures what is sent. Off, nothing is scanned.
+  const sendable = redactSecrets ? (await Promise.all(projections.map(redactProjection))).map(({ projection }) => projection) : projections;
+  throwIfCancelled(signal);
+  const retained = sendable.map((projection) => retainWithinBudget(projection, config.maxReferenceBytes));
   const additionalContext: UserMessage = {
     id: crypto.randomUUID(),
     role: 'user',
@@ -171,18 +183,21 @@ async function prepareMessage(
 export function createSessionReferenceResolver(
   store: SessionStore,
   config?: Partial<SessionReferenceConfig>,
+  options: SessionReferenceResolverOptions = {},
 ): SessionReferenceResolver {
+  const redactSecrets = options.redactSecrets === true;
   const resolved = Object.freeze(resolveSessionReferenceConfig(config));
   const listed = <Row>(target: SessionReferenceTarget | undefined, query: string | undefined, limit: number | undefined, signal: AbortSignal | undefined, row: (summary: StoredSessionSummary) => Row) =>
     selectListed(store, target, query === undefined ? '' : query, limit === undefined ? resolved.candidateLimit : limit, signal, row);
 
   return {
     config: resolved,
+    redactsSecrets: redactSecrets,
     listCandidates: (target, query, limit, signal) => listed(target, query, limit, signal, toCandidate),
     // One object per row: at 100,000 rows, candidates then a mapped copy doubled the answer's memory.
     listMentionCandidates: (target, query, limit, signal) => listed(target, query, limit, signal, toMentionCandidate),
     listMentionCandidatesOnWrite: (target, query, limit, signal) =>
       listed(target, query, limit, signal, (summary) => new MentionCandidateOnWrite(summary)),
-    prepare: (target, content, references, signal) => prepareMessage(store, resolved, target, content, references, signal),
+    prepare: (target, content, references, signal) => prepareMessage(store, resolved, target, content, references, signal, redactSecrets),
   };
 }
