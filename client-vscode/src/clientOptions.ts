@@ -5,7 +5,7 @@ import type { DocumentSelector, ExecuteCommandMiddleware, LanguageClientOptions 
 export const PROMPT_LANGUAGE_ID = 'dsh-prompt';
 
 /** The `dshSessions.*` setting keys, in the order of lsp-contract.md (Settings). */
-export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', ...AGENT_HOME_SETTINGS, 'fileMentions'] as const;
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', ...AGENT_HOME_SETTINGS, 'fileMentions', 'redactSecrets'] as const;
 
 /** One `dshSessions.*` setting key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];

@@ -49,6 +49,10 @@ describe('contributed settings', () => {
     expect((properties['dshSessions.fileMentions']!.enumDescriptions as string[]).length).toBe(FILE_MENTIONS_ORDERS.length);
   });
 
+  it('offer credential redaction, off by default as the server has it', () => {
+    expect(properties['dshSessions.redactSecrets']).toMatchObject({ type: 'boolean', default: false });
+  });
+
   it('have the scopes chosen for where VS Code reads them (README, Editors)', () => {
     // sessionsRoot is a path on the machine the server runs on: in a remote window VS Code reads it from the
     // Remote settings (or the workspace), never from the local User settings, where it would name a local folder.
@@ -65,6 +69,7 @@ describe('contributed settings', () => {
       'dshSessions.claudeCodeHome': 'machine-overridable',
       'dshSessions.codexHome': 'machine-overridable',
       'dshSessions.fileMentions': 'window',
+      'dshSessions.redactSecrets': 'window',
     });
     for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome']) {
       expect(String(properties[`dshSessions.${key}`]!.markdownDescription), key).toContain('**Remote**');
@@ -94,8 +99,8 @@ describe('contributed settings', () => {
 
   it('match the settings of the LSP contract', () => {
     const rows = contractSettings;
-    // Every setting but our own additions (other agents, where file mentions go), which the contract does not know.
-    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.fileMentions'];
+    // Every setting but our own additions (other agents, where file mentions go, redaction), which the contract does not know.
+    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.fileMentions', 'dshSessions.redactSecrets'];
     expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties).filter((key) => !extension.includes(key)));
     for (const row of rows) {
       const property = properties[`dshSessions.${row.key}`]!;

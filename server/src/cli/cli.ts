@@ -20,6 +20,7 @@ import {
   type SessionsRootProblem,
 } from '@dsh-session-ls/shared';
 import { createSessionLanguageService, type TargetRequest } from '../features';
+import { describeCredentialTally, detectCredentials, tallyCredentials } from '../resolver';
 import { findForeignMentions, foreignAgentsEnabled } from '../features/foreignMentions';
 import { SessionWorkspace, type SessionWorkspaceOptions } from '../settings/sessionWorkspace';
 import { absoluteSessionsRoot } from '../settings/settings';
@@ -81,6 +82,7 @@ function openWorkspace(invocation: Subcommand, io: CliIo, access: CliStoreAccess
     commandLine: {
       ...(invocation.root === undefined ? {} : { sessionsRoot: absoluteSessionsRoot(invocation.root, io.cwd) }),
       ...agentSettingsOfFlags(invocation, io.cwd, absoluteSessionsRoot),
+      ...(invocation.kind === 'prepare' && invocation.redactSecrets === true ? { redactSecrets: true } : {}),
     },
   });
   // The current directory plays the workspace folder: the cwd of last resort for ranking.
@@ -234,6 +236,16 @@ function foreignMentionWarning(text: string): string | undefined {
   return `${what} plain text, as dsh reads ${one ? 'it' : 'them'}; to expand ${one ? 'it' : 'them'}, pass ${agentsFlagFor(agents)}`;
 }
 
+/** The warning for credentials the context sends (kinds and counts, never values), if it sends any. */
+async function credentialWarning(prepared: PreparedReferencedMessage): Promise<string | undefined> {
+  const context = prepared.additionalContext?.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('');
+  if (context === undefined) return undefined;
+  const tally = tallyCredentials((await detectCredentials(context)).map(({ kind }) => kind));
+  if (tally.total === 0) return undefined;
+  const what = tally.total === 1 ? '1 credential' : `${tally.total} credentials`;
+  return `the context sends ${what} to the model (${describeCredentialTally(tally)}); pass --redact-secrets to replace them`;
+}
+
 async function prepare(invocation: Extract<Invocation, { kind: 'prepare' }>, io: CliIo, access: CliStoreAccess): Promise<void> {
   let text: string;
   if (invocation.input.from === 'text') {
@@ -261,6 +273,10 @@ async function prepare(invocation: Extract<Invocation, { kind: 'prepare' }>, io:
       throw await explainPrepareFailure(error, { text, services: workspace.view({}), target, override, locations: storeLocations(workspace) });
     }
     io.stdout.write(invocation.format === 'text' ? renderPrepared(prepared) : renderJson(prepared, invocation.format));
+    if (!workspace.settings().redactSecrets) {
+      const warning = await credentialWarning(prepared);
+      if (warning !== undefined) io.stderr.write(`warning: ${warning}\n`);
+    }
     await saveIndexCache(workspace);
   } finally {
     workspace.dispose();

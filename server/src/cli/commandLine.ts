@@ -19,6 +19,8 @@ export type Invocation =
       root?: string;
       target?: string;
       maxReferenceBytes?: number;
+      /** `--redact-secrets`: credentials in the context become `[REDACTED:<kind>]`. */
+      redactSecrets?: boolean;
       format: OutputFormat;
     } & AgentFlags);
 
@@ -74,9 +76,11 @@ Language server:
 Command line:
   dsh-session-ls candidates [QUERY] [--root DIR] [--cwd DIR] [--target ID] [--limit N] [--json | --jsonl]
       Sessions a message may mention, best first (same cwd first, then no cwd, then the rest).
-  dsh-session-ls prepare (--text TEXT | --file FILE | -) [--root DIR] [--target ID] [--max-reference-bytes N] [--json | --jsonl]
+  dsh-session-ls prepare (--text TEXT | --file FILE | -) [--root DIR] [--target ID] [--max-reference-bytes N]
+                         [--redact-secrets] [--json | --jsonl]
       Parse the mentions of a message as dsh does and print the readable text and the context for the model.
       FILE and standard input are read as UTF-8 (UTF-16 with a byte order mark is decoded too).
+      Without --redact-secrets, credentials found in the context are counted in a warning on stderr.
 
 Options:
   --root DIR, --sessions-root DIR   sessions root (default: $DSH_HOME/sessions, else ~/.dsh/sessions)
@@ -86,6 +90,7 @@ ${AGENT_HELP}
   --target ID                       the session the message is written for (never offered, never referenced)
   --limit N                         how many candidates (default 50)
   --max-reference-bytes N           byte budget of each referenced session (default 65536)
+  --redact-secrets                  replace each credential found in the context with [REDACTED:<kind>]
   --json                            print JSON (an indented array or object) instead of text
   --jsonl                           print JSON Lines: one compact object per line (a candidate, or the prepared message)
   --                                what follows is the QUERY, even when it starts with -
@@ -101,7 +106,7 @@ const SUBCOMMAND_OPTIONS = {
   candidates: { valued: ['--root', '--sessions-root', '--cwd', '--target', '--limit', ...AGENT_FLAGS], switches: ['--json', '--jsonl', '--help'] },
   prepare: {
     valued: ['--root', '--sessions-root', '--target', '--text', '--file', '--max-reference-bytes', ...AGENT_FLAGS],
-    switches: ['--json', '--jsonl', '--help'],
+    switches: ['--json', '--jsonl', '--redact-secrets', '--help'],
   },
 } as const;
 
@@ -232,6 +237,7 @@ export function parseInvocation(args: readonly string[]): Invocation {
       root: sessionsRoot(flags.values),
       target: flags.values.get('--target'),
       maxReferenceBytes: positiveWholeNumber('--max-reference-bytes', flags.values.get('--max-reference-bytes')),
+      ...(flags.switches.has('--redact-secrets') ? { redactSecrets: true } : {}),
       format: outputFormat(flags.switches),
       ...agentFlags(flags.values),
     };

@@ -34,6 +34,7 @@ describe('DshSessionSettings', () => {
       claudeCodeHome: '~/.claude',
       codexHome: '~/.codex',
       fileMentions: 'after',
+      redactSecrets: false,
     };
     const serverKeys: ReadonlyArray<keyof DshSessionSettings> = SETTING_KEYS;
     expect(Object.keys(every).sort()).toEqual([...serverKeys].sort());

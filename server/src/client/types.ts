@@ -22,6 +22,8 @@ export interface DshSessionSettings extends Partial<AgentHomes> {
   agents?: readonly AgentName[];
   /** Where `@` completion lists workspace files: `after` the sessions (default), `before` them, or `off`. */
   fileMentions?: 'after' | 'before' | 'off';
+  /** `prepare` replaces each credential found in a snapshot with `[REDACTED:<kind>]` (default false: dsh's bytes). */
+  redactSecrets?: boolean;
 }
 
 /** How to start the server. */

@@ -11,6 +11,7 @@ import {
   type SurfaceReader,
 } from './mentionAnalysis';
 import { foreignMentionDiagnostics } from './foreignMentions';
+import { describeCredentialTally } from '../resolver';
 import type { SessionServices } from './services';
 import { WorkSlices } from './workSlices';
 
@@ -22,6 +23,9 @@ export const DSH_ERROR_ORDER: readonly SessionReferenceErrorCode[] = [
   'SESSION_REFERENCE_READ_FAILED',
   'SESSION_REFERENCE_BUDGET_EXCEEDED',
 ];
+
+/** The code of the Warning on a mention whose snapshot sends credentials. */
+const REFERENCED_SECRETS = 'REFERENCED_SECRETS';
 
 /** What a diagnostic is about; code actions route on it. */
 export type MentionDiagnosticKind =
@@ -35,6 +39,7 @@ export type MentionDiagnosticKind =
   | 'unreadable'
   | 'budget-exceeded'
   | 'truncated'
+  | 'referenced-secrets'
   | 'stale-label'
   /** The one Information at the end of a list cut at {@link MAX_DIAGNOSTICS_PER_DOCUMENT}. */
   | 'more-left-out';
@@ -162,6 +167,15 @@ function sessionDiagnostics(mention: DocumentMention, session: MentionedSession,
       severity: DiagnosticSeverity.Information,
       message: `dsh will shorten this session to fit ${analysis.config.maxReferenceBytes} bytes: ${parts.join(', ')}.`,
       data: data('truncated'),
+    });
+  }
+  if (budget?.fits === true && !budget.redacted && budget.credentials.total > 0) {
+    // Kinds and counts only: a credential's value never goes into a diagnostic.
+    result.push({
+      severity: DiagnosticSeverity.Warning,
+      code: REFERENCED_SECRETS,
+      message: `This session's context holds ${plural(budget.credentials.total, 'credential')} (${describeCredentialTally(budget.credentials)}) that will be sent to the model. Set redactSecrets to replace them.`,
+      data: data('referenced-secrets'),
     });
   }
   if (labelIsStale(mention, session)) {

@@ -12,7 +12,7 @@ import {
   type SurfaceReader,
 } from './mentionAnalysis';
 import { foreignAgentsEnabled } from './foreignMentions';
-import { escapeMarkdownText, sessionPreviewMarkdown } from './sessionPreview';
+import { escapeMarkdownText, previewCredentialMask, sessionPreviewMarkdown, type PreviewMask } from './sessionPreview';
 import type { SessionServices } from './services';
 
 function bytes(count: number): string {
@@ -57,11 +57,21 @@ function sessionFacts(mention: DocumentMention, session: MentionedSession, analy
   } else {
     lines.push('- sent whole, not shortened');
   }
+  // Kinds and counts, never a value.
+  const { credentials } = fit;
+  if (credentials.total > 0) {
+    const kinds = credentials.byKind.map(({ kind, count }) => `${kind} × ${count}`).join(', ');
+    lines.push(
+      fit.redacted
+        ? `- credentials: ${credentials.total} redacted (${kinds})`
+        : `- **credentials sent to the model**: ${credentials.total} (${kinds}); set redactSecrets to replace them`,
+    );
+  }
   return lines;
 }
 
 /** The hover Markdown of one mention in an analysed document. */
-export function mentionHoverMarkdown(mention: DocumentMention, analysis: MentionAnalysis, now: number): string {
+export function mentionHoverMarkdown(mention: DocumentMention, analysis: MentionAnalysis, now: number, mask?: PreviewMask): string {
   if (mention.sessionId === undefined) {
     const reason = mention.grammar === 'glued' ? 'the URI runs into the text after it' : escapeMarkdownText(mention.error?.message ?? '');
     if (mention.agent !== undefined) {
@@ -91,6 +101,7 @@ export function mentionHoverMarkdown(mention: DocumentMention, analysis: Mention
     },
     read.surface,
     now,
+    mask,
   );
   return [preview, '', '---', '', ...sessionFacts(mention, session, analysis)].join('\n');
 }
@@ -113,8 +124,11 @@ export async function provideMentionHover(
   const analysis = await analyzeDocumentMentions(document, services, signal, readSurface, scope);
   const mention = under(analysis.mentions);
   if (mention === undefined) return null;
+  // The preview quotes the session's messages: their credentials are masked there too.
+  const read = sessionOfMention(analysis, mention)?.read;
+  const mask = read?.ok === true ? await previewCredentialMask(read.surface) : undefined;
   return {
-    contents: { kind: MarkupKind.Markdown, value: mentionHoverMarkdown(mention, analysis, services.now()) },
+    contents: { kind: MarkupKind.Markdown, value: mentionHoverMarkdown(mention, analysis, services.now(), mask) },
     range: { start: document.positionAt(mention.token.start), end: document.positionAt(mention.token.end) },
   };
 }

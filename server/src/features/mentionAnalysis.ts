@@ -17,9 +17,12 @@ import {
   SessionReadError,
   projectSessionSurface,
   raceWithSignal,
+  redactProjection,
   retainWithinBudget,
+  sentCredentials,
   tagSafeJsonByteLength,
   throwIfCancelled,
+  type CredentialTally,
   type RetainedSession,
   type SessionStore,
   type SessionSurface,
@@ -61,7 +64,14 @@ export type SessionReadOutcome =
 
 /** How a readable session fits its byte budget. */
 export type BudgetOutcome =
-  | { fits: true; retained: RetainedSession; bytes: number }
+  | {
+      fits: true;
+      retained: RetainedSession;
+      bytes: number;
+      /** The credentials its snapshot sends, whole or in part; with `redacted`, their placeholders. */
+      credentials: CredentialTally;
+      redacted: boolean;
+    }
   | { fits: false; error: SessionReferenceError };
 
 /** One distinct session a document mentions, with everything `prepare` would find out about it. */
@@ -249,14 +259,31 @@ function isNotFound(error: unknown): boolean {
   return error instanceof SessionReadError ? error.reason === 'not-found' : (error as { reason?: unknown } | null)?.reason === 'not-found';
 }
 
-function fitBudget(surface: SessionSurface, label: string, maxReferenceBytes: number): BudgetOutcome {
+async function fitBudget(surface: SessionSurface, label: string, maxReferenceBytes: number, redact: boolean): Promise<BudgetOutcome> {
+  // As prepare does it: redacted before the budget when asked (resolver/redaction.ts).
+  const projection = projectSessionSurface(surface, label);
+  const sendable = redact ? await redactProjection(projection) : { projection };
+  let retained: RetainedSession;
   try {
-    const retained = retainWithinBudget(projectSessionSurface(surface, label), maxReferenceBytes);
-    return { fits: true, retained, bytes: tagSafeJsonByteLength(retained.data) };
+    retained = retainWithinBudget(sendable.projection, maxReferenceBytes);
   } catch (error) {
     if (isSessionReferenceError(error) && error.code === 'SESSION_REFERENCE_BUDGET_EXCEEDED') return { fits: false, error };
     throw error;
   }
+  return { fits: true, retained, bytes: tagSafeJsonByteLength(retained.data), credentials: await sentCredentials(sendable, retained), redacted: redact };
+}
+
+// A surface is replaced, never changed, when its session changes: its outcomes are kept until then.
+const budgetOutcomes = new WeakMap<SessionSurface, Map<string, Promise<BudgetOutcome>>>();
+
+/** {@link fitBudget}, computed once per surface, label, budget and redaction. */
+function cachedFitBudget(surface: SessionSurface, label: string, maxReferenceBytes: number, redact: boolean): Promise<BudgetOutcome> {
+  let outcomes = budgetOutcomes.get(surface);
+  if (outcomes === undefined) budgetOutcomes.set(surface, (outcomes = new Map<string, Promise<BudgetOutcome>>()));
+  const key = `${maxReferenceBytes}\u0000${redact}\u0000${label}`;
+  let outcome = outcomes.get(key);
+  if (outcome === undefined) outcomes.set(key, (outcome = fitBudget(surface, label, maxReferenceBytes, redact)));
+  return outcome;
 }
 
 /** What the analysis needs besides the text. */
@@ -267,6 +294,8 @@ export interface MentionAnalysisContext {
   target: SessionReferenceTarget;
   config: SessionReferenceConfig;
   indexing: boolean;
+  /** Credentials are redacted before the budget, as `prepare` does with the setting on. */
+  redactSecrets?: boolean;
   /** Reads surfaces (default: `sessions.readSurface`); a cache may stand in. */
   readSurface?: SurfaceReader;
   /**
@@ -365,9 +394,14 @@ export async function analyzeMentions(text: string, context: MentionAnalysisCont
       const title = titles.get(key);
       if (title !== undefined) session.title = title;
     }
-    if (session.read?.ok === true) session.budget = fitBudget(session.read.surface, session.label, config.maxReferenceBytes);
     if (slices.due()) await slices.pause();
   }
+  await Promise.all(
+    sessions.map(async (session) => {
+      if (session.read?.ok === true) session.budget = await cachedFitBudget(session.read.surface, session.label, config.maxReferenceBytes, context.redactSecrets === true);
+    }),
+  );
+  throwIfCancelled(signal);
   return { mentions, sessions, byKey, target, config, indexing: context.indexing };
 }
 
@@ -388,6 +422,7 @@ export async function analyzeDocumentMentions(
     target,
     config,
     indexing: services.storeStatus().indexing,
+    redactSecrets: services.settings().redactSecrets,
     ...(readSurface === undefined ? {} : { readSurface }),
     ...(readLimit === undefined ? {} : { readLimit }),
     ...(signal === undefined ? {} : { signal }),

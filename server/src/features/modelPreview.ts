@@ -8,7 +8,14 @@ import {
   type SessionCommandResult,
   type SessionCommands,
 } from '@dsh-session-ls/shared';
-import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX, tagSafeJsonByteLength } from '../resolver';
+import {
+  REFERENCED_SESSIONS_PROMPT_PREFIX,
+  REFERENCED_SESSIONS_PROMPT_SUFFIX,
+  describeCredentialTally,
+  detectCredentials,
+  tagSafeJsonByteLength,
+  tallyCredentials,
+} from '../resolver';
 import { configOverride, requiredString, targetRequest, textDocumentUri, type CommandArgument } from './commandArguments';
 import { fencedText } from './markdownBlocks';
 import { escapeMarkdownText } from './sessionPreview';
@@ -31,8 +38,42 @@ export function sourceBytes(contextText: string): number[] {
 const readableText = (prepared: PreparedReferencedMessage): string =>
   prepared.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('\n');
 
+/** How the preview shows the context text's credentials: the text with each marked, and a line saying so. */
+interface MarkedContext {
+  text: string;
+  note?: string;
+}
+
+const PLACEHOLDER = /\[REDACTED:([a-z0-9-]+)\]/g;
+
+/**
+ * The context text with each credential it sends shown as `[CREDENTIAL:<kind>]` (never its value), and a
+ * line that counts them; when `prepare` redacted them, a line that counts the placeholders.
+ */
+async function markCredentials(text: string, redacted: boolean): Promise<MarkedContext> {
+  if (redacted) {
+    const tally = tallyCredentials(Array.from(text.matchAll(PLACEHOLDER), (match) => match[1]!));
+    return tally.total === 0 ? { text } : { text, note: `${tally.total} credentials were redacted (${describeCredentialTally(tally)}).` };
+  }
+  const spans = await detectCredentials(text);
+  if (spans.length === 0) return { text };
+  let marked = '';
+  let from = 0;
+  for (const { start, end, kind } of spans) {
+    marked += `${text.slice(from, start)}[CREDENTIAL:${kind}]`;
+    from = end;
+  }
+  const tally = tallyCredentials(spans.map(({ kind }) => kind));
+  return {
+    text: marked + text.slice(from),
+    note:
+      `**${tally.total} credentials are sent to the model** (${describeCredentialTally(tally)}); each is shown below as ` +
+      '[CREDENTIAL:kind]. Set redactSecrets to send [REDACTED:kind] instead.',
+  };
+}
+
 /** The preview of a prepared message: the readable text, each source's bytes against the budget, and the context text. */
-export function modelPreviewMarkdown(prepared: PreparedReferencedMessage, maxReferenceBytes: number): string {
+export function modelPreviewMarkdown(prepared: PreparedReferencedMessage, maxReferenceBytes: number, marked?: MarkedContext): string {
   const lines = ['# What the model will see', '', '## The message', '', fencedText(readableText(prepared)), ''];
   const context = prepared.additionalContext;
   if (context === undefined) {
@@ -51,7 +92,9 @@ export function modelPreviewMarkdown(prepared: PreparedReferencedMessage, maxRef
       `| ${reference.inputIndex + 1} | ${escapeMarkdownText(reference.label)} | ${size ?? '?'} of ${maxReferenceBytes} | ${shortened} |`,
     );
   }
-  lines.push('', '## The context message', '', fencedText(text));
+  lines.push('', '## The context message', '');
+  if (marked?.note !== undefined) lines.push(marked.note, '');
+  lines.push(fencedText(marked?.text ?? text));
   return lines.join('\n') + '\n';
 }
 
@@ -93,5 +136,7 @@ export async function previewCommand(
     if (isSessionReferenceError(error) && error.code !== 'SESSION_REFERENCE_CANCELLED') return refusedPreviewMarkdown(error);
     throw error;
   }
-  return modelPreviewMarkdown(prepared, resolver.config.maxReferenceBytes);
+  const context = prepared.additionalContext?.content.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('');
+  const marked = context === undefined ? undefined : await markCredentials(context, resolver.redactsSecrets);
+  return modelPreviewMarkdown(prepared, resolver.config.maxReferenceBytes, marked);
 }

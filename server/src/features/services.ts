@@ -25,6 +25,8 @@ export interface SessionSettings extends AgentHomes {
   agents: readonly AgentName[];
   /** Where an `@` completion lists workspace files (default `after` the sessions). */
   fileMentions: FileMentionsOrder;
+  /** `prepare` replaces each credential in a snapshot with `[REDACTED:<kind>]` (default false: dsh's bytes). */
+  redactSecrets: boolean;
 }
 
 /** A target as a request gives it: each field on its own; `null` or `""` = explicitly none, absent = default. */

@@ -1,6 +1,6 @@
 import { displaySafeLabel, displaySafeText, formatAge, isSessionReferenceError } from '@dsh-session-ls/shared';
 import { MarkupKind, type CompletionItem, type MarkupContent } from 'vscode-languageserver-types';
-import { projectSessionSurface, raceWithSignal, throwIfCancelled, type SessionSurface } from '../resolver';
+import { detectCredentials, projectSessionSurface, raceWithSignal, redactSpans, throwIfCancelled, type SessionSurface } from '../resolver';
 import { isSessionCompletionData, type SessionCompletionData } from './completion';
 import type { SessionServices } from './services';
 
@@ -138,11 +138,14 @@ const PLAINTEXT_STYLE: PreviewStyle = {
   quoteBreak: '',
 };
 
-function exchangeLines(style: PreviewStyle, heading: string, exchange: Exchange): string[] {
+/** Session text as a preview shows it: each credential replaced (see {@link previewCredentialMask}). */
+export type PreviewMask = (text: string) => string;
+
+function exchangeLines(style: PreviewStyle, heading: string, exchange: Exchange, mask: PreviewMask): string[] {
   const lines = [style.strong(heading), ''];
   const who = exchange.checkpoint === true ? 'Summary of earlier messages' : 'User';
-  if (exchange.user !== undefined) lines.push(style.quote(`${style.strong(`${who}:`)} ${style.text(trimForPreview(exchange.user))}`), style.quoteBreak);
-  if (exchange.assistant !== undefined) lines.push(style.quote(`${style.strong('Assistant:')} ${style.text(trimForPreview(exchange.assistant))}`));
+  if (exchange.user !== undefined) lines.push(style.quote(`${style.strong(`${who}:`)} ${style.text(trimForPreview(mask(exchange.user)))}`), style.quoteBreak);
+  if (exchange.assistant !== undefined) lines.push(style.quote(`${style.strong('Assistant:')} ${style.text(trimForPreview(mask(exchange.assistant)))}`));
   if (lines.length > 2 && lines[lines.length - 1] === style.quoteBreak) lines.pop();
   return [...lines, ''];
 }
@@ -151,7 +154,13 @@ function exchangeLines(style: PreviewStyle, heading: string, exchange: Exchange)
  * The preview of one session: title, cwd, created, message counts, first and latest exchange. In
  * Markdown (the default) every piece of session text is escaped so it cannot inject markup.
  */
-export function sessionPreview(item: SessionCompletionData, surface: SessionSurface, now: number, kind: MarkupKind = MarkupKind.Markdown): string {
+export function sessionPreview(
+  item: SessionCompletionData,
+  surface: SessionSurface,
+  now: number,
+  kind: MarkupKind = MarkupKind.Markdown,
+  mask: PreviewMask = (text) => text,
+): string {
   const style = kind === MarkupKind.PlainText ? PLAINTEXT_STYLE : MARKDOWN_STYLE;
   const projected = projectSessionSurface(surface, item.label);
   const conversation = projected.data.conversation;
@@ -178,16 +187,34 @@ export function sessionPreview(item: SessionCompletionData, surface: SessionSurf
   if (all.length === 0) {
     lines.push(kind === MarkupKind.PlainText ? 'No conversation yet.' : '_No conversation yet._');
   } else if (all.length === 1) {
-    lines.push(...exchangeLines(style, 'Only exchange', all[0]!));
+    lines.push(...exchangeLines(style, 'Only exchange', all[0]!, mask));
   } else {
-    lines.push(...exchangeLines(style, 'First exchange', all[0]!), ...exchangeLines(style, 'Latest exchange', all[all.length - 1]!));
+    lines.push(...exchangeLines(style, 'First exchange', all[0]!, mask), ...exchangeLines(style, 'Latest exchange', all[all.length - 1]!, mask));
   }
   return lines.join('\n').trimEnd();
 }
 
 /** The Markdown preview of one session (what hovers and completion items show). */
-export function sessionPreviewMarkdown(item: SessionCompletionData, surface: SessionSurface, now: number): string {
-  return sessionPreview(item, surface, now, MarkupKind.Markdown);
+export function sessionPreviewMarkdown(item: SessionCompletionData, surface: SessionSurface, now: number, mask?: PreviewMask): string {
+  return sessionPreview(item, surface, now, MarkupKind.Markdown, mask);
+}
+
+// A preview shows at most PREVIEW_MESSAGE_CHARS of a message's start: credentials are looked for in this much of it.
+const PREVIEW_SCAN_CHARS = 16384;
+
+/** The mask for the messages a session's preview shows: their credentials as `[REDACTED:<kind>]`, never the values. */
+export async function previewCredentialMask(surface: SessionSurface): Promise<PreviewMask> {
+  const projected = projectSessionSurface(surface, '');
+  const all = exchanges(projected.data.conversation, projected.checkpoints);
+  const masked = new Map<string, string>();
+  for (const exchange of [all[0], all[all.length - 1]]) {
+    for (const text of [exchange?.user, exchange?.assistant]) {
+      if (text === undefined || masked.has(text)) continue;
+      const head = text.slice(0, PREVIEW_SCAN_CHARS);
+      masked.set(text, redactSpans(head, await detectCredentials(head)).text + text.slice(head.length));
+    }
+  }
+  return (text) => masked.get(text) ?? text;
 }
 
 /**
@@ -206,7 +233,9 @@ export async function resolveSessionCompletionItem(
   try {
     const surface = await raceWithSignal(services.sessions.readSurface(item.data.sessionId, signal, item.data.agent), signal);
     throwIfCancelled(signal);
-    value = sessionPreview(item.data, surface, services.now(), style.kind);
+    const mask = await previewCredentialMask(surface);
+    throwIfCancelled(signal);
+    value = sessionPreview(item.data, surface, services.now(), style.kind, mask);
   } catch (error) {
     throwIfCancelled(signal);
     if (isSessionReferenceError(error)) throw error;

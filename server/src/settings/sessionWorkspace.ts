@@ -243,7 +243,7 @@ export class SessionWorkspace implements SessionServices, SessionServiceViews {
   }
 
   private resolverOver(sessions: SessionStore, override?: Partial<SessionReferenceConfig>): SessionReferenceResolver {
-    return createSessionReferenceResolver(sessions, { ...this.settings().config, ...override });
+    return createSessionReferenceResolver(sessions, { ...this.settings().config, ...override }, { redactSecrets: this.settings().redactSecrets });
   }
 
   private resolveTargetOver(

@@ -20,7 +20,21 @@ describe('SettingsState precedence', () => {
       claudeCodeHome: path.join(os.homedir(), '.claude'),
       codexHome: path.join(os.homedir(), '.codex'),
       fileMentions: 'after',
+      redactSecrets: false,
     });
+  });
+
+  it('takes redactSecrets from the section, initializationOptions or the command line; only a boolean', () => {
+    const state = new SettingsState();
+    state.update(sources({ commandLine: { redactSecrets: true } }));
+    expect(state.settings.redactSecrets).toBe(true);
+    state.update(sources({ section: { redactSecrets: false }, initializationOptions: { redactSecrets: true } }));
+    expect(state.settings.redactSecrets).toBe(false);
+    const problems = state.update(sources({ section: { redactSecrets: 'yes' } }));
+    expect(problems.map((problem) => [problem.origin, problem.error.code, problem.error.message])).toEqual([
+      ['dshSessions.redactSecrets', 'SESSION_REFERENCE_INVALID_CONFIG', 'redactSecrets must be true or false, not "yes"'],
+    ]);
+    expect(state.settings.redactSecrets).toBe(false);
   });
 
   it('takes fileMentions from the section first, then initializationOptions; a bad value is INVALID_CONFIG naming the three', () => {

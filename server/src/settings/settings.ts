@@ -17,7 +17,7 @@ import { expandHome, workingDirectory } from '../store/defaultRoot';
 import { FILE_MENTIONS_ORDERS, type FileMentionsOrder, type SessionSettings } from '../features/services';
 
 /** The keys of `initializationOptions` and of the `dshSessions` section (lsp-contract.md, Settings). */
-export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', ...AGENT_HOME_SETTINGS, 'fileMentions'] as const;
+export const SETTING_KEYS = ['sessionsRoot', 'targetSessionId', ...SESSION_REFERENCE_CONFIG_KEYS, 'agents', ...AGENT_HOME_SETTINGS, 'fileMentions', 'redactSecrets'] as const;
 
 /** One settings key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];
@@ -102,6 +102,7 @@ const CLIENT_LAYER_ORDER: Readonly<Record<SettingKey, ReadonlyArray<'section' | 
   ...(Object.fromEntries(AGENT_HOME_SETTINGS.map((key) => [key, ['initializationOptions', 'section']])) as Record<AgentHomeSetting, ['initializationOptions', 'section']>),
   // How completion looks is the user's to change while the server runs, as the limits are.
   fileMentions: ['section', 'initializationOptions'],
+  redactSecrets: ['section', 'initializationOptions'],
 };
 
 const ORIGIN_NAMES = { section: SETTINGS_SECTION, initializationOptions: 'initializationOptions' } as const;
@@ -139,6 +140,9 @@ function validateSetting(key: SettingKey, value: unknown, baseDir: string | unde
       if (typeof value !== 'string' || !(FILE_MENTIONS_ORDERS as readonly string[]).includes(value)) {
         throw invalidConfig(`fileMentions must be "after", "before" or "off", not ${describeValue(value)}`);
       }
+      return value;
+    case 'redactSecrets':
+      if (typeof value !== 'boolean') throw invalidConfig(`redactSecrets must be true or false, not ${describeValue(value)}`);
       return value;
     default:
       // The shared validation, for dsh's own messages.
@@ -181,12 +185,13 @@ function fallbackSettings(sources: SettingsSources): Record<SettingKey, unknown>
     agents: DEFAULT_AGENTS,
     ...defaultAgentHomes(sources.env),
     fileMentions: DEFAULT_FILE_MENTIONS,
+    redactSecrets: false,
   };
 }
 
 /** One key's value in resolved settings. */
 function settingValue(settings: SessionSettings, key: SettingKey): unknown {
-  return key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || isAgentHomeSetting(key) || key === 'fileMentions'
+  return key === 'sessionsRoot' || key === 'targetSessionId' || key === 'agents' || isAgentHomeSetting(key) || key === 'fileMentions' || key === 'redactSecrets'
     ? settings[key]
     : settings.config[key];
 }
@@ -204,6 +209,7 @@ function settingsOf(next: Record<string, unknown>): SessionSettings {
     agents: next.agents as readonly AgentName[],
     ...(Object.fromEntries(AGENT_HOME_SETTINGS.map((key) => [key, next[key] as string])) as AgentHomes),
     fileMentions: next.fileMentions as FileMentionsOrder,
+    redactSecrets: next.redactSecrets as boolean,
   };
 }
 
