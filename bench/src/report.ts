@@ -314,6 +314,12 @@ function renderSize(r: SizeResult): string[] {
     if (p) out.push(`| \`dshSession.prepare\` of 3 × ${size} logs, median of ${p.runs.length} | ${ms(p.median)} (runs ${p.runs.map((x) => x.toFixed(0)).join(', ')} ms; context ${(p.contextBytes / 1024).toFixed(0)} KiB) |`);
     if (d) out.push(`| read + decode + JSON.parse of the same 3 × ${size} logs, median of ${d.runs.length} | ${ms(d.median)} (${count(d.lines)} lines) |`);
   }
+  const preview = r.preview10MB;
+  const prepare10 = r.prepare?.['10MB'];
+  if (preview && prepare10) {
+    const check = Math.max(0, preview.median - prepare10.median);
+    out.push(`| \`dshSession.preview\` of the 3 × 10MB logs (prepare + credential check), median of ${preview.runs.length} | ${ms(preview.median)}: the check ≈ ${ms(check)}, ${((check / prepare10.median) * 100).toFixed(1)} % of prepare |`);
+  }
   out.push('');
   if (r.latency) {
     out.push(`Warm completion (\`textDocument/completion\` after \`@<query>\`, ${r.latency[0].roundTrip.n} requests per kind after a warm-up of ${r.warmup}):`);

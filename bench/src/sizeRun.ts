@@ -12,6 +12,7 @@ import {
   measureEarlyAnswer,
   measureIdleCpu,
   measurePrepare,
+  measurePreview,
   waitForCompleteAnswer,
   type CompleteAnswer,
   type EarlyAnswer,
@@ -50,6 +51,8 @@ export interface SizeResult {
   warmup: number;
   latency?: LatencyFigure[];
   prepare?: { '1MB': PrepareFigure; '10MB': PrepareFigure };
+  /** `dshSession.preview` of the 3 × 10 MB sessions: prepare plus the credential check of its context. */
+  preview10MB?: { runs: number[]; median: number };
   decodeParse?: { '1MB': DecodeParseResult; '10MB': DecodeParseResult };
   peakRss?: { cold?: number; restart?: number };
   /** The cold server's peak RSS so far at the end of each phase (VmHWM only grows), to see which phase set it. */
@@ -209,6 +212,7 @@ export async function runSize(options: SizeRunOptions): Promise<SizeResult> {
       '1MB': await measurePrepare(server, store.prepare['1MB'], options.prepareRuns),
       '10MB': await measurePrepare(server, store.prepare['10MB'], options.prepareRuns),
     };
+    result.preview10MB = await measurePreview(server, store.prepare['10MB'], options.prepareRuns);
     result.peakRssAfter.prepare = server.peakRssBytes();
   } catch (error) {
     errors.push(`server (cold run): ${(error as Error).message}`);

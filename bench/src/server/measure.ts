@@ -195,6 +195,22 @@ export async function measurePrepare(server: RunningServer, sessionIds: readonly
   return { runs: times, median: median(times), contextBytes };
 }
 
+/**
+ * `dshSession.preview` of a message mentioning the sessions: the same prepare, then the credential
+ * check of its context (detection over what is sent). Its time less prepare's is what the check costs.
+ */
+export async function measurePreview(server: RunningServer, sessionIds: readonly string[], runs: number): Promise<{ runs: number[]; median: number }> {
+  const text = `Compare ${sessionIds.map((id) => `dsh-session:${id}`).join(' and ')} .`;
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const markdown = await server.connection.sendRequest('workspace/executeCommand', { command: 'dshSession.preview', arguments: [{ text }] });
+    times.push(performance.now() - started);
+    if (typeof markdown !== 'string' || !markdown.includes('## The context message')) throw new Error('preview returned no context');
+  }
+  return { runs: times, median: median(times) };
+}
+
 /** The server's CPU use while nothing happens (after the index settled). */
 export interface IdleCpuFigure {
   /** The measured window. */
