@@ -2,17 +2,19 @@
  * The on-disk `SessionStoreService`: discovery + index + listing, kept fresh by directory
  * watches, a sweep of unwatched sessions and an adaptive full rescan, all strictly read-only.
  *
- * A facade over the parts in `disk/`, each behind the few calls it needs of the others:
- * root attachment (`rootAttachment.ts`), scanning (`scanning.ts`), freshness scheduling
- * (`freshness.ts`), listing publication (`publication.ts`) and cache writing
- * (`cacheWriter.ts`). They share one `StoreState`; time and the file system come in through
- * the tuning (`disk/tuning.ts`), so tests can run the store in fake time.
+ * The coordinator of the parts in `disk/`: root attachment (`rootAttachment.ts`), scanning
+ * (`scanning.ts`), freshness scheduling (`freshness.ts`), listing publication
+ * (`publication.ts`) and cache writing (`cacheWriter.ts`). Calls go down only (attachment and
+ * freshness await the scanner's and the cache's results); what a part saw it emits on the one
+ * event stream (`disk/events.ts`), and {@link DiskSessionStore.route} alone decides who acts
+ * on it. Time and the file system come in through the tuning (`disk/tuning.ts`), so tests can
+ * run the store in fake time.
  */
 import path from 'node:path';
 import type { SessionSurface, StoredSessionSummary } from '../resolver/sessionStore';
 import { throwIfAborted } from './concurrency';
 import { CacheWriter } from './disk/cacheWriter';
-import type { TimerSlot } from './disk/clock';
+import { StoreEvents, type StoreEvent } from './disk/events';
 import { Freshness } from './disk/freshness';
 import { Publication } from './disk/publication';
 import { RootAttachment } from './disk/rootAttachment';
@@ -28,11 +30,6 @@ export { cacheWritesSettled } from './summaryCache';
 export type { Clock } from './disk/clock';
 export { DEFAULT_TUNING, INLINE_INDEX_BYTES, type DiskStoreTuning } from './disk/tuning';
 
-/** How long the first index's watches wait at most for the answers that waited for the index (ms)… */
-const WATCH_WAIT_MAX_MS = 5000;
-/** …looking this often whether those answers are out. */
-const WATCH_POLL_MS = 5;
-
 /** A dsh sessions root on disk, served read-only and kept fresh. */
 export class DiskSessionStore implements SessionStoreService {
   readonly root: string;
@@ -41,8 +38,7 @@ export class DiskSessionStore implements SessionStoreService {
   private readonly publication: Publication;
   private readonly cache: CacheWriter;
   private readonly freshness: Freshness;
-  private readonly catchUpTimer: TimerSlot;
-  private readonly watchTimer: TimerSlot;
+  private readonly attachment: RootAttachment;
 
   constructor(options: OpenSessionStoreOptions, tuning: Partial<DiskStoreTuning> = {}) {
     this.root = path.resolve(options.root);
@@ -53,39 +49,45 @@ export class DiskSessionStore implements SessionStoreService {
       files: state.tuning.files,
       log: state.log,
     });
-    this.catchUpTimer = state.timer();
-    this.watchTimer = state.timer();
-    const cache = (this.cache = new CacheWriter(state, options.cacheDir));
-    const publication = (this.publication = new Publication(state, {
-      listingChanged: (attached) => cache.scheduleSave(attached, state.tuning.cacheSaveDelayMs),
-    }));
-    const scanner = new Scanner(state, {
-      listingChanged: (attached, rereadKey) => publication.markDirty(attached, rereadKey),
-      statusChanged: () => publication.emitStatus(false),
-      directoriesChanged: (attached) => freshness.updateWatches(attached),
-      rescan: (scope) => freshness.markDirty(scope),
-    });
-    const freshness: Freshness = (this.freshness = new Freshness(state, {
-      scan: (attached, scope) => scanner.scan(attached, scope),
-      refresh: (attached, key) => scanner.refresh(attached, key),
-      rootStillAttached: (attached) => attachment.rootStillAttached(attached),
-      detach: () => attachment.detach(),
-      notifyNow: () => publication.notifyNow(),
-    }));
-    const attachment = new RootAttachment(state, this.pool, {
-      loadCache: (attached) => cache.load(attached),
-      scan: (attached, scope) => scanner.scan(attached, scope),
-      onWatchEvent: (generation, dir, name) => freshness.onWatchEvent(generation, dir, name),
-      indexed: (attached) => this.indexed(attached),
-      forgetRoot: () => {
+    const events = new StoreEvents();
+    this.cache = new CacheWriter(state, options.cacheDir);
+    this.publication = new Publication(state);
+    const scanner = new Scanner(state, events);
+    this.freshness = new Freshness(state, events, scanner);
+    const attachment = (this.attachment = new RootAttachment(state, this.pool, events, scanner, this.cache));
+    events.consume((event) => this.route(event));
+    state.background(attachment.attach());
+  }
+
+  /** The one consumer of the parts' events: which part acts on each, in what order. */
+  private route(event: StoreEvent): void {
+    const { freshness, publication, cache } = this;
+    switch (event.type) {
+      case 'listingChanged':
+        // The persistent cache may need rewriting, and listeners hearing of it.
+        cache.scheduleSave(event.attached, this.state.tuning.cacheSaveDelayMs);
+        return publication.markDirty(event.rereadKey);
+      case 'statusChanged':
+        return publication.emitStatus(event.force);
+      case 'directoriesChanged':
+        return freshness.updateWatches(event.attached);
+      case 'scopeStale':
+        return freshness.markDirty(event.scope);
+      case 'watched':
+        return freshness.onWatchEvent(event.generation, event.dir, event.name);
+      case 'indexed':
+        return this.indexed(event.attached);
+      case 'settled':
+        return publication.notifyNow();
+      case 'rootReplaced':
+        return this.attachment.detach();
+      case 'detached':
         freshness.forgetRoot();
         cache.cancel();
-        publication.forgetRoot();
-      },
-      emitStatus: (force) => publication.emitStatus(force),
-      notifyNow: () => publication.notifyNow(),
-    });
-    state.background(attachment.attach());
+        return publication.forgetRoot();
+      default:
+        return event satisfies never;
+    }
   }
 
   /** The first index of `attached` is built: start keeping it fresh. */
@@ -93,58 +95,13 @@ export class DiskSessionStore implements SessionStoreService {
     const { state, freshness, publication } = this;
     // No burst follows the first index: its workers end now, before the first (largest) answers.
     this.pool.retireIdle();
-    // Fewer directories than watches: all are watched at once, before the answers that waited.
-    // Deferred, a change between those answers and the watches was seen only by the catch-up
-    // rescan, which waits for 500 ms without requests: a client polling faster gives none.
-    if (attached.directories.size < state.tuning.maxWatches) this.keepFresh(attached);
-    else this.watchOnceAnswered(attached, state.clock.now());
+    freshness.watchFirstIndex(attached);
     state.finishIndexing();
     publication.emitStatus(true);
     publication.notifyNow();
     // Not at once: the first answers come now, and writing the cache would compete with them.
     this.cache.scheduleSave(attached, state.tuning.cacheSaveDelayMs);
-    // Catch up with what changed while the first index was built, before its directories were
-    // watched, in a quiet moment (see the tuning). An answer meanwhile is as fresh as one given
-    // during the rescan would be: listings never wait for a rescan.
-    const since = state.clock.now();
-    const catchUp = (delayMs: number): void =>
-      this.catchUpTimer.set(() => {
-        if (!state.isCurrent(attached)) return;
-        const wait = state.quietWaitMs(since);
-        if (wait > 0) return catchUp(wait);
-        // The rescan covers what changed before the directories were watched: they are, first.
-        if (this.watchTimer.active) {
-          this.watchTimer.clear();
-          this.keepFresh(attached);
-        }
-        freshness.markDirty({ kind: 'root' });
-      }, delayMs);
-    catchUp(state.tuning.catchUpDelayMs);
-  }
-
-  /**
-   * Watches the first index's directories (more than the watches allow) and starts the sweep of
-   * those not watched, once the answers that waited for that index are out: ranking 100,000
-   * directories and adding the first watches held those answers. After {@link WATCH_WAIT_MAX_MS}
-   * at the latest. Whatever changes meanwhile the catch-up rescan covers, as it covers what
-   * changed during the index and while the watches are added a batch at a time: it starts after
-   * the watches.
-   */
-  private watchOnceAnswered(attached: Attached, since: number): void {
-    const { state } = this;
-    if (state.tuning.foreground.quietForMs() > 0 || state.clock.now() - since >= WATCH_WAIT_MAX_MS) {
-      this.keepFresh(attached);
-      return;
-    }
-    this.watchTimer.set(() => {
-      if (state.isCurrent(attached)) this.watchOnceAnswered(attached, since);
-    }, WATCH_POLL_MS);
-  }
-
-  /** Directory watches, and the sweep of the transcripts they leave unwatched. */
-  private keepFresh(attached: Attached): void {
-    this.freshness.updateWatches(attached);
-    this.freshness.scheduleSweep(attached);
+    freshness.catchUpWithFirstIndex(attached);
   }
 
   // ---- SessionStore -------------------------------------------------------------------------
@@ -196,8 +153,6 @@ export class DiskSessionStore implements SessionStoreService {
   async saveCache(): Promise<void> {
     const { state } = this;
     state.windingDown = true;
-    this.catchUpTimer.clear();
-    this.watchTimer.clear();
     this.freshness.forgetRoot();
     const attached = state.attached;
     if (attached) await this.cache.saveNow(attached);

@@ -10,6 +10,7 @@ import type { DiscoveryScope } from '../discovery';
 import { ScopedKeys } from '../scopedKeys';
 import type { FileIdentity, TranscriptFiles } from '../transcriptFiles';
 import type { IndexedTranscript } from '../transcriptIndex';
+import { StoreEvents, type StoreEvent } from './events';
 import { Freshness } from './freshness';
 import { StoreState, type Attached } from './state';
 import { DEFAULT_TUNING, type DiskStoreTuning } from './tuning';
@@ -25,6 +26,10 @@ function statsOf(identity: FileIdentity): Stats {
  * whose directories is watched except `watched`; scans and refreshes are recorded, not run.
  */
 function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: string[] = [], lstatCostMs = 0) {
+  const events = new StoreEvents();
+  const emitted: StoreEvent['type'][] = [];
+  events.consume((event) => emitted.push(event.type));
+  let rootAttached = true;
   const clock = new FakeClock();
   const lstatSyncs: string[] = [];
   const lstatTimes: number[] = [];
@@ -59,7 +64,7 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
   const scans: DiscoveryScope[][] = [];
   const refreshes: string[] = [];
   let scanCost = { ms: 0, cpuMs: 0 };
-  const freshness = new Freshness(state, {
+  const freshness = new Freshness(state, events, {
     async scan(_attached, scope) {
       (scans.at(-1) as DiscoveryScope[]).push(scope);
       clock.advance(scanCost.ms);
@@ -68,14 +73,13 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
     async refresh(_attached, key) {
       refreshes.push(key);
       onDisk.set(`/root/${key}`, IDENTITY); // read: the index knows this version now
+      return 'changed' as const;
     },
     async rootStillAttached() {
       flushes.push(clock.now());
       scans.push([]);
-      return true;
+      return rootAttached;
     },
-    detach: () => undefined,
-    notifyNow: () => undefined,
   });
   return {
     clock,
@@ -89,6 +93,8 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
     lstatTimes,
     onDisk,
     costs: (ms: number, cpuMs: number) => (scanCost = { ms, cpuMs }),
+    emitted,
+    replaceRoot: () => (rootAttached = false),
   };
 }
 
@@ -132,6 +138,20 @@ describe('freshness scheduling in fake time', () => {
     await advance(clock, 10_000, 10);
     expect(flushes).toEqual([]);
     expect(state.pendingTimers()).toBe(0);
+  });
+
+  it('reports on the event stream: a look finished, or a replaced root, which it does not scan', async () => {
+    const { clock, state, freshness, scans, emitted, replaceRoot } = setUp({ debounceMs: 30 });
+    state.indexing = false;
+    freshness.onWatchEvent(state.generation, 'p', undefined);
+    await advance(clock, 100, 10);
+    expect(scans).toEqual([[{ kind: 'project', projectDir: 'p' }]]);
+    expect(emitted).toEqual(['settled']);
+    replaceRoot();
+    freshness.onWatchEvent(state.generation, 'p', undefined);
+    await advance(clock, 100, 10);
+    expect(scans.at(-1)).toEqual([]);
+    expect(emitted).toEqual(['settled', 'rootReplaced']);
   });
 
   it('spaces full rescans by their minimum interval, their duration and their CPU time', async () => {

@@ -2,13 +2,21 @@
  * Freshness scheduling: what keeps the index true to the disk once built. Directory watches
  * (as many as the cap allows, most recently written first) queue scopes for a debounced
  * re-read; a sweep re-stats, a batch per tick, the transcripts no watch covers (and retries
- * failed reads); a full rescan, spaced by its own cost, catches whatever both missed.
+ * failed reads); a full rescan, spaced by its own cost, catches whatever both missed. The looks
+ * themselves are the scanner's, awaited; what freshness finds it reports on the event stream.
  */
 import { keyPath, scopeOfChange, type DiscoveryScope } from '../discovery';
 import { PendingScopes } from '../pendingScopes';
 import { sameIdentity } from '../transcriptFiles';
 import type { TimerSlot } from './clock';
+import type { StoreEvents } from './events';
+import type { Scanner } from './scanning';
 import type { Attached, StoreState } from './state';
+
+/** How long the first index's watches wait at most for the answers that waited for the index (ms)… */
+const WATCH_WAIT_MAX_MS = 5000;
+/** …looking this often whether those answers are out. */
+const WATCH_POLL_MS = 5;
 
 /**
  * The `count` items with the highest `score` (more on ties), unordered: only the few thousand
@@ -28,16 +36,8 @@ function sessionDirOf(key: string): string {
   return key.slice(0, key.lastIndexOf('/'));
 }
 
-/** What freshness needs from the rest of the store. */
-export interface FreshnessDeps {
-  scan(attached: Attached, scope: DiscoveryScope): Promise<void>;
-  refresh(attached: Attached, key: string): Promise<unknown>;
-  /** Whether the attached root is still the same directory; when not, `detach` is called. */
-  rootStillAttached(attached: Attached): Promise<boolean>;
-  detach(): void;
-  /** A re-read finished: listeners may hear of its changes now. */
-  notifyNow(): void;
-}
+/** The looks at the disk freshness asks for and awaits: scans, re-reads, whether the root is still the same directory. */
+export type FreshnessLooks = Pick<Scanner, 'scan' | 'refresh' | 'rootStillAttached'>;
 
 export class Freshness {
   private readonly pending = new PendingScopes();
@@ -57,21 +57,85 @@ export class Freshness {
   private sweepPassVisited = 0;
   private sweepPassKeys = 0;
   private readonly rescanTimer: TimerSlot;
+  private readonly catchUpTimer: TimerSlot;
+  private readonly watchTimer: TimerSlot;
   /** Full rescans (re-reads of the root scope) completed, for tests that wait for one. */
   private rescans = 0;
 
   constructor(
     private readonly state: StoreState,
-    private readonly deps: FreshnessDeps,
+    private readonly events: StoreEvents,
+    private readonly looks: FreshnessLooks,
   ) {
     this.flushTimer = state.timer();
     this.sweepTimer = state.timer();
     this.rescanTimer = state.timer();
+    this.catchUpTimer = state.timer();
+    this.watchTimer = state.timer();
   }
 
   /** How many full rescans have completed. */
   get completedRescans(): number {
     return this.rescans;
+  }
+
+  /**
+   * The first index is built: its directories are watched and the sweep starts. Fewer
+   * directories than watches are all watched at once, before the answers that waited. Deferred,
+   * a change between those answers and the watches was seen only by the catch-up rescan, which
+   * waits for 500 ms without requests: a client polling faster gives none.
+   */
+  watchFirstIndex(attached: Attached): void {
+    if (attached.directories.size < this.state.tuning.maxWatches) this.keepFresh(attached);
+    else this.watchOnceAnswered(attached, this.state.clock.now());
+  }
+
+  /**
+   * Catches up with what changed while the first index was built, before its directories were
+   * watched, in a quiet moment (see the tuning). An answer meanwhile is as fresh as one given
+   * during the rescan would be: listings never wait for a rescan.
+   */
+  catchUpWithFirstIndex(attached: Attached): void {
+    const { state } = this;
+    const since = state.clock.now();
+    const catchUp = (delayMs: number): void =>
+      this.catchUpTimer.set(() => {
+        if (!state.isCurrent(attached)) return;
+        const wait = state.quietWaitMs(since);
+        if (wait > 0) return catchUp(wait);
+        // The rescan covers what changed before the directories were watched: they are, first.
+        if (this.watchTimer.active) {
+          this.watchTimer.clear();
+          this.keepFresh(attached);
+        }
+        this.markDirty({ kind: 'root' });
+      }, delayMs);
+    catchUp(state.tuning.catchUpDelayMs);
+  }
+
+  /**
+   * Watches the first index's directories (more than the watches allow) and starts the sweep of
+   * those not watched, once the answers that waited for that index are out: ranking 100,000
+   * directories and adding the first watches held those answers. After {@link WATCH_WAIT_MAX_MS}
+   * at the latest. Whatever changes meanwhile the catch-up rescan covers, as it covers what
+   * changed during the index and while the watches are added a batch at a time: it starts after
+   * the watches.
+   */
+  private watchOnceAnswered(attached: Attached, since: number): void {
+    const { state } = this;
+    if (state.tuning.foreground.quietForMs() > 0 || state.clock.now() - since >= WATCH_WAIT_MAX_MS) {
+      this.keepFresh(attached);
+      return;
+    }
+    this.watchTimer.set(() => {
+      if (state.isCurrent(attached)) this.watchOnceAnswered(attached, since);
+    }, WATCH_POLL_MS);
+  }
+
+  /** Directory watches, and the sweep of the transcripts they leave unwatched. */
+  private keepFresh(attached: Attached): void {
+    this.updateWatches(attached);
+    this.scheduleSweep(attached);
   }
 
   /** A watch of generation `generation` saw a change in `dir` (to `name`, if known). */
@@ -104,19 +168,19 @@ export class Freshness {
       const root = this.pending.includesRoot;
       const scopes = this.pending.take();
       if (!attached || !state.isCurrent(attached)) return;
-      if (!(await this.deps.rootStillAttached(attached))) {
-        if (state.isCurrent(attached)) this.deps.detach();
+      if (!(await this.looks.rootStillAttached(attached))) {
+        if (state.isCurrent(attached)) this.events.emit({ type: 'rootReplaced', attached });
         return;
       }
       const started = state.clock.now();
       const cpuStarted = state.clock.cpuMs();
-      await Promise.all(scopes.map((scope) => this.deps.scan(attached, scope)));
+      await Promise.all(scopes.map((scope) => this.looks.scan(attached, scope)));
       if (!state.isCurrent(attached)) return;
       if (root) {
         this.updateWatches(attached);
         this.scheduleRescan(attached, state.clock.now() - started, state.clock.cpuMs() - cpuStarted);
       }
-      this.deps.notifyNow();
+      this.events.emit({ type: 'settled' });
       if (root) this.rescans++;
     } finally {
       this.flushing = false;
@@ -185,7 +249,7 @@ export class Freshness {
       if (batch.length === 0) return this.scheduleSweep(attached);
       this.sweeping = true;
       state.background(
-        Promise.all(batch.map((key) => this.deps.refresh(attached, key))).finally(() => {
+        Promise.all(batch.map((key) => this.looks.refresh(attached, key))).finally(() => {
           this.sweeping = false;
           if (state.isCurrent(attached)) this.scheduleSweep(attached);
         }),
@@ -253,8 +317,10 @@ export class Freshness {
     }, delay);
   }
 
-  /** The root went: its sweep and rescan stop (a new root starts its own). */
+  /** The root went, or the server winds down: watching, sweep and rescans stop (a new root starts its own). */
   forgetRoot(): void {
+    this.catchUpTimer.clear();
+    this.watchTimer.clear();
     this.sweepTimer.clear();
     this.rescanTimer.clear();
     this.sweepQueue = [];

@@ -41,12 +41,6 @@ function* transcriptsOf(index: TranscriptIndex, keys: Iterable<string>): Generat
   }
 }
 
-/** What publication needs from the rest of the store. */
-export interface PublicationDeps {
-  /** The listing went stale: the persistent cache may need rewriting. */
-  listingChanged(attached: Attached): void;
-}
-
 export class Publication {
   private listing: Listing = { sessions: Object.freeze([]), problems: [] };
   private listingDirty = false;
@@ -71,10 +65,7 @@ export class Publication {
   readonly problems: Emitter<StoreProblem>;
   readonly statuses: Emitter<StoreStatus>;
 
-  constructor(
-    private readonly state: StoreState,
-    private readonly deps: PublicationDeps,
-  ) {
+  constructor(private readonly state: StoreState) {
     this.notifyTimer = state.timer();
     this.statusTimer = state.timer();
     const onListenerError = (error: unknown) => state.log(`session store listener failed: ${String(error)}`);
@@ -145,15 +136,13 @@ export class Publication {
   }
 
   /** The listing is stale: because `rereadKey` was re-read, or (no key) for any other reason. */
-  markDirty(attached: Attached, rereadKey?: string): void {
+  markDirty(rereadKey?: string): void {
     if (rereadKey === undefined) this.rereadKeys = undefined;
     else if (!this.listingDirty) this.rereadKeys = new Set([rereadKey]);
     else if (this.rereadKeys && this.rereadKeys.size < MAX_PATCHED_TRANSCRIPTS) this.rereadKeys.add(rereadKey);
     else this.rereadKeys = undefined;
     this.listingDirty = true;
-    if (this.state.disposed) return;
-    this.deps.listingChanged(attached);
-    if (this.notifyTimer.active) return;
+    if (this.state.disposed || this.notifyTimer.active) return;
     // While indexing, the listing changes constantly; listeners hear about it less often.
     const spacing = this.state.indexing ? this.indexingSpacing() : this.state.tuning.notifyThrottleMs;
     const wait = Math.max(0, this.lastNotifyAt + spacing - this.state.clock.now());

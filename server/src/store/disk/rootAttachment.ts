@@ -1,14 +1,17 @@
 /**
  * Root attachment: resolves the sessions root, builds the first index of it, and notices when
- * it goes or is replaced (then everything of it is dropped and the root is polled for).
+ * it goes or is replaced (then everything of it is dropped and the root is polled for). It
+ * asks the cache and the scanner for the first index and reports on the event stream.
  */
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import { DirectoryWatches } from '../directoryWatches';
-import type { DiscoveryScope } from '../discovery';
 import { ScopedKeys } from '../scopedKeys';
 import type { SummarizePool } from '../summarize/pool';
 import { TranscriptIndex } from '../transcriptIndex';
+import type { CacheWriter } from './cacheWriter';
 import type { TimerSlot } from './clock';
+import type { StoreEvents } from './events';
+import type { Scanner } from './scanning';
 import type { Attached, StoreState } from './state';
 
 /** Why a failed look at the root failed: nothing there, something that is not a directory, or no access. */
@@ -19,33 +22,22 @@ function rootProblemOf(error: unknown): SessionsRootProblem {
   return 'inaccessible';
 }
 
-/** What attachment needs from the rest of the store. */
-export interface AttachmentDeps {
-  loadCache(attached: Attached): Promise<void>;
-  scan(attached: Attached, scope: DiscoveryScope): Promise<void>;
-  onWatchEvent(generation: number, dir: string, name: string | undefined): void;
-  /** The first index is built: watches, sweep, cache saving and a catch-up rescan start. */
-  indexed(attached: Attached): void;
-  /** The root went: everything scheduled for it stops. */
-  forgetRoot(): void;
-  emitStatus(force: boolean): void;
-  notifyNow(): void;
-}
-
 export class RootAttachment {
   private readonly pollTimer: TimerSlot;
 
   constructor(
     private readonly state: StoreState,
     private readonly pool: SummarizePool,
-    private readonly deps: AttachmentDeps,
+    private readonly events: StoreEvents,
+    private readonly scanner: Pick<Scanner, 'scan'>,
+    private readonly cache: Pick<CacheWriter, 'load'>,
   ) {
     this.pollTimer = state.timer();
   }
 
   /** Resolves the root once (realpath) and builds the first index; a missing root is polled for. */
   async attach(): Promise<void> {
-    const { state, deps } = this;
+    const { state, events } = this;
     const { tuning } = state;
     const generation = ++state.generation;
     let realRoot: string;
@@ -70,7 +62,7 @@ export class RootAttachment {
       index: new TranscriptIndex(realRoot, tuning.files, tuning.concurrency, this.pool),
       watches: new DirectoryWatches(
         realRoot,
-        (dir, name) => deps.onWatchEvent(generation, dir, name),
+        (dir, name) => events.emit({ type: 'watched', generation, dir, name }),
         tuning.maxWatches,
         state.log,
         tuning.directories.watch,
@@ -85,13 +77,13 @@ export class RootAttachment {
     state.indexing = true;
     // Watch the root before the first scan, so nothing created meanwhile goes unseen.
     attached.watches.update([]);
-    deps.emitStatus(true);
+    events.emit({ type: 'statusChanged', force: true });
     try {
       // The cache is read while the root is listed (one is CPU, the other mostly waiting).
-      attached.cacheLoading = deps.loadCache(attached).catch((error: unknown) => {
+      attached.cacheLoading = this.cache.load(attached).catch((error: unknown) => {
         state.log(`cannot read the index cache: ${error instanceof Error ? error.message : String(error)}`);
       });
-      await deps.scan(attached, { kind: 'root' });
+      await this.scanner.scan(attached, { kind: 'root' });
     } catch (error) {
       // Whatever failed, the store answers with what it has; the rescan tries again.
       state.log(`indexing ${realRoot} failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -102,15 +94,15 @@ export class RootAttachment {
     // Cached sessions that are gone (or no cache at all) make the file worth rewriting.
     if (attached.adopted !== (attached.cache?.size ?? -1)) attached.cacheStale = true;
     attached.cache = attached.omitted = undefined;
-    deps.indexed(attached);
+    events.emit({ type: 'indexed', attached });
   }
 
   /** No root (yet, or any more): an empty, indexed store that looks for the root periodically. */
   private waitForRoot(): void {
-    const { state, deps } = this;
+    const { state, events } = this;
     state.finishIndexing();
-    deps.emitStatus(true);
-    deps.notifyNow();
+    events.emit({ type: 'statusChanged', force: true });
+    events.emit({ type: 'settled' });
     const poll = () => {
       state.background(
         state.tuning.directories.stat(state.root).then(
@@ -145,7 +137,7 @@ export class RootAttachment {
 
   /** A changed root problem found while polling: status listeners hear of it at once. */
   private reportRootProblem(problem: SessionsRootProblem, error?: unknown): void {
-    if (this.noteRootProblem(problem, error)) this.deps.emitStatus(true);
+    if (this.noteRootProblem(problem, error)) this.events.emit({ type: 'statusChanged', force: true });
   }
 
   /** The root vanished or was replaced: drop everything and look for it again. */
@@ -157,18 +149,8 @@ export class RootAttachment {
     attached.watches.dispose();
     attached.lookups?.dispose();
     state.attached = undefined;
-    this.deps.forgetRoot();
+    this.events.emit({ type: 'detached' });
     state.log(`sessions root ${state.root} is gone; waiting for it to appear`);
     this.waitForRoot();
-  }
-
-  /** Whether the attached root is still the directory that was attached (not gone, not replaced). */
-  async rootStillAttached(attached: Attached): Promise<boolean> {
-    try {
-      const stats = await this.state.tuning.directories.stat(attached.realRoot);
-      return stats.isDirectory() && stats.dev === attached.rootIdentity.dev && stats.ino === attached.rootIdentity.ino;
-    } catch {
-      return false;
-    }
   }
 }

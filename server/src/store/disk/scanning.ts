@@ -1,11 +1,13 @@
 /**
  * Scanning: discovers a scope of the attached root, reconciles the index, the known directories
- * and the discovery problems with what is there, then refreshes the scope's transcripts.
+ * and the discovery problems with what is there, then refreshes the scope's transcripts. What
+ * that changed it reports on the store's event stream; it calls no other part.
  */
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
 import { discover, discoverRootLevel, inScope, sessionScopeOf, type DiscoveryScope } from '../discovery';
 import { sameIdentity, type FileIdentity } from '../transcriptFiles';
 import type { RefreshOutcome } from '../transcriptIndex';
+import type { StoreEvents } from './events';
 import type { Attached, StoreState } from './state';
 
 /** Project directories scanned at once during a root scan (their listings overlap the reads). */
@@ -19,24 +21,13 @@ function nextSlice(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** What scanning needs from the rest of the store. */
-export interface ScanningDeps {
-  /** The listing is stale (because `rereadKey` was re-read, or for another reason). */
-  listingChanged(attached: Attached, rereadKey?: string): void;
-  statusChanged(): void;
-  /** The known directories changed: the watches may follow. */
-  directoriesChanged(attached: Attached): void;
-  /** A scope needs another look (a transcript went: discovery says what the path is now). */
-  rescan(scope: DiscoveryScope): void;
-}
-
 export class Scanner {
   /** Discovery and reconciliation run one at a time so scopes never undo each other. */
   private reconciling: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly state: StoreState,
-    private readonly deps: ScanningDeps,
+    private readonly events: StoreEvents,
   ) {}
 
   /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
@@ -54,7 +45,7 @@ export class Scanner {
     const { seen } = found;
     // Transcripts the lookup saw unchanged settle here, without a refresh each.
     const keys = found.keys.filter((key) => !attached.index.unchanged(key, seen.get(key)));
-    if (keys.length < found.keys.length) this.deps.statusChanged();
+    if (keys.length < found.keys.length) this.statusChanged();
     // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.
     await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refreshInSlices(attached, key, seen.get(key)), (error) =>
       this.state.log(`refreshing a transcript failed: ${error instanceof Error ? error.message : String(error)}`),
@@ -113,9 +104,9 @@ export class Scanner {
       for (const key of attached.index.keysIn({ kind: 'project', projectDir: project })) attached.index.delete(key);
       attached.cacheStale = changed = true;
     }
-    if (changed) this.deps.listingChanged(attached);
-    if (directoriesChanged && !state.indexing) this.deps.directoriesChanged(attached);
-    this.deps.statusChanged();
+    if (changed) this.events.emit({ type: 'listingChanged', attached });
+    if (directoriesChanged && !state.indexing) this.events.emit({ type: 'directoriesChanged', attached });
+    this.statusChanged();
     return found.directories;
   }
 
@@ -160,10 +151,10 @@ export class Scanner {
       }
     }
     if (!state.isCurrent(attached)) return undefined;
-    if (changed) this.deps.listingChanged(attached);
+    if (changed) this.events.emit({ type: 'listingChanged', attached });
     // While the first index is built, watches wait for it (then ordered by recency).
-    if (directoriesChanged && !state.indexing) this.deps.directoriesChanged(attached);
-    this.deps.statusChanged();
+    if (directoriesChanged && !state.indexing) this.events.emit({ type: 'directoriesChanged', attached });
+    this.statusChanged();
     return { keys: found.transcripts.map((t) => t.key), seen: found.seen };
   }
 
@@ -180,14 +171,28 @@ export class Scanner {
     if (!this.state.isCurrent(attached)) return outcome;
     if (outcome === 'changed') {
       if (this.cacheOutdatedBy(attached, key)) attached.cacheStale = true;
-      this.deps.listingChanged(attached, key);
+      this.events.emit({ type: 'listingChanged', attached, rereadKey: key });
     }
     if (outcome === 'gone') {
       // Let discovery decide what the path is now (deleted, replaced by a link, …).
-      this.deps.rescan(sessionScopeOf(key));
+      this.events.emit({ type: 'scopeStale', scope: sessionScopeOf(key) });
     }
-    this.deps.statusChanged();
+    this.statusChanged();
     return outcome;
+  }
+
+  private statusChanged(): void {
+    this.events.emit({ type: 'statusChanged', force: false });
+  }
+
+  /** Whether the attached root is still the directory that was attached (not gone, not replaced). */
+  async rootStillAttached(attached: Attached): Promise<boolean> {
+    try {
+      const stats = await this.state.tuning.directories.stat(attached.realRoot);
+      return stats.isDirectory() && stats.dev === attached.rootIdentity.dev && stats.ino === attached.rootIdentity.ino;
+    } catch {
+      return false;
+    }
   }
 
   /**
