@@ -52,7 +52,7 @@ export class DiskSessionStore implements SessionStoreService {
     const events = new StoreEvents();
     this.cache = new CacheWriter(state, options.cacheDir);
     this.publication = new Publication(state);
-    const scanner = new Scanner(state, events);
+    const scanner = new Scanner(state, events, this.cache);
     this.freshness = new Freshness(state, events, scanner);
     const attachment = (this.attachment = new RootAttachment(state, this.pool, events, scanner, this.cache));
     events.consume((event) => this.route(event));
@@ -65,6 +65,8 @@ export class DiskSessionStore implements SessionStoreService {
     switch (event.type) {
       case 'listingChanged':
         // The persistent cache may need rewriting, and listeners hearing of it.
+        if (event.removed) cache.entriesRemoved(event.attached);
+        if (event.rereadKey !== undefined) cache.reread(event.attached, event.rereadKey);
         cache.scheduleSave(event.attached, this.state.tuning.cacheSaveDelayMs);
         return publication.markDirty(event.rereadKey);
       case 'statusChanged':
@@ -93,6 +95,7 @@ export class DiskSessionStore implements SessionStoreService {
   /** The first index of `attached` is built: start keeping it fresh. */
   private indexed(attached: Attached): void {
     const { state, freshness, publication } = this;
+    this.cache.firstIndexBuilt(attached);
     // No burst follows the first index: its workers end now, before the first (largest) answers.
     this.pool.retireIdle();
     freshness.watchFirstIndex(attached);

@@ -1,7 +1,8 @@
 /**
  * Cache writing: the persistent index cache of the attached root is read before the first
  * index and rewritten, a while after a change and never while indexing, only when the index
- * differs from it.
+ * differs from it. Whether it differs is the writer's own bookkeeping: the scanner asks it for
+ * cached entries, and the store tells it what left or was re-read in the index.
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { nodeDirectoryFiles } from '../directoryFiles';
 import { TRANSCRIPT_FILE_NAMES } from '../discovery';
 import { EarlyLookups } from '../lookups/earlyLookups';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
+import { sameIdentity, type FileIdentity } from '../transcriptFiles';
 import type { TranscriptIndex } from '../transcriptIndex';
 import type { TimerSlot } from './clock';
 import type { Attached, StoreState } from './state';
@@ -28,12 +30,33 @@ function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSumm
   }
 }
 
+/** The cache bookkeeping of one attached root, which only the cache writer reads and writes. */
+interface RootCache {
+  readonly attached: Attached;
+  file?: string;
+  /** Summaries from the cache file, consulted while the first index is built. */
+  entries?: Map<string, CachedSummary>;
+  /**
+   * Identities of the entries the cache file holds without a summary (too long for a line):
+   * re-reading such an unchanged transcript leaves the file as it is.
+   */
+  omitted?: Map<string, FileIdentity>;
+  /** How many cached summaries were adopted. */
+  adopted: number;
+  /**
+   * Whether the index differs from the cache file: a restart that changed nothing writes no
+   * new cache (at 100k that would be 50 MB of strings for nothing).
+   */
+  stale: boolean;
+}
+
 export class CacheWriter {
   private readonly cacheDir?: string;
   private readonly saveTimer: TimerSlot;
   /** The cache write in progress (writes never overlap, so an older snapshot cannot win the rename). */
   private saving: Promise<void> | undefined;
   private failureLogged = false;
+  private root: RootCache | undefined;
 
   constructor(
     private readonly state: StoreState,
@@ -43,21 +66,66 @@ export class CacheWriter {
     this.saveTimer = state.timer();
   }
 
-  /** Reads the cache file of the attached root into `attached.cache` (none when there is no usable cache directory). */
+  /** Reads the cache file of the attached root (none when there is no usable cache directory). */
   async load(attached: Attached): Promise<void> {
     const { cacheDir, state } = this;
+    const root: RootCache = (this.root = { attached, adopted: 0, stale: false });
     if (cacheDir === undefined) return;
     const realCacheDir = await state.tuning.directories.realpath(cacheDir).catch(() => cacheDir);
     if ([cacheDir, realCacheDir].some((dir) => isWithin(dir, attached.realRoot) || isWithin(dir, state.root))) {
       state.log(`index cache directory ${cacheDir} is inside the sessions root; not using a persistent cache`);
       return;
     }
-    attached.cacheFile = summaryCacheFile(cacheDir, attached.realRoot);
-    await this.lookUpEarlyIfLarge(attached, attached.cacheFile);
+    root.file = summaryCacheFile(cacheDir, attached.realRoot);
+    await this.lookUpEarlyIfLarge(attached, root.file);
     // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
     state.background(removeStaleTempFiles(cacheDir));
-    attached.omitted = new Map();
-    attached.cache = await loadSummaryCache(attached.cacheFile, attached.realRoot, attached.omitted);
+    root.omitted = new Map();
+    root.entries = await loadSummaryCache(root.file, attached.realRoot, root.omitted);
+  }
+
+  /** The bookkeeping of `attached`, if it is the root the writer knows. */
+  private rootOf(attached: Attached): RootCache | undefined {
+    return this.root?.attached === attached ? this.root : undefined;
+  }
+
+  /** The cached summary of `key`, while the first index is built; one taken counts as adopted. */
+  adopt(attached: Attached, key: string): CachedSummary | undefined {
+    const root = this.rootOf(attached);
+    const cached = root?.entries?.get(key);
+    if (root && cached) root.adopted++;
+    return cached;
+  }
+
+  /** Transcripts left the index: the file holds sessions that are gone. */
+  entriesRemoved(attached: Attached): void {
+    const root = this.rootOf(attached);
+    if (root) root.stale = true;
+  }
+
+  /**
+   * A transcript was re-read: the file is stale, unless the read failed (a failure is never
+   * cached) or the file holds it as omitted at this identity.
+   */
+  reread(attached: Attached, key: string): void {
+    const root = this.rootOf(attached);
+    if (!root) return;
+    const entry = attached.index.get(key);
+    if (entry?.readFailed) return;
+    const omitted = root.omitted?.get(key);
+    if (omitted && entry?.identity && sameIdentity(omitted, entry.identity)) {
+      root.omitted?.delete(key);
+      return;
+    }
+    root.stale = true;
+  }
+
+  /** The first index is built: cached sessions that are gone (or no cache at all) make the file worth rewriting. */
+  firstIndexBuilt(attached: Attached): void {
+    const root = this.rootOf(attached);
+    if (!root) return;
+    if (root.adopted !== (root.entries?.size ?? -1)) root.stale = true;
+    root.entries = root.omitted = undefined;
   }
 
   /**
@@ -80,7 +148,7 @@ export class CacheWriter {
    */
   scheduleSave(attached: Attached, delayMs: number, since = this.state.clock.now()): void {
     const { state } = this;
-    if (!attached.cacheFile || state.indexing || this.saveTimer.active || state.disposed) return;
+    if (!this.rootOf(attached)?.file || state.indexing || this.saveTimer.active || state.disposed) return;
     this.saveTimer.set(() => {
       if (this.saving !== undefined) return this.scheduleSave(attached, Math.max(delayMs, state.tuning.cacheSaveDelayMs));
       const wait = state.quietWaitMs(since);
@@ -92,7 +160,7 @@ export class CacheWriter {
   /** Rewrites the cache now if it is stale (after a write in progress), and resolves when done. */
   async saveNow(attached: Attached): Promise<void> {
     const { state } = this;
-    if (!attached.cacheFile || state.indexing || state.disposed) return;
+    if (!this.rootOf(attached)?.file || state.indexing || state.disposed) return;
     this.saveTimer.clear();
     // Someone waits for this write: its slices do not wait for the foreground.
     const urgent = storeWorkSlices.urgent();
@@ -107,12 +175,13 @@ export class CacheWriter {
   /** Starts a write of the current index when the cache is stale; the write, or undefined when there is none. */
   private write(attached: Attached): Promise<void> | undefined {
     const { state } = this;
-    const cacheFile = attached.cacheFile;
-    if (!state.isCurrent(attached) || !cacheFile || !attached.cacheStale) return undefined;
-    attached.cacheStale = false;
+    const root = this.rootOf(attached);
+    const cacheFile = root?.file;
+    if (!state.isCurrent(attached) || !root || !cacheFile || !root.stale) return undefined;
+    root.stale = false;
     const write = saveSummaryCache(cacheFile, attached.realRoot, this.untilDisposed(cachedSummaries(attached.index)))
       .catch((error) => {
-        attached.cacheStale = true;
+        root.stale = true;
         if (state.disposed) return;
         if (!this.failureLogged) state.log(`cannot write the index cache ${cacheFile}: ${(error as Error).message}`);
         this.failureLogged = true;

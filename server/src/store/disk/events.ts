@@ -9,8 +9,11 @@ import type { Attached } from './state';
 
 /** Something one part of the store saw that others may act on. */
 export type StoreEvent =
-  /** The listing is stale: because `rereadKey` was re-read, or (no key) for another reason. */
-  | { readonly type: 'listingChanged'; readonly attached: Attached; readonly rereadKey?: string }
+  /**
+   * The listing is stale: because `rereadKey` was re-read, or (no key) for another reason;
+   * `removed` when transcripts left the index.
+   */
+  | { readonly type: 'listingChanged'; readonly attached: Attached; readonly removed: boolean; readonly rereadKey?: string }
   /** Indexing progress or the root's state changed; `force` tells status listeners at once. */
   | { readonly type: 'statusChanged'; readonly force: boolean }
   /** The known directories changed: the watches may follow. */

@@ -69,8 +69,6 @@ export class RootAttachment {
       ),
       discoveryProblems: new Map(),
       directories: new ScopedKeys(),
-      adopted: 0,
-      cacheStale: false,
     };
     state.attached = attached;
     state.rootProblem = undefined;
@@ -91,9 +89,6 @@ export class RootAttachment {
     attached.lookups?.dispose();
     attached.lookups = undefined;
     if (!state.isCurrent(attached)) return;
-    // Cached sessions that are gone (or no cache at all) make the file worth rewriting.
-    if (attached.adopted !== (attached.cache?.size ?? -1)) attached.cacheStale = true;
-    attached.cache = attached.omitted = undefined;
     events.emit({ type: 'indexed', attached });
   }
 

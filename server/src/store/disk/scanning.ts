@@ -5,8 +5,9 @@
  */
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
 import { discover, discoverRootLevel, inScope, sessionScopeOf, type DiscoveryScope } from '../discovery';
-import { sameIdentity, type FileIdentity } from '../transcriptFiles';
+import type { FileIdentity } from '../transcriptFiles';
 import type { RefreshOutcome } from '../transcriptIndex';
+import type { CacheWriter } from './cacheWriter';
 import type { StoreEvents } from './events';
 import type { Attached, StoreState } from './state';
 
@@ -28,6 +29,7 @@ export class Scanner {
   constructor(
     private readonly state: StoreState,
     private readonly events: StoreEvents,
+    private readonly cache: Pick<CacheWriter, 'adopt'>,
   ) {}
 
   /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
@@ -99,12 +101,13 @@ export class Scanner {
       directoriesChanged = true;
     }
     for (const project of projects) if (attached.directories.add(project)) directoriesChanged = true;
+    let removed = false;
     for (const project of attached.index.projects()) {
       if (projects.has(project)) continue;
       for (const key of attached.index.keysIn({ kind: 'project', projectDir: project })) attached.index.delete(key);
-      attached.cacheStale = changed = true;
+      removed = changed = true;
     }
-    if (changed) this.events.emit({ type: 'listingChanged', attached });
+    if (changed) this.events.emit({ type: 'listingChanged', attached, removed });
     if (directoriesChanged && !state.indexing) this.events.emit({ type: 'directoriesChanged', attached });
     this.statusChanged();
     return found.directories;
@@ -133,10 +136,11 @@ export class Scanner {
       before.length !== found.directories.length || before.some((dir) => !attached.directories.has(dir));
     const foundKeys = new Set(found.transcripts.map((t) => t.key));
     let visited = 0;
+    let removed = false;
     for (const key of attached.index.keysIn(scope)) {
       if (!foundKeys.has(key)) {
         attached.index.delete(key);
-        attached.cacheStale = changed = true;
+        removed = changed = true;
       }
       if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
     }
@@ -144,14 +148,11 @@ export class Scanner {
       if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
       if (!attached.index.add(location)) continue;
       changed = true;
-      const cached = attached.cache?.get(location.key);
-      if (cached) {
-        attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
-        attached.adopted++;
-      }
+      const cached = this.cache.adopt(attached, location.key);
+      if (cached) attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
     }
     if (!state.isCurrent(attached)) return undefined;
-    if (changed) this.events.emit({ type: 'listingChanged', attached });
+    if (changed) this.events.emit({ type: 'listingChanged', attached, removed });
     // While the first index is built, watches wait for it (then ordered by recency).
     if (directoriesChanged && !state.indexing) this.events.emit({ type: 'directoriesChanged', attached });
     this.statusChanged();
@@ -169,10 +170,7 @@ export class Scanner {
   async refresh(attached: Attached, key: string, seen?: FileIdentity): Promise<RefreshOutcome> {
     const outcome = await attached.index.refresh(key, seen);
     if (!this.state.isCurrent(attached)) return outcome;
-    if (outcome === 'changed') {
-      if (this.cacheOutdatedBy(attached, key)) attached.cacheStale = true;
-      this.events.emit({ type: 'listingChanged', attached, rereadKey: key });
-    }
+    if (outcome === 'changed') this.events.emit({ type: 'listingChanged', attached, removed: false, rereadKey: key });
     if (outcome === 'gone') {
       // Let discovery decide what the path is now (deleted, replaced by a link, …).
       this.events.emit({ type: 'scopeStale', scope: sessionScopeOf(key) });
@@ -193,20 +191,5 @@ export class Scanner {
     } catch {
       return false;
     }
-  }
-
-  /**
-   * Whether a re-read transcript makes the cache file stale: not when the read failed (a failure
-   * is never cached) nor when the file already holds it as omitted at this identity.
-   */
-  private cacheOutdatedBy(attached: Attached, key: string): boolean {
-    const entry = attached.index.get(key);
-    if (entry?.readFailed) return false;
-    const omitted = attached.omitted?.get(key);
-    if (omitted && entry?.identity && sameIdentity(omitted, entry.identity)) {
-      attached.omitted?.delete(key);
-      return false;
-    }
-    return true;
   }
 }

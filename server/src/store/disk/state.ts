@@ -7,8 +7,6 @@ import type { DirectoryWatches } from '../directoryWatches';
 import type { DiscoveryProblem } from '../discovery';
 import type { EarlyLookups } from '../lookups/earlyLookups';
 import type { ScopedKeys } from '../scopedKeys';
-import type { CachedSummary } from '../summaryCache';
-import type { FileIdentity } from '../transcriptFiles';
 import type { TranscriptIndex } from '../transcriptIndex';
 import { storeWorkSlices } from '../concurrency';
 import { TimerSlot, type Clock } from './clock';
@@ -23,25 +21,10 @@ export interface Attached {
   watches: DirectoryWatches;
   discoveryProblems: Map<string, DiscoveryProblem>;
   directories: ScopedKeys;
-  cacheFile?: string;
   /** The persistent cache being read (set once its file is known), awaited before summaries are adopted. */
   cacheLoading?: Promise<void>;
   /** The first scan's lookups, made in a worker meanwhile (see earlyLookups.ts); gone after the first index. */
   lookups?: EarlyLookups;
-  /** Summaries from the persistent cache, consulted while the first index is built. */
-  cache?: Map<string, CachedSummary>;
-  /**
-   * Identities of the entries the cache file holds without a summary (too long for a line):
-   * re-reading such an unchanged transcript leaves the file as it is.
-   */
-  omitted?: Map<string, FileIdentity>;
-  /** How many cached summaries were adopted. */
-  adopted: number;
-  /**
-   * Whether the index differs from the cache file: a restart that changed nothing writes no
-   * new cache (at 100k that would be 50 MB of strings for nothing).
-   */
-  cacheStale: boolean;
 }
 
 /** The state every part of one disk store reads and the facade disposes. */
