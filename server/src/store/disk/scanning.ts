@@ -1,26 +1,19 @@
 /**
  * Scanning: discovers a scope of the attached root, reconciles the index, the known directories
- * and the discovery problems with what is there, then refreshes the scope's transcripts. What
- * that changed it reports on the store's event stream; it calls no other part.
+ * and the discovery problems with what is there (`reconcile.ts`, which returns the change), then
+ * refreshes the scope's transcripts. What that changed it reports on the store's event stream.
  */
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
-import { discover, discoverRootLevel, inScope, sessionScopeOf, type DiscoveryScope } from '../discovery';
+import { discover, discoverRootLevel, sessionScopeOf, type DiscoveryScope } from '../discovery';
 import type { FileIdentity } from '../transcriptFiles';
 import type { RefreshOutcome } from '../transcriptIndex';
 import type { CacheWriter } from './cacheWriter';
 import type { StoreEvents } from './events';
+import { applyRootLevel, applyScope, type Reconciled } from './reconcile';
 import type { Attached, StoreState } from './state';
 
 /** Project directories scanned at once during a root scan (their listings overlap the reads). */
 const PROJECT_SCANS_IN_FLIGHT = 4;
-
-/** Long synchronous loops (a root scope at 100,000 sessions) give the event loop a turn this often. */
-const ITEMS_PER_SLICE = 2048;
-
-/** Lets answers and I/O callbacks run between slices of a long loop. */
-function nextSlice(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 export class Scanner {
   /** Discovery and reconciliation run one at a time so scopes never undo each other. */
@@ -73,9 +66,8 @@ export class Scanner {
   }
 
   /**
-   * Reconciles the root's own level: forgets what lay in project directories that are gone (or
-   * are no longer real directories) and records the root's skipped entries; returns the
-   * project directories to scan.
+   * Reconciles the root's own level (see {@link applyRootLevel}); returns the project
+   * directories to scan.
    */
   private async reconcileRootLevel(attached: Attached): Promise<string[] | undefined> {
     const { state } = this;
@@ -83,33 +75,7 @@ export class Scanner {
     const found = await discoverRootLevel(attached.realRoot, state.tuning.directories);
     await attached.cacheLoading;
     if (!state.isCurrent(attached)) return undefined;
-    const projects = new Set(found.directories);
-    const outside = (key: string) => {
-      const slash = key.indexOf('/');
-      return !projects.has(slash === -1 ? key : key.slice(0, slash));
-    };
-    // Root-level problems are replaced; deeper ones go with their project directory.
-    const before = new Map<string, string>();
-    for (const [key, problem] of attached.discoveryProblems) if (!key.includes('/') || outside(key)) before.set(key, problem.reason);
-    for (const key of before.keys()) attached.discoveryProblems.delete(key);
-    for (const problem of found.problems) attached.discoveryProblems.set(problem.key, problem);
-    let changed = before.size !== found.problems.length || found.problems.some((p) => before.get(p.key) !== p.reason);
-    let directoriesChanged = false;
-    for (const project of attached.directories.projects()) {
-      if (projects.has(project)) continue;
-      for (const dir of attached.directories.inScope({ kind: 'project', projectDir: project })) attached.directories.delete(dir);
-      directoriesChanged = true;
-    }
-    for (const project of projects) if (attached.directories.add(project)) directoriesChanged = true;
-    let removed = false;
-    for (const project of attached.index.projects()) {
-      if (projects.has(project)) continue;
-      for (const key of attached.index.keysIn({ kind: 'project', projectDir: project })) attached.index.delete(key);
-      removed = changed = true;
-    }
-    if (changed) this.events.emit({ type: 'listingChanged', attached, removed });
-    if (directoriesChanged && !state.indexing) this.events.emit({ type: 'directoriesChanged', attached });
-    this.statusChanged();
+    this.report(attached, applyRootLevel(attached, found));
     return found.directories;
   }
 
@@ -122,41 +88,18 @@ export class Scanner {
     const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched);
     await attached.cacheLoading;
     if (!state.isCurrent(attached)) return undefined;
-    const problemsBefore = new Map([...attached.discoveryProblems].filter(([key]) => inScope(key, scope)));
-    for (const key of problemsBefore.keys()) attached.discoveryProblems.delete(key);
-    for (const problem of found.problems) attached.discoveryProblems.set(problem.key, problem);
-    let changed =
-      problemsBefore.size !== found.problems.length ||
-      found.problems.some((p) => problemsBefore.get(p.key)?.reason !== p.reason);
-    // Only the scope's own keys are visited: a session-directory event costs no full pass.
-    const before = attached.directories.inScope(scope);
-    for (const dir of before) attached.directories.delete(dir);
-    for (const dir of found.directories) attached.directories.add(dir);
-    const directoriesChanged =
-      before.length !== found.directories.length || before.some((dir) => !attached.directories.has(dir));
-    const foundKeys = new Set(found.transcripts.map((t) => t.key));
-    let visited = 0;
-    let removed = false;
-    for (const key of attached.index.keysIn(scope)) {
-      if (!foundKeys.has(key)) {
-        attached.index.delete(key);
-        removed = changed = true;
-      }
-      if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
-    }
-    for (const location of found.transcripts) {
-      if (++visited % ITEMS_PER_SLICE === 0) await nextSlice();
-      if (!attached.index.add(location)) continue;
-      changed = true;
-      const cached = this.cache.adopt(attached, location.key);
-      if (cached) attached.index.adopt(location.key, cached.identity, cached.summary, cached.resume);
-    }
+    const change = await applyScope(attached, scope, found, (key) => this.cache.adopt(attached, key));
     if (!state.isCurrent(attached)) return undefined;
-    if (changed) this.events.emit({ type: 'listingChanged', attached, removed });
-    // While the first index is built, watches wait for it (then ordered by recency).
-    if (directoriesChanged && !state.indexing) this.events.emit({ type: 'directoriesChanged', attached });
-    this.statusChanged();
+    this.report(attached, change);
     return { keys: found.transcripts.map((t) => t.key), seen: found.seen };
+  }
+
+  /** Tells the rest of the store what a reconciliation changed. */
+  private report(attached: Attached, change: Reconciled): void {
+    if (change.listingChanged) this.events.emit({ type: 'listingChanged', attached, removed: change.removed });
+    // While the first index is built, watches wait for it (then ordered by recency).
+    if (change.directoriesChanged && !this.state.indexing) this.events.emit({ type: 'directoriesChanged', attached });
+    this.statusChanged();
   }
 
   /** {@link refresh} in the store's time slices (an unchanged transcript settles in microtasks). */
