@@ -1,5 +1,6 @@
 /** The figures measured over a running server: complete first answer, completion latency, prepare. */
 import { readFileSync } from 'node:fs';
+import { encodeSessionReferenceUri } from '@dsh-session-ls/shared';
 import type { RunningServer } from './serverProcess';
 import { QUERY_KINDS, type QueryKind } from './queries';
 import { median, percentiles, type Percentiles } from '../stats';
@@ -200,7 +201,7 @@ export async function measurePrepare(server: RunningServer, sessionIds: readonly
  * check of its context (detection over what is sent). Its time less prepare's is what the check costs.
  */
 export async function measurePreview(server: RunningServer, sessionIds: readonly string[], runs: number): Promise<{ runs: number[]; median: number }> {
-  const text = `Compare ${sessionIds.map((id) => `dsh-session:${id}`).join(' and ')} .`;
+  const text = `Compare ${sessionIds.map((id) => encodeSessionReferenceUri(id)).join(' and ')} .`;
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
