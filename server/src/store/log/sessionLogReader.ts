@@ -12,7 +12,14 @@ import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type Col
 import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
 import { RecordScanner, type ScanState } from './recordScanner';
 import type { KeptEvent } from './storedLines';
-import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';
+import {
+  MAX_FRAME_PLAINTEXT_BYTES,
+  MAX_LOG_PLAINTEXT_BYTES,
+  MAX_ONE_CALL_FRAME_BYTES,
+  defaultZstdDecoder,
+  type PlaintextSink,
+  type ZstdFrameDecoder,
+} from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
 
 /** A transcript's physical encoding. */
@@ -30,6 +37,8 @@ export interface SessionLogReaderOptions {
   zstdDecoder?: ZstdFrameDecoder;
   /** Read the lines that cannot change the answer without parsing them (default; tests compare). */
   skimLines?: boolean;
+  /** zstd: the most plaintext the whole log is read as (default {@link MAX_LOG_PLAINTEXT_BYTES}; tests lower it). */
+  maxPlaintextBytes?: number;
 }
 
 /** The log as it reads right now. */
@@ -55,6 +64,8 @@ export interface SessionLogReaderState {
   /** File offset the state covers: continue by pushing the bytes from here. */
   committedBytes: number;
   zstdFrames: number;
+  /** zstd: plaintext of the complete frames decoded so far (counts toward the log's bound). */
+  plaintextBytes?: number;
   header?: SessionHeaderRecord;
   headerFailure?: FoldFailure;
   structureFailure?: FoldFailure;
@@ -113,15 +124,43 @@ const frameTooLarge = (what: string): FoldFailure => ({
   reason: 'too-large',
   message: `record too large: ${what} may decode past ${MAX_FRAME_PLAINTEXT_BYTES} bytes`,
 });
+const logTooLarge = (limit: number, at: number): FoldFailure => ({
+  reason: 'too-large',
+  message: `record too large: the log's zstd frames decode past ${limit} bytes (at the frame at byte ${at})`,
+});
+
+/** Thrown by a sink once the log's plaintext passes its bound: the decoding stops there. */
+const PAST_BOUND = new Error('past the log plaintext bound');
+
+/** How long a reader pushed with {@link SessionLogReader.pushAsync} decodes before it yields to the event loop. */
+const SLICE_MS = 8;
+
+/**
+ * Drives `steps` to their end, giving the event loop a turn every {@link SLICE_MS}; stops early
+ * (returning false, the steps abandoned) once `signal` is aborted.
+ */
+async function runInSlices(steps: Generator<void, void, void>, signal?: AbortSignal): Promise<boolean> {
+  let sliceStart = performance.now();
+  for (let step = steps.next(); step.done !== true; step = steps.next()) {
+    if (performance.now() - sliceStart < SLICE_MS) continue;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (signal?.aborted) {
+      steps.return();
+      return false;
+    }
+    sliceStart = performance.now();
+  }
+  return true;
+}
 
 /**
  * Runs a decoding into `sink`; returns why the decoding failed, if it did. An exception of the
  * sink itself is ours, not the file's: it is rethrown (the caller's catch reports it).
  */
-function decodeInto(decode: (sink: PlaintextSink) => void, sink: PlaintextSink): string | undefined {
+function* decodeInto(decode: (sink: PlaintextSink) => Generator<void, void, void> | void, sink: PlaintextSink): Generator<void, string | undefined, void> {
   let sinkError: { error: unknown } | undefined;
   try {
-    decode((piece) => {
+    const steps = decode((piece) => {
       try {
         sink(piece);
       } catch (error) {
@@ -129,11 +168,20 @@ function decodeInto(decode: (sink: PlaintextSink) => void, sink: PlaintextSink):
         throw error; // stops the decoding
       }
     });
+    if (steps) yield* steps;
   } catch (error) {
     if (sinkError) throw sinkError.error;
     return error instanceof Error ? error.message : String(error);
   }
   return undefined;
+}
+
+/** Runs steps that never yield (a synchronous decoding) to their result. */
+function resultOf<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
 }
 
 /** One transcript being read; see the module comment. */
@@ -144,6 +192,8 @@ export class SessionLogReader {
   private consumedBytes = 0;
   private committedBytes: number;
   private zstdFrames: number;
+  private plaintextBytes: number;
+  private readonly maxPlaintextBytes: number;
   private header: SessionHeaderRecord | undefined;
   /** The header line/frame is complete but the log cannot load because of it. */
   private headerFailure: FoldFailure | undefined;
@@ -166,6 +216,8 @@ export class SessionLogReader {
     this.committedBytes = saved?.committedBytes ?? 0;
     this.consumedBytes = this.committedBytes;
     this.zstdFrames = saved?.zstdFrames ?? 0;
+    this.plaintextBytes = saved?.plaintextBytes ?? 0;
+    this.maxPlaintextBytes = options.maxPlaintextBytes ?? MAX_LOG_PLAINTEXT_BYTES;
     this.header = saved?.header;
     this.headerFailure = saved?.headerFailure;
     this.structureFailure = saved?.structureFailure;
@@ -193,6 +245,7 @@ export class SessionLogReader {
       committedBytes: this.committedBytes,
       zstdFrames: this.zstdFrames,
     };
+    if (this.plaintextBytes > 0) saved.plaintextBytes = this.plaintextBytes;
     if (this.header) saved.header = this.header;
     if (this.headerFailure) saved.headerFailure = this.headerFailure;
     if (this.structureFailure) saved.structureFailure = this.structureFailure;
@@ -219,6 +272,19 @@ export class SessionLogReader {
 
   /** Feeds the bytes that follow everything pushed so far. */
   push(bytes: Uint8Array): void {
+    for (const _ of this.pushSteps(bytes));
+  }
+
+  /**
+   * {@link push}, giving the event loop a turn every few ms while it decodes (a few KB of zstd can
+   * hold a GiB of plaintext). Resolves false when `signal` stopped it: the reader is then unusable.
+   * Nothing else may be called on the reader until it resolves.
+   */
+  pushAsync(bytes: Uint8Array, signal?: AbortSignal): Promise<boolean> {
+    return runInSlices(this.pushSteps(bytes), signal);
+  }
+
+  private *pushSteps(bytes: Uint8Array): Generator<void, void, void> {
     this.consumedBytes += bytes.length;
     // zstd frame structure is checked over the whole file before anything is decoded (dsh's
     // order), so it is still walked after a decoding or scanning failure.
@@ -228,7 +294,7 @@ export class SessionLogReader {
     }
     try {
       if (this.encoding === 'raw') this.pushRaw(bytes);
-      else this.pushZstd(bytes);
+      else yield* this.pushZstd(bytes);
     } catch (error) {
       // Our own checks failed in a way we did not foresee; a damaged file must never crash the reader.
       this.structureFailure = corrupt(`corrupt session log: unreadable (${(error as Error).message})`);
@@ -265,7 +331,7 @@ export class SessionLogReader {
     this.committedBytes = this.consumedBytes - this.lines.pendingBytes;
   }
 
-  private pushZstd(bytes: Uint8Array): void {
+  private *pushZstd(bytes: Uint8Array): Generator<void, void, void> {
     this.pending.append(bytes);
     while (this.pending.length > 0) {
       const view = this.pending.view();
@@ -277,10 +343,11 @@ export class SessionLogReader {
       }
       if ('torn' in scan) return;
       // Once the answer is settled, later frames are only walked, never decoded.
-      if (!this.settled) this.foldFrame(view.subarray(0, scan.frame.end), { ...scan.frame, start: this.committedBytes });
+      if (!this.settled) yield* this.foldFrame(view.subarray(0, scan.frame.end), { ...scan.frame, start: this.committedBytes });
       this.pending.consume(scan.frame.end);
       this.committedBytes += scan.frame.end;
       this.zstdFrames++;
+      yield;
     }
   }
 
@@ -289,7 +356,7 @@ export class SessionLogReader {
    * fails validation is corrupt whatever its plaintext said before the failure showed, so after
    * a scanning failure the rest of the frame is still decoded (not scanned) to verify it.
    */
-  private foldFrame(frame: Uint8Array, info: ZstdFrame): void {
+  private *foldFrame(frame: Uint8Array, info: ZstdFrame): Generator<void, void, void> {
     const scanner = this.zstdFrames === 0 ? undefined : (this.scanner as RecordScanner);
     const fail = (failure: FoldFailure) => {
       if (scanner) scanner.state.fatal = failure;
@@ -299,14 +366,33 @@ export class SessionLogReader {
       fail(frameTooLarge(`zstd frame at byte ${info.start}`));
       return;
     }
+    const limit = this.maxPlaintextBytes;
+    if (this.plaintextBytes + (info.contentSize ?? 0) > limit) {
+      fail(logTooLarge(limit, info.start));
+      return;
+    }
     const header = scanner ? undefined : new SingleLineCollector(this.maxRecordBytes);
-    const sink: PlaintextSink = scanner
+    const read: PlaintextSink = scanner
       ? (piece) => {
           if (scanner.state.fatal === undefined) scanner.push(this.lines, piece);
         }
       : (header as SingleLineCollector).push;
+    const sink: PlaintextSink = (piece) => {
+      this.plaintextBytes += piece.length;
+      if (this.plaintextBytes > limit) throw PAST_BOUND;
+      read(piece);
+    };
     const decoder = this.decoder as ZstdFrameDecoder;
-    const why = decodeInto((into) => decoder.decodeFrame(frame, info, into), sink);
+    // A frame that may be large is decoded in steps, so a reader pushed asynchronously can yield.
+    const inSteps = info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES ? decoder.decodeFrameInSteps?.bind(decoder) : undefined;
+    let why: string | undefined;
+    try {
+      why = yield* decodeInto((into) => (inSteps ? inSteps(frame, info, into) : decoder.decodeFrame(frame, info, into)), sink);
+    } catch (error) {
+      if (error !== PAST_BOUND) throw error;
+      fail(logTooLarge(limit, info.start));
+      return;
+    }
     if (why !== undefined) {
       fail(corrupt(`corrupt Zstandard session log: frame at byte ${info.start} failed validation (${why})`));
     } else if (header) {
@@ -366,12 +452,23 @@ export class SessionLogReader {
       const lines = this.lines.fork();
       const prefix = this.pending.view().subarray(0, torn.blocksEnd);
       const decoder = this.decoder as ZstdFrameDecoder;
-      const why = decodeInto(
-        (into) => decoder.decodeBlocks(prefix, torn, into),
-        (piece) => {
-          if (scanner.state.fatal === undefined) scanner.push(lines, piece);
-        },
-      );
+      let plaintextBytes = this.plaintextBytes;
+      let why: string | undefined;
+      try {
+        why = resultOf(
+          decodeInto(
+            (into) => decoder.decodeBlocks(prefix, torn, into),
+            (piece) => {
+              plaintextBytes += piece.length;
+              if (plaintextBytes > this.maxPlaintextBytes) throw PAST_BOUND;
+              if (scanner.state.fatal === undefined) scanner.push(lines, piece);
+            },
+          ),
+        );
+      } catch (error) {
+        if (error !== PAST_BOUND) throw error;
+        return failed(logTooLarge(this.maxPlaintextBytes, this.committedBytes));
+      }
       if (why === undefined) {
         if (scanner.state.fatal) return failed(scanner.state.fatal);
         fold = tornFold;
