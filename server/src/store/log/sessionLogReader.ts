@@ -21,6 +21,7 @@ import {
   type ZstdFrameDecoder,
 } from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
+import { ByteQueue, PAST_BOUND, decodeInto, resultOf, runInSlices } from './readerSteps';
 
 /** A transcript's physical encoding. */
 export type TranscriptEncoding = 'raw' | 'zstd';
@@ -76,47 +77,6 @@ export interface SessionLogReaderState {
   openLineBytes?: number;
 }
 
-const EMPTY = new Uint8Array(0);
-
-/** Appended bytes not yet consumed, without quadratic copying. */
-class ByteQueue {
-  private buffer = EMPTY;
-  private start = 0;
-  private end = 0;
-
-  get length(): number {
-    return this.end - this.start;
-  }
-
-  view(): Uint8Array {
-    return this.buffer.subarray(this.start, this.end);
-  }
-
-  append(chunk: Uint8Array): void {
-    if (chunk.length === 0) return;
-    if (this.end + chunk.length > this.buffer.length) {
-      const needed = this.length + chunk.length;
-      const capacity = Math.max(needed, this.buffer.length * 2, 4096);
-      const next = needed <= this.buffer.length ? this.buffer : new Uint8Array(capacity);
-      next.set(this.buffer.subarray(this.start, this.end), 0);
-      this.buffer = next;
-      this.end -= this.start;
-      this.start = 0;
-    }
-    this.buffer.set(chunk, this.end);
-    this.end += chunk.length;
-  }
-
-  consume(count: number): void {
-    this.start += count;
-    if (this.start === this.end) {
-      // Nothing pending: let the memory go (an index keeps many idle readers).
-      this.buffer = EMPTY;
-      this.start = this.end = 0;
-    }
-  }
-}
-
 const corrupt = (message: string): FoldFailure => ({ reason: 'corrupt', message });
 const toError = (failure: FoldFailure): SessionReadError => new SessionReadError(failure.reason, failure.message);
 const HEADERLESS = corrupt('corrupt session log: empty or header-less session log');
@@ -128,61 +88,6 @@ const logTooLarge = (limit: number, at: number): FoldFailure => ({
   reason: 'too-large',
   message: `record too large: the log's zstd frames decode past ${limit} bytes (at the frame at byte ${at})`,
 });
-
-/** Thrown by a sink once the log's plaintext passes its bound: the decoding stops there. */
-const PAST_BOUND = new Error('past the log plaintext bound');
-
-/** How long a reader pushed with {@link SessionLogReader.pushAsync} decodes before it yields to the event loop. */
-const SLICE_MS = 8;
-
-/**
- * Drives `steps` to their end, giving the event loop a turn every {@link SLICE_MS}; stops early
- * (returning false, the steps abandoned) once `signal` is aborted.
- */
-async function runInSlices(steps: Generator<void, void, void>, signal?: AbortSignal): Promise<boolean> {
-  let sliceStart = performance.now();
-  for (let step = steps.next(); step.done !== true; step = steps.next()) {
-    if (performance.now() - sliceStart < SLICE_MS) continue;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    if (signal?.aborted) {
-      steps.return();
-      return false;
-    }
-    sliceStart = performance.now();
-  }
-  return true;
-}
-
-/**
- * Runs a decoding into `sink`; returns why the decoding failed, if it did. An exception of the
- * sink itself is ours, not the file's: it is rethrown (the caller's catch reports it).
- */
-function* decodeInto(decode: (sink: PlaintextSink) => Generator<void, void, void> | void, sink: PlaintextSink): Generator<void, string | undefined, void> {
-  let sinkError: { error: unknown } | undefined;
-  try {
-    const steps = decode((piece) => {
-      try {
-        sink(piece);
-      } catch (error) {
-        sinkError = { error };
-        throw error; // stops the decoding
-      }
-    });
-    if (steps) yield* steps;
-  } catch (error) {
-    if (sinkError) throw sinkError.error;
-    return error instanceof Error ? error.message : String(error);
-  }
-  return undefined;
-}
-
-/** Runs steps that never yield (a synchronous decoding) to their result. */
-function resultOf<T>(steps: Generator<void, T, void>): T {
-  for (;;) {
-    const step = steps.next();
-    if (step.done === true) return step.value;
-  }
-}
 
 /** One transcript being read; see the module comment. */
 export class SessionLogReader {
