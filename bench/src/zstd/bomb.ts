@@ -6,7 +6,10 @@
  */
 import { SessionLogSummarizer } from 'dsh-session-ls/dist/store/log/summarizer';
 import { initZstdSupport } from 'dsh-session-ls/dist/store/log/zstdDecoder';
-import { DshLog, MODEL_SOURCE, concatBytes, zstdFrame } from '../generate/dshLog';
+import { Corpus } from '../generate/corpus';
+import { concatBytes, zstdFrame, zstdFrameOf } from '../generate/dshLog';
+import { Random } from '../generate/random';
+import { generateSessionLog, type SessionSpec } from '../generate/sessionLog';
 
 /** What {@link measureBoundCost} found. */
 export interface BoundCost {
@@ -40,20 +43,13 @@ export function zstdBomb(frames = 16, mib = 1000): Uint8Array {
   return concatBytes([zstdFrame([header]), ...Array.from({ length: frames }, () => frame)]);
 }
 
-/** An ordinary log: `turns` turns of a prompt and an answer of ~2 KB, one frame per turn. */
-function ordinaryLog(turns: number): { bytes: Uint8Array; plaintext: number } {
-  const log = new DshLog({ header: { id: 'ordinary', createdAt: 1, cwd: '/bench' }, clock: { epoch: 2 } });
-  for (let turn = 1; turn <= turns; turn++) {
-    log.event('turn/start', { turn });
-    const user = log.user(`question ${turn} `.repeat(100));
-    if (turn === 1) log.title('Ordinary', [user], { kind: 'fallback' });
-    log.assistant(`answer ${turn} `.repeat(200), { turn, source: MODEL_SOURCE });
-    log.event('turn/end', { turn, reason: { kind: 'completed' } });
-    log.flush();
-  }
-  const batches = log.batches();
-  const plaintext = batches.flat().reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
-  return { bytes: concatBytes(batches.map(zstdFrame)), plaintext };
+/** An ordinary dsh-shaped log of about `targetBytes` (the bench's generator; one frame per batch). */
+function ordinaryLog(targetBytes: number): { bytes: Uint8Array; plaintext: number } {
+  const spec: SessionSpec = { id: 'ordinary', cwd: '/bench', createdAt: 1, targetBytes, openTail: false, untitled: false };
+  const log = generateSessionLog(spec, new Random(7), new Corpus(7));
+  const parts = [log.header, ...log.batches];
+  const plaintext = parts.reduce((sum, part) => sum + Buffer.byteLength(part), 0);
+  return { bytes: concatBytes(parts.map((part) => zstdFrameOf(Buffer.from(part)))), plaintext };
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -90,7 +86,7 @@ export async function measureBoundCost(runs = 3): Promise<BoundCost> {
     bombTimes.push(ms);
     bombAnswer = answer;
   }
-  const ordinary = ordinaryLog(2000);
+  const ordinary = ordinaryLog(8_000_000);
   const bounded: number[] = [];
   const unbounded: number[] = [];
   for (let run = 0; run < runs; run++) {

@@ -45,7 +45,7 @@ export const MAX_LOG_PLAINTEXT_BYTES = MAX_FRAME_PLAINTEXT_BYTES;
  * Plaintext (bound) decoded between two chances to yield when a frame is decoded in steps (see
  * {@link decodeFrameInSteps}).
  */
-export const STEP_PLAINTEXT_BYTES = 4 * 1024 * 1024;
+const STEP_PLAINTEXT_BYTES = 4 * 1024 * 1024;
 
 /** Most plaintext a decoder hands over in one piece. */
 export const MAX_PLAINTEXT_PIECE_BYTES = 1024 * 1024;
