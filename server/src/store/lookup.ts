@@ -266,5 +266,7 @@ export async function loadOpenTranscript(
     position += bytesRead;
     throwIfAborted(signal);
   }
+  await loader.prepareFinish(signal);
+  throwIfAborted(signal);
   return loader.finish();
 }

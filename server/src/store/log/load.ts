@@ -54,6 +54,11 @@ export interface SessionLogLoader {
    * `signal` stopped it (the loader is then unusable).
    */
   pushAsync(bytes: Uint8Array, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Computes what {@link finish} answers, yielding to the event loop while a torn last frame is
+   * decoded; false when `signal` stopped it.
+   */
+  prepareFinish(signal?: AbortSignal): Promise<boolean>;
   /** The log as {@link loadSessionLog} reads the bytes pushed; throws its SessionReadError. Call once, after the last push. */
   finish(): LoadedSessionLog;
 }
@@ -80,6 +85,10 @@ export function createSessionLogLoader(encoding: TranscriptEncoding, options: Lo
     pushAsync(bytes, signal) {
       open();
       return reader.pushAsync(bytes, signal);
+    },
+    prepareFinish(signal) {
+      open();
+      return reader.prepareRead(signal);
     },
     finish() {
       open();

@@ -135,6 +135,27 @@ describe('reads that yield', () => {
     expect(summarizer.summary()).toEqual(sync.summary());
   });
 
+  it('the whole blocks of a torn last frame are decoded yielding too, ahead of the summary', async () => {
+    const torn = concatBytes([zstdFrame([HEADER]), zstdFrame([event('turn/start', 0, { turn: 1 })]), rleFrame(512).subarray(0, -1)]);
+    const summarizer = new SessionLogSummarizer('zstd');
+    summarizer.push(torn);
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    expect(await summarizer.prepareSummary()).toBe(true);
+    ticking = false;
+    expect(turns).toBeGreaterThan(1);
+    const sync = new SessionLogSummarizer('zstd');
+    sync.push(torn);
+    expect(summarizer.summary()).toEqual(sync.summary());
+    // The empty lines of the torn frame are a torn tail: the turn stays, closed in memory.
+    expect(summarizer.summary().capturedThroughSeq).toBe(1);
+  });
+
   it('an aborted signal stops it at its next turn', async () => {
     const controller = new AbortController();
     setImmediate(() => controller.abort());

@@ -108,6 +108,8 @@ export class SessionLogReader {
   private scanner: RecordScanner | undefined;
   private readonly lines: LineSplitter;
   private readonly pending = new ByteQueue();
+  /** What {@link prepareRead} computed, answered by the next {@link read} (a push drops it). */
+  private readAhead: LogReading | undefined;
 
   constructor(
     readonly encoding: TranscriptEncoding,
@@ -190,6 +192,7 @@ export class SessionLogReader {
   }
 
   private *pushSteps(bytes: Uint8Array): Generator<void, void, void> {
+    this.readAhead = undefined;
     this.consumedBytes += bytes.length;
     // zstd frame structure is checked over the whole file before anything is decoded (dsh's
     // order), so it is still walked after a decoding or scanning failure.
@@ -315,15 +318,38 @@ export class SessionLogReader {
 
   /** The log as it reads now (the torn tail is read into a copy: pushing may go on afterwards). */
   read(): LogReading {
+    const ahead = this.readAhead;
+    this.readAhead = undefined;
+    return ahead ?? resultOf(this.readSteps());
+  }
+
+  /**
+   * Computes what {@link read} will answer (until the next push), yielding to the event loop while
+   * a torn last frame's blocks are decoded; false when `signal` stopped it.
+   */
+  async prepareRead(signal?: AbortSignal): Promise<boolean> {
+    let reading: LogReading | undefined;
+    const steps = this.readSteps();
+    const finished = await runInSlices(
+      (function* () {
+        reading = yield* steps;
+      })(),
+      signal,
+    );
+    this.readAhead = reading;
+    return finished;
+  }
+
+  private *readSteps(): Generator<void, LogReading, void> {
     try {
-      return this.readNow();
+      return yield* this.readNow();
     } catch (error) {
       const failure = corrupt(`corrupt session log: unreadable (${(error as Error).message})`);
       return { header: this.header, headerIncomplete: false, error: toError(failure) };
     }
   }
 
-  private readNow(): LogReading {
+  private *readNow(): Generator<void, LogReading, void> {
     const header = this.header;
     if (this.structureFailure) return { header, headerIncomplete: false, error: toError(this.structureFailure) };
     if (this.headerFailure) return { header, headerIncomplete: false, error: toError(this.headerFailure) };
@@ -360,15 +386,14 @@ export class SessionLogReader {
       let plaintextBytes = this.plaintextBytes;
       let why: string | undefined;
       try {
-        why = resultOf(
-          decodeInto(
-            (into) => decoder.decodeBlocks(prefix, torn, into),
-            (piece) => {
-              plaintextBytes += piece.length;
-              if (plaintextBytes > this.maxPlaintextBytes) throw PAST_BOUND;
-              if (scanner.state.fatal === undefined) scanner.push(lines, piece);
-            },
-          ),
+        const inSteps = torn.plaintextBound > MAX_ONE_CALL_FRAME_BYTES ? decoder.decodeBlocksInSteps?.bind(decoder) : undefined;
+        why = yield* decodeInto(
+          (into) => (inSteps ? inSteps(prefix, torn, into) : decoder.decodeBlocks(prefix, torn, into)),
+          (piece) => {
+            plaintextBytes += piece.length;
+            if (plaintextBytes > this.maxPlaintextBytes) throw PAST_BOUND;
+            if (scanner.state.fatal === undefined) scanner.push(lines, piece);
+          },
         );
       } catch (error) {
         if (error !== PAST_BOUND) throw error;

@@ -116,6 +116,14 @@ export class SessionLogSummarizer {
     return this.reader.pushAsync(bytes, signal);
   }
 
+  /**
+   * Computes what the next {@link summary} answers, yielding to the event loop while a torn last
+   * frame is decoded; false when `signal` stopped it.
+   */
+  prepareSummary(signal?: AbortSignal): Promise<boolean> {
+    return this.reader.prepareRead(signal);
+  }
+
   /** The transcript as `inspect()` would read the bytes pushed so far. */
   summary(): LogSummary {
     const reading = this.reader.read();

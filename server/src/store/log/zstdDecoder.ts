@@ -82,6 +82,8 @@ export interface ZstdFrameDecoder {
   decodeFrameInSteps?(frame: Uint8Array, info: ZstdFrame, sink: PlaintextSink): Generator<void, void, void>;
   /** Decodes a torn frame's header plus whole blocks (`prefix` ends at a block boundary) into `sink`; throws on failure. */
   decodeBlocks(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): void;
+  /** {@link decodeBlocks} in steps, as {@link decodeFrameInSteps} (fzstd's streaming decoder in every decoder). */
+  decodeBlocksInSteps?(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): Generator<void, void, void>;
 }
 
 /**
@@ -309,6 +311,20 @@ function decodeFrameInSteps(frame: Uint8Array, info: ZstdFrame, sink: PlaintextS
   return streamFrameInSteps(initializedHasher(), frame, info, sink);
 }
 
+/** A torn frame's whole blocks through fzstd's streaming decoder, a run of blocks at a time. */
+function* decodeBlocksInSteps(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): Generator<void, void, void> {
+  refuseLargeWindow(info.windowSize);
+  const stream = new Decompress((piece) => {
+    if (piece.length > 0) sink(piece);
+  });
+  let from = 0;
+  for (const end of blockRunEnds(prefix, STEP_PLAINTEXT_BYTES)) {
+    stream.push(prefix.subarray(from, end), false);
+    from = end;
+    if (end !== prefix.length) yield;
+  }
+}
+
 function decodeBlocksWithFzstd(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): void {
   refuseLargeWindow(info.windowSize);
   streamFzstd(prefix, false, sink);
@@ -326,6 +342,7 @@ export function nodeZlibZstdDecoder(): ZstdFrameDecoder | undefined {
   return {
     name: 'node:zlib',
     decodeFrameInSteps,
+    decodeBlocksInSteps,
     decodeFrame(frame, info, sink) {
       if (info.plaintextBound > MAX_PLAINTEXT_PIECE_BYTES) decodeFrameWithFzstd(hasher, frame, info, sink);
       else handOver(z.zstdDecompressSync(frame, { maxOutputLength }), sink);
@@ -350,6 +367,7 @@ export function fzstdDecoder(options: { oneCall?: boolean } = {}): ZstdFrameDeco
     decodeFrame: (frame, info, sink) => decodeFrameWithFzstd(hasher, frame, info, sink, oneCall),
     decodeFrameInSteps,
     decodeBlocks: decodeBlocksWithFzstd,
+    decodeBlocksInSteps,
   };
 }
 
@@ -366,6 +384,7 @@ export function wasmZstdDecoder(): ZstdFrameDecoder | undefined {
   return {
     name: 'zstd-wasm',
     decodeFrameInSteps,
+    decodeBlocksInSteps,
     decodeFrame(frame, info, sink) {
       refuseLargeWindow(info.windowSize);
       if (info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES) decodeFrameWithFzstd(hasher, frame, info, sink, false);

@@ -322,6 +322,7 @@ export async function summarizeTranscriptFile(
     // The digest is only worth computing when the state it guards is kept.
     const digest = continued?.digest ?? (keepState ? new PrefixDigest() : undefined);
     const { position, decodeError } = await readInto(handle, summarizer, opened.size, digest, options.signal);
+    if (decodeError === undefined && !(await summarizer.prepareSummary(options.signal))) throw new Error('the session index was closed');
     const summary = interpret(summaryOf(summarizer, decodeError));
     const outcome: SummarizeOutcome = { kind: 'summary', opened, position, resumed: continued !== undefined, summary };
     if (resumed !== undefined && 'refused' in resumed) outcome.notResumed = resumed.refused;
