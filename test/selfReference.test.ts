@@ -32,7 +32,7 @@ describe('the repository names no history', () => {
     expect(
       historyReferences([
         // Built from pieces, so that this file does not name what it looks for.
-        { file: 'a.ts', text: ['// measured in Sess' + 'ion 19', '// see iss' + 'ue 13', 'fixed (' + '556de82)', '// the previous build (`main` a' + 't 20565f2)', 'fine: distinct session 2'].join('\n') },
+        { file: 'a.ts', text: ['// measured in Sess' + 'ion 19', '// see iss' + 'ue 13', 'fixed (' + '556de82)', '// the previous build (`main` a' + 't 20565f2)', 'fine: distinct sess' + 'ion 2'].join('\n') },
       ]).map((line) => line.split(': names ')[1]!.split(':')[0]),
     ).toEqual(['a work session', 'an issue or pull request', 'a commit', 'a commit']);
   });
