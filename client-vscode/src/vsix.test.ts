@@ -7,6 +7,7 @@ import path from 'node:path';
 import { SESSION_COMMAND_NAMES, SessionCommands, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dshAnswersFile, fixtureStore } from '../../test/support/conformance';
+import { buildHeldIndexServer, holdArgument } from '../../test/support/heldIndexServerBuild';
 import { instantiateWasmZstd } from '../../server/src/store/log/zstdWasm';
 import { markdownLinks, pngSize } from './testing/marketplace';
 import { readZipEntries, type ZipEntry } from './testing/zipArchive';
@@ -234,13 +235,16 @@ describe('the packaged .vsix', () => {
     });
   });
 
-  // With the test hook holding the first index (the store lists nothing while a file exists), the
-  // answer also tells a server that waits from one answering from an unfinished index.
+  // Held: the server built from the same sources as the extension's (node18), beside the packaged
+  // workers, with the held-index store double (test/support/heldIndexServer.ts): the store lists
+  // nothing while a file exists, so the answer also tells a server that waits from one answering
+  // from an unfinished index.
   it.each([false, true])('its server answers dshSession.candidates at once after initialize with the full answer (index held: %s)', async (held) => {
     const serverFile = path.join(scratch, 'server.js');
     writeFileSync(serverFile, entry('extension/dist/server.js').read());
     writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
     writeFileSync(path.join(scratch, 'lookupWorker.js'), entry('extension/dist/lookupWorker.js').read());
+    writeFileSync(path.join(scratch, 'zstd.wasm'), entry('extension/dist/zstd.wasm').read());
     const store = path.join(extensionRoot, '..', 'examples', 'store');
     const cwd = '/home/sam/weather-app';
     const holdFile = path.join(mkdtempSync(path.join(scratch, 'hold-')), 'hold');
@@ -250,11 +254,14 @@ describe('the packaged .vsix', () => {
       execFileSync(process.execPath, [serverFile, 'candidates', '--root', store, '--cwd', cwd, '--limit', '1000', '--json'], { encoding: 'utf8', env }),
     ) as unknown[];
     expect(full.length).toBeGreaterThan(0);
+    let started = serverFile;
+    const args = ['--node-ipc', `--clientProcessId=${process.pid}`];
     if (held) {
       writeFileSync(holdFile, '');
-      env.DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX = holdFile;
+      started = await buildHeldIndexServer(scratch, { workers: false, target: 'node18' });
+      args.push(holdArgument(holdFile));
     }
-    const server = fork(serverFile, ['--node-ipc', `--clientProcessId=${process.pid}`], { silent: true, env });
+    const server = fork(started, args, { silent: true, env });
     try {
       const answers = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
       let waiting!: () => void;

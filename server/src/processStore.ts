@@ -4,7 +4,6 @@ import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { openSessionStore, type SessionStoreService } from './store';
 import { openForeignStore, type ForeignSessionStore } from './store/engine/foreignStore';
-import { HOLD_FIRST_INDEX_ENV, holdFirstIndex } from './store/heldIndex';
 
 // Never stdout: in stdio mode it carries the protocol. Nothing once stderr broke (brokenPipes.ts).
 export function logToStderr(message: string): void {
@@ -19,10 +18,7 @@ export function cacheDirectory(env: NodeJS.ProcessEnv): string {
 
 /** Opens the store of `root`, with the persistent index cache and stderr logging. */
 export function openStore(root: string): SessionStoreService {
-  const store = openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
-  // A test hook only: end-to-end tests hold the first index open while a file exists.
-  const holdFile = process.env[HOLD_FIRST_INDEX_ENV];
-  return holdFile === undefined || holdFile === '' ? store : holdFirstIndex(store, holdFile, logToStderr);
+  return openSessionStore({ root, cacheDir: cacheDirectory(process.env), log: logToStderr });
 }
 
 /** Opens another agent's store under `home`, with its persistent summary cache beside the dsh store's. */

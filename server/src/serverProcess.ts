@@ -7,7 +7,7 @@ import { agentSettingsOfFlags, type Invocation } from './cli/commandLine';
 import { logToStderr, openAgentStore, openStore } from './processStore';
 import { startSessionLanguageServer } from './server';
 import { absoluteSessionsRoot } from './settings/settings';
-import { cacheWritesSettled, defaultSessionsRoot } from './store';
+import { cacheWritesSettled, defaultSessionsRoot, type SessionStoreService } from './store';
 import { workingDirectory } from './store/defaultRoot';
 import { foregroundRequests } from './store/concurrency';
 import { LifecycleGate } from './wiring/lifecycle';
@@ -62,6 +62,8 @@ export interface ServerStartOptions {
    * with the start-up V8 flags, after the first index (what the start compiled by then) or at stop.
    */
   makeCodeCache?: () => void;
+  /** Opens the store of a sessions root (default: `openStore` of processStore.ts, with the persistent cache). */
+  openStore?: (root: string) => SessionStoreService;
 }
 
 /** Starts the language server on the transport named in `args`. */
@@ -117,7 +119,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
   process.once('SIGINT', () => stop(0, 'SIGINT'));
   const connection = createConnection(gate, transport.writer);
   const server = startSessionLanguageServer(connection, {
-    openStore,
+    openStore: options.openStore ?? openStore,
     openForeignStore: openAgentStore,
     defaultSessionsRoot,
     env: process.env,

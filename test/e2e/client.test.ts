@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { DshSessionClient, DshSessionStartError, SessionReferenceError, positionAt, type SessionDiagnostic } from '../../server/src/client';
+import { buildHeldIndexServer, holdArgument } from '../support/heldIndexServerBuild';
 import { REPO_ROOT, SERVER_BIN } from '../support/lspClient';
 import { EXAMPLE_SESSIONS, EXAMPLE_STORE, removeTemporary, startSessionClient, temporaryDirectory } from './helpers';
 
@@ -153,10 +154,11 @@ describe('editor features and commands on a text', () => {
     expect(await client.diagnostics(`Compare ${CURRENT}.`)).toEqual([]);
   });
 
-  it('waits for the first index before it asks, so an unknown session is reported (first index held open by the test hook)', async () => {
+  it('waits for the first index before it asks, so an unknown session is reported (first index held open by the store double)', async () => {
     const hold = path.join(scratch, 'hold');
     writeFileSync(hold, '');
-    const held = await startSessionClient({ settings: { sessionsRoot: EXAMPLE_STORE }, env: { DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX: hold } });
+    const server = await buildHeldIndexServer(path.join(scratch, 'held-server'));
+    const held = await startSessionClient({ server, args: [holdArgument(hold)], settings: { sessionsRoot: EXAMPLE_STORE } });
     try {
       const text = `See ${UNKNOWN} @`;
       const uri = pathToFileURL(path.join(scratch, 'held.md')).href;

@@ -18,6 +18,7 @@ import {
   type SessionStoreStatus,
 } from '@dsh-session-ls/shared';
 import { DshSessionClient, DshSessionRequestError, SessionReferenceError } from '../../server/src/client';
+import { buildHeldIndexServer, holdArgument } from '../support/heldIndexServerBuild';
 import { fileUri, pollUntil, responseErrorOf, type LspTestClient } from '../support/lspClient';
 import type { CompletionItem } from 'vscode-languageserver-protocol';
 import {
@@ -208,11 +209,12 @@ describe('errors through dsh-session-ls/client', () => {
     expect((await rejectionOf(raising.SESSION_REFERENCE_TOO_MANY())).message).toBe('a message may reference at most 3 sessions');
   });
 
-  it('rejects an aborted request with SESSION_REFERENCE_CANCELLED (a request waiting for a first index held open by the test hook)', async () => {
+  it('rejects an aborted request with SESSION_REFERENCE_CANCELLED (a request waiting for a first index held open by the store double)', async () => {
     const scratch = temporaryDirectory('cancel');
     const hold = path.join(scratch, 'hold');
     writeFileSync(hold, '');
-    const held = await startSessionClient({ settings: { sessionsRoot: EXAMPLE_STORE }, env: { DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX: hold } });
+    const server = await buildHeldIndexServer(path.join(scratch, 'held-server'));
+    const held = await startSessionClient({ server, args: [holdArgument(hold)], settings: { sessionsRoot: EXAMPLE_STORE } });
     try {
       const abort = new AbortController();
       const waiting = held.client.candidates('', { signal: abort.signal });

@@ -20,11 +20,18 @@ import { generateSessionLog } from '../../bench/src/generate/sessionLog';
 import { escapeMarkdownText } from '../../server/src/features/sessionPreview';
 import { relativeLogPath } from '../../server/src/store/layout';
 import { findProgram } from '../support/conformance';
+import { buildHeldIndexServer, holdArgument } from '../support/heldIndexServerBuild';
 import { SERVER_BIN, fileUri, pollUntil, responseErrorOf, type LspTestClient } from '../support/lspClient';
 import { EXAMPLE_SESSIONS, EXAMPLE_STORE, WEATHER_APP, removeTemporary, startServer, temporaryDirectory } from './helpers';
 
 const scratch = temporaryDirectory('first-answers');
 afterAll(() => removeTemporary(scratch));
+
+/** The server with its first index held open while a file exists (test/support/heldIndexServer.ts). */
+let heldServer: string;
+beforeAll(async () => {
+  heldServer = await buildHeldIndexServer(path.join(scratch, 'held-server'));
+}, 60_000);
 
 const ALL = 100_000;
 const DAY = 86_400_000;
@@ -204,13 +211,13 @@ describe(`at once after initialize, a hover names the session by its title${LEFT
   );
 });
 
-describe('hover, document links and diagnostics while the first index is held open (test hook)', () => {
+describe('hover, document links and diagnostics while the first index is held open (the held-index store double)', () => {
   it('wait for it (hover with progress on its token, cancellable), then answer with the session as indexed', async () => {
     const holdFile = path.join(scratch, 'hold-hover');
     writeFileSync(holdFile, '');
     const { client, cleanup } = await startServer(
       { initializationOptions: { sessionsRoot: EXAMPLE_STORE } },
-      { env: { DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX: holdFile } },
+      { server: heldServer, args: [holdArgument(holdFile)] },
     );
     try {
       const session = fullAnswer(EXAMPLE_STORE).find((candidate) => candidate.sessionId === EXAMPLE_SESSIONS.hourly)!;
@@ -248,9 +255,9 @@ describe('hover, document links and diagnostics while the first index is held op
   }, 120_000);
 });
 
-// The hook makes the store look as if its first index had found nothing yet while a file exists: the same
+// The held-index double makes the store look as if its first index had found nothing yet while a file exists: the same
 // requests then tell a waiting server from one answering from an unfinished index, however fast indexing is.
-describe('while the first index is held open (test hook)', () => {
+describe('while the first index is held open (the held-index store double)', () => {
   let client: LspTestClient;
   let cleanup: () => Promise<void>;
   let holdFile: string;
@@ -260,7 +267,7 @@ describe('while the first index is held open (test hook)', () => {
     writeFileSync(holdFile, '');
     ({ client, cleanup } = await startServer(
       { initializationOptions: { sessionsRoot: EXAMPLE_STORE } },
-      { env: { DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX: holdFile } },
+      { server: heldServer, args: [holdArgument(holdFile)] },
     ));
     await client.openDocument(PROMPT, '@');
   }, 60_000);

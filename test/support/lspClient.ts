@@ -72,6 +72,8 @@ export type Transport = 'stdio' | 'node-ipc' | 'pipe' | 'socket';
 
 /** Options for starting the built server. */
 export interface StartOptions {
+  /** The server's script, run with this Node (default {@link SERVER_BIN}). */
+  server?: string;
   /** Extra command-line arguments after `--stdio` (e.g. `--sessions-root DIR`). */
   args?: string[];
   /** The server's environment (merged over a copy of this process's). */
@@ -197,7 +199,7 @@ export class LspTestClient {
 
   /** Start the built server over stdio. */
   static start(options: StartOptions = {}): LspTestClient {
-    const child = spawn(process.execPath, [SERVER_BIN, '--stdio', ...(options.args ?? [])], {
+    const child = spawn(process.execPath, [options.server ?? SERVER_BIN, '--stdio', ...(options.args ?? [])], {
       cwd: options.cwd ?? REPO_ROOT,
       env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -219,7 +221,7 @@ export class LspTestClient {
    */
   static async startOver(transport: Exclude<Transport, 'stdio'>, options: StartOptions = {}): Promise<LspTestClient> {
     const spawnServer = (transportArgs: string[], ipc: boolean): ChildProcess =>
-      spawn(process.execPath, [SERVER_BIN, ...transportArgs, ...(options.args ?? [])], {
+      spawn(process.execPath, [options.server ?? SERVER_BIN, ...transportArgs, ...(options.args ?? [])], {
         cwd: options.cwd ?? REPO_ROOT,
         env: { ...process.env, ...options.env },
         stdio: ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],

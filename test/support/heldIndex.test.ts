@@ -1,13 +1,13 @@
-/** The test hook that holds a store's first index open while a file exists. */
+/** The test double that holds a store's first index open while a file exists. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InMemoryStoreService } from '../testing/inMemoryStoreService';
+import { InMemoryStoreService } from '../../server/src/testing/inMemoryStoreService';
 import { holdFirstIndex } from './heldIndex';
-import type { StoreStatus } from './service';
-import { DshLog as SessionLogBuilder } from '../testing/testLogs';
-import type { InMemorySession } from '../testing/inMemorySessionStore';
+import type { StoreStatus } from '../../server/src/store/service';
+import { DshLog as SessionLogBuilder } from '../../server/src/testing/testLogs';
+import type { InMemorySession } from '../../server/src/testing/inMemorySessionStore';
 
 function session(id: string): InMemorySession {
   const log = new SessionLogBuilder();

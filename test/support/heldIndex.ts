@@ -1,15 +1,18 @@
+/**
+ * A test double of the session store for tests of answers during the first index, which must not
+ * depend on how fast a store indexes. The server runs it through test/support/heldIndexServer.ts.
+ */
 import { access } from 'node:fs/promises';
-import { Emitter } from './emitter';
-import type { SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
+import { Emitter } from '../../server/src/store/emitter';
+import type { SessionStoreService, StoreProblem, StoreStatus, Subscription } from '../../server/src/store/service';
 
-/** The environment variable of the test hook {@link holdFirstIndex}. */
-export const HOLD_FIRST_INDEX_ENV = 'DSH_SESSION_LS_TEST_HOLD_FIRST_INDEX';
+/** heldIndexServer.ts's argument naming the file whose existence holds the first index. */
+export const HOLD_ARGUMENT = '--hold-first-index=';
 
 const POLL_MS = 25;
 
 /**
- * Test hook (end-to-end tests of answers during the first index, which must not depend on how fast a
- * store indexes): `store` as if its first index had found nothing yet while `holdFile` exists. It
+ * `store` as if its first index had found nothing yet while `holdFile` exists. It
  * reports `indexing` with nothing indexed, lists no session, and `whenIndexed` waits until the file is
  * gone; from then on it is `store`. The file is only checked for, never opened or written.
  */
