@@ -18,13 +18,19 @@ const zstdCli = findProgram('zstd');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-summarize-pool-'));
 const built = path.join(dir, 'built');
 const workerFile = path.join(built, 'summarizeWorker.js');
+/** The worker double that crashes or hangs on the tasks that ask it to (server/src/testing/misbehavingWorker.ts). */
+const misbehavingWorkerFile = path.join(built, 'misbehavingWorker.js');
 const pools: SummarizePool[] = [];
 
 /** The worker and the pool as the server ships them (JavaScript), built from these sources. */
 beforeAll(async () => {
   const here = path.join(REPO_ROOT, 'server', 'src', 'store', 'summarize');
   await build({
-    entryPoints: { summarizeWorker: path.join(here, 'summarizeWorker.ts'), pool: path.join(here, 'pool.ts') },
+    entryPoints: {
+      summarizeWorker: path.join(here, 'summarizeWorker.ts'),
+      pool: path.join(here, 'pool.ts'),
+      misbehavingWorker: path.join(REPO_ROOT, 'server', 'src', 'testing', 'misbehavingWorker.ts'),
+    },
     outdir: built,
     bundle: true,
     platform: 'node',
@@ -209,14 +215,16 @@ describe('workers start only when the work pays for them (INLINE_INDEX_BYTES)', 
 
 describe('pool lifecycle', () => {
   const good = (): SummarizeTask => ({ file: writeLog(rawTranscript(DEMO_1)), encoding: 'raw' });
+  /** A good log whose file name makes the misbehaving worker exit with `code` or hang when it gets to it. */
+  const misbehaving = (how: `exit-${number}` | 'hang'): SummarizeTask => {
+    const file = path.join(dir, `log-${fileCount++}.${how}`);
+    writeFileSync(file, rawTranscript(DEMO_1));
+    return { file, encoding: 'raw' };
+  };
 
   it('fails only the task whose worker crashed, and keeps working', async () => {
-    const workers = pool({ size: 1, tasksPerWorker: 3 });
-    const [before, crashed, after] = await Promise.all([
-      workers.run(good()),
-      workers.runWithTestHook(good(), { exit: 7 }),
-      workers.run(good()),
-    ]);
+    const workers = pool({ size: 1, tasksPerWorker: 3, workerFile: misbehavingWorkerFile });
+    const [before, crashed, after] = await Promise.all([workers.run(good()), workers.run(misbehaving('exit-7')), workers.run(good())]);
     expect(before).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
     expect(crashed).toMatchObject({ kind: 'failed', error: { reason: 'io' } });
     expect(crashed.kind === 'failed' && crashed.error.message).toMatch(/index worker stopped while reading .*exit code 7/);
@@ -228,8 +236,8 @@ describe('pool lifecycle', () => {
 
   it('replaces a hung worker: only the task it hung on fails', async () => {
     // Generous for the queued task (a fresh worker must start and read a small log), and what a hang costs this test.
-    const workers = pool({ size: 1, tasksPerWorker: 2, taskTimeoutMs: 3000 });
-    const [hung, queued] = await Promise.all([workers.runWithTestHook(good(), 'hang'), workers.run(good())]);
+    const workers = pool({ size: 1, tasksPerWorker: 2, taskTimeoutMs: 3000, workerFile: misbehavingWorkerFile });
+    const [hung, queued] = await Promise.all([workers.run(misbehaving('hang')), workers.run(good())]);
     expect(hung.kind === 'failed' && hung.error.message).toMatch(/index worker stopped while reading .*no answer after 3000 ms/);
     expect(queued).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
     expect(workers.workers).toBe(1);

@@ -176,11 +176,6 @@ export class SummarizePool {
     return this.submit(request);
   }
 
-  /** Tests only: a task whose worker exits with a code or hangs instead of running it (inline: fails at once). @forTests */
-  runWithTestHook(task: SummarizeTask, testHook: NonNullable<WorkerRequest['testHook']>): Promise<SummarizeOutcome> {
-    return this.submit({ id: this.nextId++, task, testHook });
-  }
-
   /** Stops every worker and fails unfinished tasks; resolves with the workers' exit codes once they have all exited. */
   dispose(): Promise<number[]> {
     if (this.disposed) return Promise.resolve([]);
@@ -217,7 +212,6 @@ export class SummarizePool {
   }
 
   private runInline(request: WorkerRequest): Promise<SummarizeOutcome> {
-    if (request.testHook !== undefined) return Promise.resolve(failed('no worker for a test hook (inline)'));
     return summarizeTranscriptFile(request.task, this.files);
   }
 

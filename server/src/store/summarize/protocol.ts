@@ -5,8 +5,6 @@ import type { SummarizeOutcome, SummarizeTask } from './summarizeFile';
 export interface WorkerRequest {
   id: number;
   task: SummarizeTask;
-  /** Tests only: instead of running the task the worker exits with this code (a crash) or never answers (a hang). */
-  testHook?: { exit: number } | 'hang';
 }
 
 /** Worker → pool: started and listening, or one task's outcome. */

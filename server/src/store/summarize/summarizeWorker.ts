@@ -30,8 +30,6 @@ let previous: Promise<unknown> = Promise.resolve();
 port.on('message', (request: WorkerRequest) => {
   // Tasks run strictly one after another, so the pool knows which one a crash interrupted.
   previous = previous.then(async () => {
-    if (request.testHook === 'hang') for (;;);
-    if (request.testHook !== undefined) process.exit(request.testHook.exit);
     let outcome: SummarizeOutcome;
     try {
       outcome = await summarizeTranscriptFile(request.task, blockingFiles);
