@@ -12,7 +12,8 @@ import type { Diagnostic, MarkupContent, Range } from 'vscode-languageserver/nod
 import { SessionCommands, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { provideCodeActions } from '../../server/src/features/codeActions';
 import { executeSessionCommand } from '../../server/src/features/commands';
-import { computeDiagnostics, predictedPrepareError } from '../../server/src/features/diagnostics';
+import { computeDiagnostics } from '../../server/src/features/diagnostics';
+import { predictedPrepareError } from '../../server/src/testing/prepareError';
 import { provideDocumentLinks } from '../../server/src/features/documentLinks';
 import { provideMentionHover } from '../../server/src/features/hover';
 import { testWorkspace } from '../../server/src/testing/testWorkspace';

@@ -11,7 +11,8 @@ import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver-types
 import { SessionReadError } from '../resolver';
 import type { InMemorySession } from '../testing/inMemorySessionStore';
 import { executeSessionCommand } from './commands';
-import { DSH_ERROR_ORDER, MAX_DIAGNOSTICS_PER_DOCUMENT, computeDiagnostics, predictedPrepareError } from './diagnostics';
+import { MAX_DIAGNOSTICS_PER_DOCUMENT, computeDiagnostics } from './diagnostics';
+import { DSH_ERROR_ORDER, predictedPrepareError } from '../testing/prepareError';
 import { conversationSession } from '../testing/mentionFixtures';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
 

@@ -1,4 +1,4 @@
-import { DIAGNOSTIC_SOURCE, displaySafeLabel, displaySafeText, type SessionReferenceErrorCode } from '@dsh-session-ls/shared';
+import { DIAGNOSTIC_SOURCE, displaySafeLabel, displaySafeText } from '@dsh-session-ls/shared';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { DiagnosticSeverity, type Diagnostic } from 'vscode-languageserver-types';
 import {
@@ -14,15 +14,6 @@ import { foreignMentionDiagnostics } from './foreignMentions';
 import { describeCredentialTally } from '../resolver';
 import type { SessionServices } from './services';
 import { WorkSlices } from './workSlices';
-
-/** The order in which `prepare` raises its errors (lsp-contract.md, Diagnostics): the first present is the one dsh reports. */
-export const DSH_ERROR_ORDER: readonly SessionReferenceErrorCode[] = [
-  'SESSION_REFERENCE_INVALID_REFERENCE',
-  'SESSION_REFERENCE_SELF_REFERENCE',
-  'SESSION_REFERENCE_TOO_MANY',
-  'SESSION_REFERENCE_READ_FAILED',
-  'SESSION_REFERENCE_BUDGET_EXCEEDED',
-];
 
 /** The code of the Warning on a mention whose snapshot sends credentials. */
 const REFERENCED_SECRETS = 'REFERENCED_SECRETS';
@@ -317,10 +308,4 @@ export async function computeDiagnostics(
   // Other agents' mentions: a Hint while their agent is off; more when another agent is enabled (dsh reads them as plain text).
   await foreignMentionDiagnostics(document, services, signal, (diagnostic, range) => capped.add(diagnostic, range));
   return capped.finish();
-}
-
-/** The code `prepare` fails with for these diagnostics: the first error in dsh's order, or undefined when none is an error. @forTests */
-export function predictedPrepareError(diagnostics: readonly Diagnostic[]): SessionReferenceErrorCode | undefined {
-  const codes = new Set(diagnostics.filter((d) => d.severity === DiagnosticSeverity.Error).map((d) => d.code));
-  return DSH_ERROR_ORDER.find((code) => codes.has(code));
 }

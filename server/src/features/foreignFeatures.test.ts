@@ -5,7 +5,8 @@ import { SessionCommands, encodeAgentSessionUri, encodeSessionReferenceUri, form
 import { DiagnosticSeverity, type MarkupContent } from 'vscode-languageserver-types';
 import { provideDocumentLinks } from './documentLinks';
 import { executeSessionCommand } from './commands';
-import { computeDiagnostics, predictedPrepareError } from './diagnostics';
+import { computeDiagnostics } from './diagnostics';
+import { predictedPrepareError } from '../testing/prepareError';
 import { AGENT_NOT_ENABLED_CODE, foreignAgentsEnabled } from './foreignMentions';
 import { provideMentionHover } from './hover';
 import { analyzeMentions, findDocumentMentions, sessionKey } from './mentionAnalysis';

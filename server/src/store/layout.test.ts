@@ -2,7 +2,6 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  decodeSegment,
   encodeSegment,
   isFlatTranscriptName,
   projectDirName,
@@ -11,6 +10,7 @@ import {
   relativeLogPath,
   transcriptEncoding,
 } from './layout';
+import { decodeSegment } from '../testing/decodeSegment';
 
 describe('projectKey (dsh-session-store.md §1.1)', () => {
   it.each([

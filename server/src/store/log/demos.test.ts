@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findProgram } from '../../../../test/support/conformance';
-import { availableZstdDecoders, initZstdSupport, loadSessionLog } from './index';
+import { initZstdSupport, loadSessionLog } from './index';
+import { availableZstdDecoders } from '../../testing/zstdDecoders';
 import { DEMO_1, DEMO_2, rawTranscript, zstdTranscript } from '../../testing/testLogs';
 
 const zstdCli = findProgram('zstd');

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
 import { dshAnswersFile, fixtureStore } from '../../../../test/support/conformance';
-import { SessionLogSummarizer, availableZstdDecoders, initZstdSupport, loadSessionLog, readSessionHeader } from './index';
+import { SessionLogSummarizer, initZstdSupport, loadSessionLog, readSessionHeader } from './index';
+import { availableZstdDecoders } from '../../testing/zstdDecoders';
 
 await initZstdSupport();
 

@@ -37,4 +37,4 @@ export {
   type SessionLogSummarizerOptions,
 } from './summarizer';
 export type { SurfaceCounts } from './surfaceFold';
-export { availableZstdDecoders, initZstdSupport, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';
+export { initZstdSupport, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';

@@ -6,7 +6,6 @@ import { SessionReadError } from '../../resolver/sessionStore';
 import { findProgram, fixtureStore } from '../../../../test/support/conformance';
 import {
   SessionLogSummarizer,
-  availableZstdDecoders,
   createSessionLogLoader,
   initZstdSupport,
   loadSessionLog,
@@ -14,6 +13,7 @@ import {
   type LogSummary,
   type ZstdFrameDecoder,
 } from './index';
+import { availableZstdDecoders } from '../../testing/zstdDecoders';
 import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, toolCallBlock, zstdTranscript } from '../../testing/testLogs';
 import { skimLine } from './lineSkim';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
 import { findProgram } from '../../../../test/support/conformance';
-import { availableZstdDecoders, initZstdSupport, loadSessionLog, type LoadedSessionLog, type PlaintextSink, type ZstdFrameDecoder } from './index';
+import { initZstdSupport, loadSessionLog, type LoadedSessionLog, type PlaintextSink, type ZstdFrameDecoder } from './index';
+import { availableZstdDecoders } from '../../testing/zstdDecoders';
 import { scanZstdFrame } from './zstdFrames';
 import xxhash from 'xxhash-wasm';
 import { MAX_RECORD_BYTES } from './lines';

@@ -322,11 +322,6 @@ export function wasmZstdDecoder(): ZstdFrameDecoder | undefined {
   };
 }
 
-/** Every decoder this runtime can use (tests compare them). @forTests */
-export function availableZstdDecoders(): ZstdFrameDecoder[] {
-  return [wasmZstdDecoder(), nodeZlibZstdDecoder(), fzstdDecoder()].filter((decoder): decoder is ZstdFrameDecoder => decoder !== undefined);
-}
-
 /**
  * Whether this runtime's `node:zlib` zstd may serve the store: Node 22's `zstdDecompressSync` leaks
  * ~5 KB of native memory per frame without a declared content size (every frame dsh writes), measured

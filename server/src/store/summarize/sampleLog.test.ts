@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { availableZstdDecoders, initZstdSupport } from '../log';
+import { initZstdSupport } from '../log';
+import { availableZstdDecoders } from '../../testing/zstdDecoders';
 import { scanZstdFrame } from '../log/zstdFrames';
 import { SAMPLE_LOG_LINES, sampleLogBytes, summarizeSampleLogs } from './sampleLog';
 
