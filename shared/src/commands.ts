@@ -19,9 +19,6 @@ export const SessionCommands = {
   preview: 'dshSession.preview',
 } as const;
 
-/** Every command the server registers. @forTests */
-export const SESSION_COMMAND_NAMES: readonly string[] = Object.values(SessionCommands);
-
 /** `target` of a command (lsp-contract.md, The target): each field on its own, `null` or `""` = none. */
 export interface SessionCommandTarget {
   sessionId?: string | null;

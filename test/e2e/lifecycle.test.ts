@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SESSION_COMMAND_NAMES, SessionCommands } from '@dsh-session-ls/shared';
+import { SessionCommands } from '@dsh-session-ls/shared';
 import { LspTestClient, REPO_ROOT, SERVER_BIN, pollUntil } from '../support/lspClient';
 import { EXAMPLE_STORE, removeTemporary, startServer, temporaryDirectory } from './helpers';
 
@@ -57,7 +57,7 @@ describe('the built server: launch and lifecycle', () => {
     const capabilities = result.capabilities;
     expect(capabilities.completionProvider).toMatchObject({ resolveProvider: true });
     expect(capabilities.completionProvider?.triggerCharacters).toEqual(['@', '/']);
-    expect([...capabilities.executeCommandProvider!.commands].sort()).toEqual([...SESSION_COMMAND_NAMES].sort());
+    expect([...capabilities.executeCommandProvider!.commands].sort()).toEqual(Object.values(SessionCommands).sort());
     expect(capabilities.executeCommandProvider?.commands).toEqual(
       expect.arrayContaining([SessionCommands.candidates, SessionCommands.prepare, SessionCommands.parse, SessionCommands.formatMention]),
     );
