@@ -21,7 +21,6 @@ function found(token: ReturnType<typeof decodeSessionMention>): FoundMention {
 /**
  * Every mention in a text, in order: dsh's exactly as dsh's grammar finds them, and other agents'
  * mentions that do not overlap one of dsh's (the server resolves those when their agent is enabled).
- * @forTests
  */
 export function mentionsIn(text: string): FoundMention[] {
   return scanAgentSessionMentions(text).map((token) => found(decodeSessionMention(token)));
@@ -32,9 +31,5 @@ export function mentionsIn(text: string): FoundMention[] {
  * last character (where the cursor sits after typing or inserting it). Undefined when none.
  */
 export function mentionAtOffset(text: string, offset: number): FoundMention | undefined {
-  for (const token of scanAgentSessionMentions(text)) {
-    if (token.start > offset) return undefined;
-    if (offset <= token.end) return found(decodeSessionMention(token));
-  }
-  return undefined;
+  return mentionsIn(text).find((mention) => mention.start <= offset && offset <= mention.end);
 }
