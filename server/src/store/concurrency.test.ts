@@ -57,7 +57,8 @@ describe('ConcurrencyLimit', () => {
       }),
     );
     await Promise.resolve();
-    expect(limit.queued).toBe(5000 - 3);
+    // Three run; the rest wait.
+    expect(started).toEqual([0, 1, 2]);
     // Each release hands its slot to the oldest waiter.
     for (let i = 0; i < gates.length; i++) {
       gates[i].resolve();
@@ -66,7 +67,6 @@ describe('ConcurrencyLimit', () => {
     expect(await Promise.all(runs)).toEqual(gates.map((_, i) => i));
     expect(started).toEqual(gates.map((_, i) => i));
     expect(maxActive).toBe(3);
-    expect(limit.queued).toBe(0);
   });
 
   it('frees the slot of a task that throws', async () => {

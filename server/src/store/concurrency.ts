@@ -48,11 +48,6 @@ export class ConcurrencyLimit {
 
   constructor(private readonly limit: number) {}
 
-  /** Tasks waiting for a slot. @forTests */
-  get queued(): number {
-    return this.waiting.length;
-  }
-
   /** Runs `task` when a slot is free. */
   async run<T>(task: () => Promise<T>): Promise<T> {
     // A finishing task hands its slot straight to the next waiter, so the count never overshoots.
