@@ -370,8 +370,8 @@ describe('header-level damage is skipped and reported once, the rest still answe
     appendBatch(goodFile, good.rename('Good renamed'), encoding);
     await eventually(async () => expect((await store.listSessions())[0].title).toBe('Good renamed'));
     // Another full rescan (the catch-up after the first index, or a periodic one) reports nothing again.
-    const rescans = store.completedRescans();
-    await eventually(() => expect(store.completedRescans()).toBeGreaterThan(rescans));
+    const rescans = store.probe().completedRescans;
+    await eventually(() => expect(store.probe().completedRescans).toBeGreaterThan(rescans));
     expect(problems).toHaveLength(11);
   });
 });
@@ -507,7 +507,7 @@ describe('freshness while the store is open', () => {
     const files = logs.map((log) => writeLog(root, log, 'raw'));
     const { store } = open(root, { maxWatches: 2, rescanMinIntervalMs: 60_000 });
     await store.whenIndexed();
-    expect(store.handles().watches).toBe(2);
+    expect(store.probe().handles.watches).toBe(2);
     appendBatch(files[0], logs[0].rename('swept title'), 'raw');
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 's0')?.title).toBe('swept title'));
   });
@@ -523,7 +523,7 @@ describe('freshness while the store is open', () => {
     // Let the catch-up rescan after the first index finish, then count. Neither stats a transcript
     // of its own (each refresh compares what discovery's lookup by name just saw): what was
     // stat'ed meanwhile is at most one pass of the sweep, as the clock moved.
-    await eventually(() => expect(store.completedRescans()).toBe(1));
+    await eventually(() => expect(store.probe().completedRescans).toBe(1));
     expect(recorder.checks.length).toBeLessThanOrEqual(files.length);
     recorder.lstats.length = recorder.lstatSyncs.length = recorder.reads.length = 0;
     // Three periods of idle time: the sweep's ticks are synchronous, so it all runs in this call.
@@ -542,14 +542,14 @@ describe('freshness while the store is open', () => {
     const recorder = recordingFiles();
     const { store } = open(root, { files: recorder.files, sweepIntervalMs: 10, sweepPeriodMs: 50, rescanMinIntervalMs: 600_000 });
     await store.whenIndexed();
-    await eventually(() => expect(store.completedRescans()).toBe(1));
+    await eventually(() => expect(store.probe().completedRescans).toBe(1));
     expect(recorder.reads.length).toBeGreaterThanOrEqual(5);
     recorder.lstats.length = recorder.lstatSyncs.length = 0;
     // Ten sweep periods of idle time.
     testClock().advance(500);
     await yieldTurns();
     expect([recorder.lstats, recorder.lstatSyncs]).toEqual([[], []]);
-    expect(store.handles().timers).toBe(2); // the sweep's (waiting a period to look again) and the rescan's
+    expect(store.probe().handles.timers).toBe(2); // the sweep's (waiting a period to look again) and the rescan's
   });
 
   it('retries a failed read at the next sweep, in a watched directory too, without any change to the file', async () => {
@@ -568,7 +568,7 @@ describe('freshness while the store is open', () => {
     await store.whenIndexed();
     expect(ids(await store.listSessions())).toEqual(['open']);
     await eventually(() => expect(problems.map((p) => p.reason)).toEqual([expect.stringContaining('EACCES')]));
-    expect(store.handles().watches).toBeGreaterThanOrEqual(3); // root, project, session directories: all watched
+    expect(store.probe().handles.watches).toBeGreaterThanOrEqual(3); // root, project, session directories: all watched
     locked = false;
     await eventually(async () => expect((await store.listSessions()).map((s) => [s.id, s.title])).toEqual([['open', 'Open'], ['locked', 'Readable again']]));
   });
@@ -666,7 +666,7 @@ describe('freshness while the store is open', () => {
     };
     const { store, logs } = open(root, { directories: { ...nodeDirectoryFiles, watch: refuse }, rescanMinIntervalMs: 60_000 });
     await store.whenIndexed();
-    expect(store.handles().watches).toBe(0);
+    expect(store.probe().handles.watches).toBe(0);
     appendBatch(file, log.rename('A via sweep'), 'raw');
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'a')?.title).toBe('A via sweep'));
     expect(logs.filter((m) => m.includes('cannot watch'))).toHaveLength(1);
@@ -916,13 +916,13 @@ describe('the index', () => {
     store.onDidChange(() => changes++);
     await eventually(() => expect(store.status()).toMatchObject({ indexing: true, discovered: 2, indexed: 1 }));
     await eventually(() => expect(changes).toBeGreaterThan(0));
-    expect(store.listingRebuilds()).toBe(0);
+    expect(store.probe().listingRebuilds).toBe(0);
     expect(ids(await store.listSessions())).toEqual(['a']);
-    expect(store.listingRebuilds()).toBe(1);
+    expect(store.probe().listingRebuilds).toBe(1);
     release();
     await store.whenIndexed();
     expect(ids(await store.listSessions())).toEqual(['b', 'a']);
-    expect(store.listingRebuilds()).toBe(2);
+    expect(store.probe().listingRebuilds).toBe(2);
   });
 
   /**
@@ -954,11 +954,11 @@ describe('the index', () => {
     // Not yet: the listing is the first index's until the delay has passed (real time for a rescan that would run).
     testClock().advance(900);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(store.completedRescans()).toBe(0);
+    expect(store.probe().completedRescans).toBe(0);
     expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Early');
     testClock().advance(100);
     await eventually(async () => expect((await store.listSessions()).find((s) => s.id === 'early')?.title).toBe('Late'));
-    expect(store.completedRescans()).toBe(1);
+    expect(store.probe().completedRescans).toBe(1);
   });
 
   it('holds the catch-up rescan while requests are in progress, up to backgroundMaxWaitMs', async () => {
@@ -970,7 +970,7 @@ describe('the index', () => {
       testClock().advance(afterMs);
       // Real time for a rescan that would run now.
       await new Promise((resolve) => setTimeout(resolve, 150));
-      return store.completedRescans();
+      return store.probe().completedRescans;
     };
     const { store } = open(root, { foreground, catchUpDelayMs: 0, backgroundQuietMs: 500, backgroundMaxWaitMs: 60_000, rescanMinIntervalMs: 600_000 });
     await store.whenIndexed();
@@ -985,9 +985,9 @@ describe('the index', () => {
     await other.store.whenIndexed();
     testClock().advance(2000);
     await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(other.store.completedRescans()).toBe(0);
+    expect(other.store.probe().completedRescans).toBe(0);
     testClock().advance(1000);
-    await eventually(() => expect(other.store.completedRescans()).toBe(1));
+    await eventually(() => expect(other.store.probe().completedRescans).toBe(1));
   });
 
   it('watches more directories than it may once the requests that waited for the first index are answered, 5 s after it at the latest', async () => {
@@ -1000,12 +1000,12 @@ describe('the index', () => {
     const { store } = open(root, tuning);
     await store.whenIndexed();
     // The root only, as while indexing: its answers are still being written.
-    expect(store.handles().watches).toBe(1);
+    expect(store.probe().handles.watches).toBe(1);
     testClock().advance(100);
-    expect(store.handles().watches).toBe(1);
+    expect(store.probe().handles.watches).toBe(1);
     busy = false;
     testClock().advance(5);
-    expect(store.handles().watches).toBe(2);
+    expect(store.probe().handles.watches).toBe(2);
 
     // Requests without a pause: the watches still come, 5 s after the first index.
     busy = true;
@@ -1013,16 +1013,16 @@ describe('the index', () => {
     writeLog(otherRoot, session('b', 1, 'B'), 'raw');
     const other = open(otherRoot, tuning);
     await other.store.whenIndexed();
-    expect(other.store.handles().watches).toBe(1);
+    expect(other.store.probe().handles.watches).toBe(1);
     testClock().advance(4995);
-    expect(other.store.handles().watches).toBe(1);
+    expect(other.store.probe().handles.watches).toBe(1);
     testClock().advance(5);
-    expect(other.store.handles().watches).toBe(2);
+    expect(other.store.probe().handles.watches).toBe(2);
 
     // Room for every directory: all are watched at once, answers in progress or not.
     const roomy = open(otherRoot, { ...tuning, maxWatches: 3 });
     await roomy.store.whenIndexed();
-    expect(roomy.store.handles().watches).toBe(3);
+    expect(roomy.store.probe().handles.watches).toBe(3);
   });
 
   it('lets its time slices wait for requests only once its first index is built (requests wait for that one)', async () => {
@@ -1085,7 +1085,7 @@ describe('the index', () => {
     };
     const { store } = open(root, { directories, catchUpDelayMs: 0, rescanMinIntervalMs: 10_000, sweepIntervalMs: 60_000 });
     await store.whenIndexed();
-    await eventually(() => expect(store.completedRescans()).toBe(1));
+    await eventually(() => expect(store.probe().completedRescans).toBe(1));
     measuring = true;
     // A timer of 1 ms asks for a turn all along; count the turns it got between the rescan's first and last lstat.
     let turnsWithin = 0;
@@ -1094,7 +1094,7 @@ describe('the index', () => {
     }, 1);
     testClock().advance(10_000); // the next periodic rescan
     try {
-      await eventually(() => expect(store.completedRescans()).toBe(2));
+      await eventually(() => expect(store.probe().completedRescans).toBe(2));
     } finally {
       clearInterval(ticker);
     }
@@ -1189,7 +1189,7 @@ describe('the index', () => {
     const recorder = recordingFiles();
     const { store } = open(root, { files: recorder.files, catchUpDelayMs: 0, cacheSaveDelayMs: 3_600_000, rescanMinIntervalMs: 10_000, sweepIntervalMs: 60_000 }, cacheDir);
     await store.whenIndexed();
-    await eventually(() => expect(store.completedRescans()).toBe(1));
+    await eventually(() => expect(store.probe().completedRescans).toBe(1));
     // Every transcript rewritten, then a rescan whose reads are held open.
     for (let i = 0; i < count; i++) writeLog(root, session(`w${i}`, i, `Retitled ${i}`), 'raw');
     recorder.reads.length = 0;
@@ -1256,7 +1256,7 @@ describe('the index', () => {
     const second = open(root, {}, cacheDir);
     await second.store.whenIndexed();
     // After the catch-up rescan, well past the save delay, and any write it started is done.
-    await eventually(() => expect(second.store.completedRescans()).toBe(1));
+    await eventually(() => expect(second.store.probe().completedRescans).toBe(1));
     testClock().advance(300);
     await cacheWritesSettled();
     expect(written()).toBe(firstWrite);
@@ -1299,9 +1299,9 @@ describe('lifecycle', () => {
     const store = openSessionStore({ root }) as DiskSessionStore;
     await store.whenIndexed();
     for (const s of await store.listSessions()) await store.readSurface(s.id);
-    expect(store.handles().watches).toBeGreaterThan(1);
+    expect(store.probe().handles.watches).toBeGreaterThan(1);
     store.dispose();
-    expect(store.handles()).toEqual({ watches: 0, timers: 0 });
+    expect(store.probe().handles).toEqual({ watches: 0, timers: 0 });
     expect(treeHash(root)).toBe(before);
   });
 

@@ -177,20 +177,14 @@ export class DiskSessionStore implements SessionStoreService {
 
   // ---- for tests ----------------------------------------------------------------------------
 
-  /** Live handles (for leak tests): directory watches and pending timers. @forTests */
-  handles(): { watches: number; timers: number } {
+  /**
+   * What tests observe of the store: its live handles (for leak tests: directory watches and
+   * pending timers), how many full rescans have completed (tests in fake time wait for one), and
+   * how many times the listing has been built or patched. @forTests
+   */
+  probe(): { handles: { watches: number; timers: number }; completedRescans: number; listingRebuilds: number } {
     const watches = this.state.attached?.watches;
     const pending = this.state.pendingTimers() + (watches?.adding ? 1 : 0);
-    return { watches: watches?.count ?? 0, timers: pending };
-  }
-
-  /** How many full rescans have completed (tests in fake time wait for one). @forTests */
-  completedRescans(): number {
-    return this.freshness.completedRescans;
-  }
-
-  /** How many times the listing has been built or patched. @forTests */
-  listingRebuilds(): number {
-    return this.publication.rebuilds;
+    return { handles: { watches: watches?.count ?? 0, timers: pending }, completedRescans: this.freshness.completedRescans, listingRebuilds: this.publication.rebuilds };
   }
 }

@@ -92,7 +92,7 @@ describe('the pool on the fixture store', () => {
     expect(tasks.length).toBeGreaterThanOrEqual(22);
     const pooled = await Promise.all(tasks.map((task) => workers.run(task)));
     const inline = await Promise.all(tasks.map((task) => summarizeTranscriptFile(task)));
-    expect(workers.runsInline).toBe(false);
+    expect(workers.probe().runsInline).toBe(false);
     expect(pooled).toEqual(inline);
     expect(pooled.filter((outcome) => outcome.kind === 'summary' && outcome.summary.header !== undefined).length).toBeGreaterThan(tasks.length / 2);
   });
@@ -190,7 +190,7 @@ describe('workers start only when the work pays for them (INLINE_INDEX_BYTES)', 
     const store = writeStore('small', 20, 8_000);
     const workers = pool({ inlineBytes: INLINE_INDEX_BYTES });
     const summaries = await index(store, workers);
-    expect(workers.workersStarted).toBe(0);
+    expect(workers.probe().workersStarted).toBe(0);
     expect(summaries).toEqual(await index(store, pool({ size: 0 })));
     expect(summaries.map((summary) => summary?.title)).toEqual(store.keys.map((_, i) => `title ${i}`));
   });
@@ -199,7 +199,7 @@ describe('workers start only when the work pays for them (INLINE_INDEX_BYTES)', 
     const store = writeStore('large', 24, Math.ceil((2 * INLINE_INDEX_BYTES) / 24));
     const workers = pool({ inlineBytes: INLINE_INDEX_BYTES });
     const summaries = await index(store, workers);
-    expect(workers.workersStarted).toBeGreaterThan(0);
+    expect(workers.probe().workersStarted).toBeGreaterThan(0);
     expect(summaries).toEqual(await index(store, pool({ size: 0 })));
     expect(summaries.map((summary) => summary?.title)).toEqual(store.keys.map((_, i) => `title ${i}`));
   });
@@ -208,7 +208,7 @@ describe('workers start only when the work pays for them (INLINE_INDEX_BYTES)', 
     const store = writeStore('one-big', 1, 20_000);
     const workers = pool({ inlineBytes: 10_000 });
     const [summary] = await index(store, workers);
-    expect(workers.workersStarted).toBe(1);
+    expect(workers.probe().workersStarted).toBe(1);
     expect(summary?.title).toBe('title 0');
   });
 });
@@ -230,8 +230,8 @@ describe('pool lifecycle', () => {
     expect(crashed.kind === 'failed' && crashed.error.message).toMatch(/index worker stopped while reading .*exit code 7/);
     expect(after).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
     expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
-    expect(workers.runsInline).toBe(false);
-    expect(workers.workers).toBe(1);
+    expect(workers.probe().runsInline).toBe(false);
+    expect(workers.probe().workers).toBe(1);
   });
 
   it('replaces a hung worker: only the task it hung on fails', async () => {
@@ -240,17 +240,17 @@ describe('pool lifecycle', () => {
     const [hung, queued] = await Promise.all([workers.run(misbehaving('hang')), workers.run(good())]);
     expect(hung.kind === 'failed' && hung.error.message).toMatch(/index worker stopped while reading .*no answer after 3000 ms/);
     expect(queued).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
-    expect(workers.workers).toBe(1);
+    expect(workers.probe().workers).toBe(1);
   });
 
   it('dispose stops every worker and fails what was unfinished', async () => {
     const workers = pool({ size: 2 });
     expect(await workers.run(good())).toMatchObject({ kind: 'summary' });
     const unfinished = Array.from({ length: 20 }, () => workers.run(good()));
-    expect(workers.workers).toBe(2);
+    expect(workers.probe().workers).toBe(2);
     const exits = await workers.dispose();
     expect(exits).toHaveLength(2);
-    expect(workers.workers).toBe(0);
+    expect(workers.probe().workers).toBe(0);
     const outcomes = await Promise.all(unfinished);
     // Nothing could finish: dispose ran before the event loop delivered any answer.
     for (const outcome of outcomes) expect(outcome).toEqual({ kind: 'failed', error: { reason: 'io', message: 'the session index was closed' } });
@@ -261,10 +261,10 @@ describe('pool lifecycle', () => {
     const messages: string[] = [];
     const first = pool({ workerFile: path.join(dir, 'no-such-worker.js'), log: (message) => messages.push(message) });
     const second = pool({ workerFile: path.join(dir, 'no-such-worker.js'), log: (message) => messages.push(message) });
-    expect(first.runsInline && second.runsInline).toBe(true);
+    expect(first.probe().runsInline && second.probe().runsInline).toBe(true);
     expect(messages.length).toBeLessThanOrEqual(1);
     expect(await first.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
-    expect(first.workers).toBe(0);
+    expect(first.probe().workers).toBe(0);
   });
 
   it('falls back to inline when workers keep failing to start, losing no task', async () => {
@@ -274,7 +274,7 @@ describe('pool lifecycle', () => {
     const workers = pool({ workerFile: broken, log: (message) => messages.push(message) });
     const outcomes = await Promise.all([workers.run(good()), workers.run(good()), workers.run(good())]);
     for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
-    expect(workers.runsInline).toBe(true);
+    expect(workers.probe().runsInline).toBe(true);
     expect(messages.join('\n')).toMatch(/cannot load.*main thread/);
   });
 
@@ -282,48 +282,48 @@ describe('pool lifecycle', () => {
     const workers = pool({ idleMs: 20 });
     const tasks = [good(), { file: writeLog(rawTranscript(DEMO_1)), encoding: 'raw' as const }];
     const first = await Promise.all(tasks.map((task) => workers.run(task)));
-    expect(workers.workersStarted).toBeGreaterThan(0);
-    await until(() => workers.workers === 0);
-    const startedBefore = workers.workersStarted;
+    expect(workers.probe().workersStarted).toBeGreaterThan(0);
+    await until(() => workers.probe().workers === 0);
+    const startedBefore = workers.probe().workersStarted;
     const again = await Promise.all(tasks.map((task) => workers.run(task)));
     expect(again).toEqual(first);
     expect(again).toEqual(await Promise.all(tasks.map((task) => summarizeTranscriptFile(task))));
-    expect(workers.runsInline).toBe(false);
-    expect(workers.workersStarted).toBeGreaterThan(startedBefore);
-    await until(() => workers.workers === 0);
+    expect(workers.probe().runsInline).toBe(false);
+    expect(workers.probe().workersStarted).toBeGreaterThan(startedBefore);
+    await until(() => workers.probe().workers === 0);
   });
 
   it('retireIdle ends the idle workers at once and the busy ones when done; the next task starts one again', async () => {
     const workers = pool({ idleMs: 60_000 });
     const tasks = [good(), { file: writeLog(rawTranscript(DEMO_1)), encoding: 'raw' as const }];
     const first = await Promise.all(tasks.map((task) => workers.run(task)));
-    expect(workers.workers).toBeGreaterThan(0);
+    expect(workers.probe().workers).toBeGreaterThan(0);
     workers.retireIdle();
-    expect(workers.workers).toBe(0);
+    expect(workers.probe().workers).toBe(0);
     // A busy worker finishes its task, then ends without waiting for the idle delay.
     const running = workers.run(tasks[0]!);
-    expect(workers.workers).toBe(1);
+    expect(workers.probe().workers).toBe(1);
     workers.retireIdle();
     expect(await running).toEqual(first[0]);
-    expect(workers.workers).toBe(0);
-    const startedBefore = workers.workersStarted;
+    expect(workers.probe().workers).toBe(0);
+    const startedBefore = workers.probe().workersStarted;
     expect(await Promise.all(tasks.map((task) => workers.run(task)))).toEqual(first);
-    expect(workers.workersStarted).toBeGreaterThan(startedBefore);
-    expect(workers.workers).toBeGreaterThan(0);
+    expect(workers.probe().workersStarted).toBeGreaterThan(startedBefore);
+    expect(workers.probe().workers).toBeGreaterThan(0);
   });
 
   it('keeps a worker that has work: an idle delay longer than the gaps between tasks never ends it mid-stream', async () => {
     const workers = pool({ size: 1, idleMs: 60_000 });
     for (let i = 0; i < 5; i++) expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
-    expect(workers.workersStarted).toBe(1);
-    expect(workers.workers).toBe(1);
+    expect(workers.probe().workersStarted).toBe(1);
+    expect(workers.probe().workers).toBe(1);
   });
 
   it('runs inline with size 0', async () => {
     const workers = pool({ size: 0 });
-    expect(workers.runsInline).toBe(true);
+    expect(workers.probe().runsInline).toBe(true);
     expect(await workers.run(good())).toMatchObject({ kind: 'summary', summary: { title: 'Say hi' } });
-    expect(workers.workers).toBe(0);
+    expect(workers.probe().workers).toBe(0);
   });
 
   it('never keeps the process alive, nor writes to its stdout: a process that used the pool and did not dispose it exits', () => {
@@ -336,7 +336,7 @@ describe('pool lifecycle', () => {
       `const { SummarizePool } = require(${JSON.stringify(path.join(built, 'pool.js'))});
        const pool = new SummarizePool({ size: 2, workerFile: ${JSON.stringify(chatty)} });
        pool.run({ file: process.argv[2], encoding: 'raw' }).then((outcome) => {
-         process.stdout.write(JSON.stringify({ inline: pool.runsInline, workers: pool.workers, title: outcome.summary && outcome.summary.title }));
+         process.stdout.write(JSON.stringify({ inline: pool.probe().runsInline, workers: pool.probe().workers, title: outcome.summary && outcome.summary.title }));
        });`,
     );
     // Were a worker to stay referenced, the child would never exit: the generous timeout would fail this test.

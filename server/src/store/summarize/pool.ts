@@ -144,19 +144,13 @@ export class SummarizePool {
     }
   }
 
-  /** Whether tasks run in the main thread. @forTests */
-  get runsInline(): boolean {
-    return this.inline;
-  }
-
-  /** Live workers (started, not yet exited or ended for idleness). @forTests */
-  get workers(): number {
-    return this.slots.length;
-  }
-
-  /** Workers started so far (an idle worker that ended and came back counts twice). @forTests */
-  get workersStarted(): number {
-    return this.startedCount;
+  /**
+   * What tests observe of the workers: whether tasks run in the main thread, the live workers
+   * (started, not yet exited or ended for idleness), and the workers started so far (an idle
+   * worker that ended and came back counts twice). @forTests
+   */
+  probe(): { runsInline: boolean; workers: number; workersStarted: number } {
+    return { runsInline: this.inline, workers: this.slots.length, workersStarted: this.startedCount };
   }
 
   /**
