@@ -1,6 +1,7 @@
 // A scripted model server on 127.0.0.1 for generating Claude Code and Codex fixture stores offline.
 // It speaks just enough of the Anthropic Messages API (JSON and streaming SSE) and the OpenAI
-// Responses API (streaming SSE) for the real CLIs to run a turn. Replies are chosen by keywords in
+// Responses API (streaming SSE) for the real CLIs to run a turn, and the OpenAI Chat Completions
+// API (chatCompletions.mjs, for Qwen Code). Replies are chosen by keywords in
 // the last user text:
 //   TOOL  → one shell tool call (Claude: Bash; Codex: the first function tool it offers), then text;
 //   STALL → stream half a reply and hang (the generator kills the CLI: an interrupted turn);
@@ -11,6 +12,7 @@
 // Usage: node modelServer.mjs <port-file> <request-log>
 import { createServer } from 'node:http';
 import { appendFileSync, writeFileSync } from 'node:fs';
+import { chatCompletions } from './chatCompletions.mjs';
 
 const [portFile, requestLog] = process.argv.slice(2);
 let counter = 0;
@@ -182,6 +184,8 @@ const server = createServer((req, res) => {
         anthropic(req, res, body);
       } else if (req.method === 'POST' && url.endsWith('/responses')) {
         responses(req, res, body);
+      } else if (req.method === 'POST' && url.endsWith('/chat/completions')) {
+        chatCompletions(req, res, body);
       } else if (url.endsWith('/models')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ data: [], object: 'list' }));
