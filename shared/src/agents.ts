@@ -48,6 +48,16 @@ export const FOREIGN_AGENT_INFO = [
     homeFolder: '.codex',
     sessionsFolder: 'sessions',
   },
+  {
+    name: 'qwen-code',
+    title: 'Qwen Code',
+    scheme: 'qwen-session:',
+    homeSetting: 'qwenCodeHome',
+    homeFlag: '--qwen-code-home',
+    homeEnv: 'QWEN_HOME',
+    homeFolder: '.qwen',
+    sessionsFolder: 'projects',
+  },
 ] as const satisfies readonly ForeignAgentInfo[];
 
 /**

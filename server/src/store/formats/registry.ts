@@ -7,10 +7,11 @@ import type { ForeignAgent } from '@dsh-session-ls/shared';
 import type { FormatAdapter } from './adapter';
 import { claudeFormat } from './claudeCode';
 import { codexFormat } from './codex';
+import { qwenCodeFormat } from './qwenCode';
 
 export type { FormatAdapter } from './adapter';
 
-const ADAPTERS: Readonly<Record<ForeignAgent, FormatAdapter>> = { 'claude-code': claudeFormat, codex: codexFormat };
+const ADAPTERS: Readonly<Record<ForeignAgent, FormatAdapter>> = { 'claude-code': claudeFormat, codex: codexFormat, 'qwen-code': qwenCodeFormat };
 
 /** The format adapter of `agent`. */
 export function formatOf(agent: ForeignAgent): FormatAdapter {
