@@ -36,12 +36,12 @@ describe('contributed settings', () => {
   it('offer other agents off by default: agents unset means dsh alone, the homes unset mean the agents’ own defaults', () => {
     expect(properties['dshSessions.agents']).toMatchObject({
       type: ['array', 'null'],
-      items: { type: 'string', enum: ['dsh', 'claude-code', 'codex'] },
+      items: { type: 'string', enum: ['dsh', 'claude-code', 'codex', 'qwen-code'] },
       minItems: 1,
       uniqueItems: true,
       default: null,
     });
-    for (const key of ['claudeCodeHome', 'codexHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
+    for (const key of ['claudeCodeHome', 'codexHome', 'qwenCodeHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
   });
 
   it('offer the place of file mentions with the server’s values and default', () => {
@@ -68,10 +68,11 @@ describe('contributed settings', () => {
       'dshSessions.agents': 'window',
       'dshSessions.claudeCodeHome': 'machine-overridable',
       'dshSessions.codexHome': 'machine-overridable',
+      'dshSessions.qwenCodeHome': 'machine-overridable',
       'dshSessions.fileMentions': 'window',
       'dshSessions.redactSecrets': 'window',
     });
-    for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome']) {
+    for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome', 'qwenCodeHome']) {
       expect(String(properties[`dshSessions.${key}`]!.markdownDescription), key).toContain('**Remote**');
     }
     // A workspace in Restricted Mode cannot choose which stores are read.
@@ -80,6 +81,7 @@ describe('contributed settings', () => {
       'dshSessions.agents',
       'dshSessions.claudeCodeHome',
       'dshSessions.codexHome',
+      'dshSessions.qwenCodeHome',
     ]);
   });
 
@@ -100,7 +102,7 @@ describe('contributed settings', () => {
   it('match the settings of the LSP contract', () => {
     const rows = contractSettings;
     // Every setting but our own additions (other agents, where file mentions go, redaction), which the contract does not know.
-    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.fileMentions', 'dshSessions.redactSecrets'];
+    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.qwenCodeHome', 'dshSessions.fileMentions', 'dshSessions.redactSecrets'];
     expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties).filter((key) => !extension.includes(key)));
     for (const row of rows) {
       const property = properties[`dshSessions.${row.key}`]!;
