@@ -6,7 +6,7 @@ import { decodeAgentSessionUri, encodeAgentSessionUri, encodeSessionReferenceUri
 describe('foreign session URIs', () => {
   it('use dsh payload under their own scheme, and decode back losslessly', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme' }), fc.constantFrom('claude-code' as const, 'codex' as const), (id, agent) => {
+      fc.property(fc.string({ unit: 'grapheme' }), fc.constantFrom('claude-code' as const, 'codex' as const, 'qwen-code' as const), (id, agent) => {
         const uri = encodeAgentSessionUri(agent, id);
         expect(uri.slice(uri.indexOf(':'))).toBe(encodeSessionReferenceUri(id).slice('dsh-session'.length));
         expect(decodeAgentSessionUri(uri)).toEqual({ sessionId: id, agent });
@@ -14,6 +14,7 @@ describe('foreign session URIs', () => {
     );
     expect(encodeAgentSessionUri('claude-code', 'a')).toBe('claude-session:ImEi');
     expect(encodeAgentSessionUri('codex', 'a')).toBe('codex-session:ImEi');
+    expect(encodeAgentSessionUri('qwen-code', 'a')).toBe('qwen-session:ImEi');
     expect(encodeAgentSessionUri(undefined, 'a')).toBe('dsh-session:ImEi');
     expect(decodeAgentSessionUri('dsh-session:ImEi')).toEqual({ sessionId: 'a' });
   });

@@ -12,11 +12,13 @@ describe('parseInvocation', () => {
   it('describes --agents and each agent home flag in --help, wrapped in the options column', () => {
     expect(HELP_TEXT).toContain(
       [
-        '  --agents LIST                     whose sessions to read, comma-separated: dsh, claude-code, codex (default dsh;',
-        '                                    also for the language server)',
+        '  --agents LIST                     whose sessions to read, comma-separated: dsh, claude-code, codex, qwen-code',
+        '                                    (default dsh; also for the language server)',
         "  --claude-code-home DIR            Claude Code's home, the folder holding projects/ (default: $CLAUDE_CONFIG_DIR,",
         '                                    else ~/.claude)',
         "  --codex-home DIR                  Codex's home, the folder holding sessions/ (default: $CODEX_HOME, else ~/.codex)",
+        "  --qwen-code-home DIR              Qwen Code's home, the folder holding projects/ (default: $QWEN_HOME, else",
+        '                                    ~/.qwen)',
         '  --cwd DIR ',
       ].join('\n'),
     );

@@ -30,9 +30,10 @@ describe('DshSessionSettings', () => {
       maxReferences: 3,
       candidateLimit: 50,
       maxReferenceBytes: 65_536,
-      agents: ['dsh', 'claude-code', 'codex'],
+      agents: ['dsh', 'claude-code', 'codex', 'qwen-code'],
       claudeCodeHome: '~/.claude',
       codexHome: '~/.codex',
+      qwenCodeHome: '~/.qwen',
       fileMentions: 'after',
       redactSecrets: false,
     };

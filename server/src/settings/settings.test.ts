@@ -19,6 +19,7 @@ describe('SettingsState precedence', () => {
       agents: ['dsh'],
       claudeCodeHome: path.join(os.homedir(), '.claude'),
       codexHome: path.join(os.homedir(), '.codex'),
+      qwenCodeHome: path.join(os.homedir(), '.qwen'),
       fileMentions: 'after',
       redactSecrets: false,
     });
@@ -64,7 +65,7 @@ describe('SettingsState precedence', () => {
     state.update({ ...sources({ initializationOptions: { agents: ['codex', 'dsh', 'codex'] }, section: { agents: ['claude-code'], codexHome: 'rel' } }), env: { CLAUDE_CONFIG_DIR: '/cc', CODEX_HOME: '/cx' }, baseDir: '/ws' });
     expect(state.settings).toMatchObject({ agents: ['codex', 'dsh'], claudeCodeHome: '/cc', codexHome: '/ws/rel' });
     const problems = state.update({ ...sources({ section: { agents: ['dsh', 'opencode'] } }), env: {} });
-    expect(problems.map((p) => p.error.message)).toEqual(['agents must be a non-empty array of "dsh", "claude-code" and "codex"']);
+    expect(problems.map((p) => p.error.message)).toEqual(['agents must be a non-empty array of "dsh", "claude-code", "codex" and "qwen-code"']);
     expect(state.settings.agents).toEqual(['codex', 'dsh']);
     state.update({ ...sources({ section: { agents: [] } }), env: {} });
     expect(state.settings.agents).toEqual(['codex', 'dsh']);
