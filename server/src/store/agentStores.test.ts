@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringifyTagSafeJson } from '@dsh-session-ls/shared';
+import { stringifyTagSafeJson, type ForeignAgent } from '@dsh-session-ls/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InMemorySessionStore } from '../testing/inMemorySessionStore';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from '../resolver/prompt';
@@ -23,6 +23,11 @@ const CC_INTERRUPTED = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a03';
 const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';
 const CX_UNTITLED = '01a23b79-474a-78b1-9540-13f1768e6c53';
 const CX_INTERRUPTED = '01a23b79-4d19-7aa1-acff-37b66a6a9e67';
+// Written by Qwen Code 0.24.4: test/agent-stores/tools/generateQwen.mjs.
+const QWEN = path.join(FIXTURES, 'qwen-code');
+const QW_CHAT = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01';
+const QW_TOOL = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e02';
+const QW_COMPRESSED = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e03';
 
 /** Polls until `done` holds, failing after a generous deadline (never a timed assertion). */
 async function pollFor(done: () => boolean, what: string): Promise<void> {
@@ -54,7 +59,7 @@ async function listedUntil(store: SessionStore, done: (listing: readonly StoredS
 }
 
 /** The texts of a surface, as `role: text` (checkpoints as `checkpoint: text`). */
-async function surfaceTexts(store: SessionStore, id: string, agent?: 'claude-code' | 'codex'): Promise<string[]> {
+async function surfaceTexts(store: SessionStore, id: string, agent?: ForeignAgent): Promise<string[]> {
   const surface = await store.readSurface(id, undefined, agent);
   return surface.events.map((event) => {
     const data = event.data as { source?: { kind: string }; content?: Array<{ text: string }>; message?: { content: Array<{ text: string }> } };
@@ -169,6 +174,152 @@ describe('Codex store (real rollouts)', () => {
     expect(await openForeignStore('codex', home).listSessions()).toHaveLength(3);
     expect(await openForeignStore('codex', path.join(home, 'missing')).listSessions()).toEqual([]);
     expect(readdirSync(day)).toHaveLength(4);
+  });
+});
+
+/** What Qwen Code's own `qwen sessions list --json` showed for the fixture homes (recorded by the generator). */
+interface QwenListed {
+  cwd: string;
+  sessionId: string;
+  startTime: string;
+  prompt: string;
+  customTitle: string | null;
+}
+const QWEN_LISTED = JSON.parse(readFileSync(path.join(FIXTURES, 'qwen-code-sessions-list.json'), 'utf8')) as { home: QwenListed[]; damaged: QwenListed[] };
+
+/** Rows as Qwen Code's list shows them: id, cwd, start and label (its title, else its first prompt). */
+function qwenRows(listed: readonly QwenListed[]) {
+  return listed.map((row) => ({ id: row.sessionId, cwd: row.cwd, createdAt: Date.parse(row.startTime), title: row.customTitle ?? row.prompt, agent: 'qwen-code' }));
+}
+
+/** Every file under `dir` with its bytes, to check a store left it as it was. */
+function treeBytes(dir: string): Map<string, string> {
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+  return new Map(files.map((entry) => path.join(entry.parentPath, entry.name)).map((file) => [file, readFileSync(file, 'base64')]));
+}
+
+describe('Qwen Code store (real chat records)', () => {
+  const store = openForeignStore('qwen-code', QWEN);
+  const chatsOf = (home: string, cwdFolder: string) => path.join(home, 'projects', cwdFolder, 'chats');
+
+  it("lists every session newest first with the id, cwd, start and label Qwen Code's own session list shows", async () => {
+    const listing = await store.listSessions();
+    expect(listing.map((s) => s.id)).toEqual([QW_COMPRESSED, QW_CHAT, QW_TOOL]);
+    expect([...listing].sort((a, b) => a.id.localeCompare(b.id))).toEqual(qwenRows(QWEN_LISTED.home));
+    // The cwd comes from the records: the folder name is lossy (a space and CJK characters both became "-").
+    expect(listing.find((s) => s.id === QW_CHAT)!.cwd).toBe('/tmp/dsh-agent-fixtures/proj 日本 q');
+    expect(readdirSync(path.join(QWEN, 'projects'))).toContain('-tmp-dsh-agent-fixtures-proj----q');
+  });
+
+  it('labels a session by its last /rename, else by its first prompt cut to 200 code points and "..."', async () => {
+    const titles = Object.fromEntries((await store.listSessions()).map((s) => [s.id, s.title]));
+    expect(titles[QW_TOOL]).toBe('Qwen tool work, renamed');
+    expect(titles[QW_COMPRESSED]).toBe('日本語のテキストについて話しましょう: a session to compress');
+    expect(titles[QW_CHAT]!.endsWith('Words...')).toBe(true);
+    expect([...titles[QW_CHAT]!.slice(0, -3)]).toHaveLength(200);
+  });
+
+  it('projects what a resume gives the model: prompts and answer text of both processes, no tool call or tool output', async () => {
+    expect(await surfaceTexts(store, QW_TOOL)).toEqual([
+      'user: First turn: TOOL please run a command',
+      'assistant: The tool ran; its output was: fixture-tool-output.',
+      'user: Second turn, another process: READ the notes file',
+      'assistant: The tool ran; its output was: fixture-tool-output.',
+      'user: After the renames, one more turn',
+      'assistant: Reply 5: you said "After the renames, one more turn".',
+    ]);
+    const raw = readFileSync(path.join(chatsOf(QWEN, '-tmp-dsh-agent-fixtures-proj-a'), `${QW_TOOL}.jsonl`), 'utf8');
+    // The records hold the shell call, its output and the file read: none of it is on the surface.
+    for (const recorded of ['"functionCall"', 'Command: echo fixture-tool-output', 'fixture notes: 日本語のメモ']) expect(raw).toContain(recorded);
+    const surface = JSON.stringify((await store.readSurface(QW_TOOL)).events);
+    for (const dropped of ['functionCall', 'Command: echo', 'fixture notes', 'Session renamed']) expect(surface).not.toContain(dropped);
+  });
+
+  it('after /compress, starts from the summary (a checkpoint) and keeps the CJK text; the whole log keeps every turn', async () => {
+    const texts = await surfaceTexts(store, QW_COMPRESSED);
+    expect(texts[0]).toMatch(/^checkpoint: <state_snapshot>[\s\S]*日本語のテキスト[\s\S]*Resume the prior task using the summary above/);
+    expect(texts[0]).not.toContain('<analysis>');
+    expect(texts.slice(1)).toEqual([
+      'assistant: Got it. Thanks for the additional context!',
+      'user: After the compression, one more turn 最後',
+      'assistant: Reply 26: you said "After the compression, one more turn 最後".',
+    ]);
+    const log = (await store.readLog(QW_COMPRESSED)).events;
+    expect(log.map((event) => (typeof event.surfaceOp === 'string' ? event.surfaceOp : event.surfaceOp?.op))).toEqual(['append', 'append', 'append', 'append', 'replace', 'append', 'append']);
+    expect(JSON.stringify(log[2]!.data)).toContain('第二のターン: the second turn, 中文也可以');
+  });
+
+  it('follows the chain a resume walks: a turn on a dead branch (a rewind) is not resumed, a fresh branch is', async () => {
+    const home = copyOf(QWEN);
+    const file = path.join(chatsOf(home, '-tmp-dsh-agent-fixtures-proj----q'), `${QW_CHAT}.jsonl`);
+    const records = readFileSync(file, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const firstAnswer = records.find((record) => record.type === 'assistant')!;
+    // A new prompt whose parent is the first answer: "Its second turn" is now on a dead branch.
+    const rewound = { ...records[0], uuid: 'f0000000-0000-4000-8000-000000000001', parentUuid: firstAnswer.uuid, message: { role: 'user', parts: [{ text: 'Rewound: a different second turn' }] } };
+    appendFileSync(file, JSON.stringify(rewound) + '\n');
+    const fresh = openForeignStore('qwen-code', home);
+    const texts = await surfaceTexts(fresh, QW_CHAT);
+    expect(texts.slice(1)).toEqual([expect.stringMatching(/^assistant: Reply 9:/), 'user: Rewound: a different second turn']);
+    fresh.dispose();
+  });
+
+  it("reads the damaged copies (torn tail, unknown records, lines that are not JSON) as Qwen Code lists them, and their sound parts", async () => {
+    const damaged = openForeignStore('qwen-code', path.join(FIXTURES, 'damaged', 'qwen-code'));
+    const listing = await damaged.listSessions();
+    expect([...listing].sort((a, b) => a.id.localeCompare(b.id))).toEqual(qwenRows(QWEN_LISTED.damaged));
+    for (const id of [QW_CHAT, QW_TOOL, QW_COMPRESSED]) expect(await surfaceTexts(damaged, id)).toEqual(await surfaceTexts(store, id));
+  });
+
+  it('skips, as Qwen Code does, a file with no record in its first 10 lines, and never writes into the home', async () => {
+    const home = copyOf(QWEN);
+    const chats = chatsOf(home, '-tmp-dsh-agent-fixtures-proj-a');
+    const garbageId = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5eff';
+    const sound = readFileSync(path.join(chats, `${QW_TOOL}.jsonl`), 'utf8').replaceAll(QW_TOOL, garbageId);
+    writeFileSync(path.join(chats, `${garbageId}.jsonl`), 'not json\n'.repeat(10) + sound);
+    writeFileSync(path.join(chats, `${QW_TOOL}.ledger.jsonl`), sound);
+    const before = treeBytes(home);
+    const logged: string[] = [];
+    const fresh = openForeignStore('qwen-code', home, (message) => logged.push(message));
+    const listing = await fresh.listSessions();
+    expect(listing.map((s) => s.id).sort()).toEqual([QW_CHAT, QW_TOOL, QW_COMPRESSED]);
+    expect(logged.some((message) => message.includes(garbageId))).toBe(true);
+    for (const session of listing) await fresh.readSurface(session.id);
+    await fresh.readLog(QW_TOOL);
+    expect(treeBytes(home)).toEqual(before);
+    fresh.dispose();
+  });
+
+  it('sees a rename and a deleted session through its folder watches', async () => {
+    const home = copyOf(QWEN);
+    const fresh = openForeignStore('qwen-code', home);
+    const first = await fresh.listSessions();
+    const file = path.join(chatsOf(home, '-tmp-dsh-agent-fixtures-proj----q'), `${QW_CHAT}.jsonl`);
+    const head = JSON.parse(readFileSync(file, 'utf8').split('\n')[0]!) as Record<string, unknown>;
+    const rename = { ...head, uuid: 'f0000000-0000-4000-8000-000000000002', type: 'system', subtype: 'custom_title', message: undefined, systemPayload: { customTitle: 'Named later', titleSource: 'manual' } };
+    appendFileSync(file, JSON.stringify(rename) + '\n');
+    const second = await listedUntil(fresh, (listing) => listing !== first);
+    expect(second.find((s) => s.id === QW_CHAT)!.title).toBe('Named later');
+    rmSync(file);
+    await listedUntil(fresh, (listing) => !listing.some((s) => s.id === QW_CHAT));
+    fresh.dispose();
+  });
+
+  it('prepares a mention into one tag-safe context naming its agent and cwd, the compression summary kept within the budget', async () => {
+    const resolver = createSessionReferenceResolver(composeAgentStores(dshService(), [store]), { maxReferenceBytes: 700 });
+    const prepared = await resolver.prepare(undefined, [], [
+      { sessionId: QW_CHAT, label: 'Q', agent: 'qwen-code' },
+      { sessionId: QW_COMPRESSED, agent: 'qwen-code' },
+    ]);
+    const text = (prepared.additionalContext!.content[0] as { text: string }).text;
+    // The chat's prompt holds `</referenced-sessions>`: only the real closing tag ends the block.
+    expect(text.match(/<\/referenced-sessions>/g)).toHaveLength(1);
+    const data = JSON.parse(text.slice(REFERENCED_SESSIONS_PROMPT_PREFIX.length, -REFERENCED_SESSIONS_PROMPT_SUFFIX.length)) as Array<Record<string, unknown>>;
+    expect(data[0]).toMatchObject({ agent: 'qwen-code', sessionId: QW_CHAT, label: 'Q', cwd: '/tmp/dsh-agent-fixtures/proj 日本 q' });
+    const [, compressed] = prepared.additionalContext!.source.references;
+    // Older messages give way to the budget; the compression summary (a checkpoint) never does.
+    expect(compressed).toMatchObject({ agent: 'qwen-code', compacted: true });
+    expect(compressed!.omittedMessages).toBeGreaterThan(0);
+    expect(text).toContain('overall_goal>Generate fixture sessions: a tool call, a file read');
   });
 });
 

@@ -188,7 +188,7 @@ function joined(pieces: readonly JsonlRecord[]): ChainRecord {
     const message = asObject(value.message);
     if (message === undefined) continue;
     if (parts === undefined && typeof message.role === 'string') role = message.role;
-    parts = [...(parts ?? []), ...(Array.isArray(message.parts) ? message.parts : [])];
+    parts = [...(parts ?? []), ...(Array.isArray(message.parts) ? (message.parts as unknown[]) : [])];
   }
   return { line: pieces[0]!.line, value: pieces[0]!.value, role, parts };
 }
@@ -251,7 +251,7 @@ function qwenModelHistory(chain: readonly ChainRecord[]): HistoryEntry[] {
         if (previous?.value.type === 'user') previous = undefined;
       } else if (value.subtype === 'chat_compression') {
         const kept = asObject(value.systemPayload)?.compressedHistory;
-        if (Boolean(kept)) {
+        if (kept) {
           history = Array.isArray(kept) ? compressedEntries(record.line, kept) : [];
           previous = undefined;
         }
