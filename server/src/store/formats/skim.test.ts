@@ -8,6 +8,7 @@ import { readForeignFile, type ForeignResume } from '../engine/foreignRead';
 import type { FormatAdapter } from './adapter';
 import { claudeFormat } from './claudeCode';
 import { codexFormat } from './codex';
+import { qwenCodeFormat } from './qwenCode';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0), and their damaged copies.
 const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
@@ -16,7 +17,7 @@ const scratch: string[] = [];
 afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /** Every fixture session file of one agent (sound and damaged), with its format. */
-function fixtureFiles(agent: 'claude-code' | 'codex'): string[] {
+function fixtureFiles(agent: 'claude-code' | 'codex' | 'qwen-code'): string[] {
   const found: string[] = [];
   for (const base of [agent, path.join('damaged', agent)]) {
     const dir = path.join(FIXTURES, base);
@@ -54,6 +55,12 @@ const EXTRA_LINES = [
   '[1, 2, 3]',
   '',
   '   {"type":"summary","summary":"indented"}   ',
+  // Qwen Code: a rename, one that clears the title, a prompt, a record of another session, and its title text in a prompt.
+  JSON.stringify({ uuid: 'u1', parentUuid: null, sessionId: 'q', type: 'system', subtype: 'custom_title', systemPayload: { customTitle: 'Qwen rename by the test' } }),
+  JSON.stringify({ uuid: 'u2', parentUuid: 'u1', sessionId: 'q', type: 'system', subtype: 'custom_title', systemPayload: { customTitle: '' } }),
+  JSON.stringify({ uuid: 'u3', parentUuid: null, sessionId: 'q-other', cwd: '/q', timestamp: '2026-02-02T00:00:00Z', type: 'user', message: { role: 'user', parts: [{ text: 'a Qwen prompt' }] } }),
+  JSON.stringify({ type: 'user', message: { role: 'user', parts: [{ text: 'says "subtype":"custom_title" in a prompt' }] } }),
+  JSON.stringify({ type: 'user', systemPayload: { displayText: 'shown instead' }, message: { role: 'user', parts: [{ text: 'sent' }] } }),
 ];
 
 /** The listing facts of `bytes` by the skimming fold. */
@@ -66,6 +73,7 @@ function skimmed(format: FormatAdapter, file: string, bytes: Buffer, mtimeMs: nu
 describe.each([
   ['claude-code', claudeFormat],
   ['codex', codexFormat],
+  ['qwen-code', qwenCodeFormat],
 ] as const)('%s: the skimming fold', (agent, format) => {
   const files = fixtureFiles(agent);
 
@@ -94,24 +102,28 @@ describe.each([
 
   it('changes a fact found after the head (a later title or session_meta) exactly as the whole parse does', () => {
     const file = files[0]!;
-    const extra = agent === 'claude-code' ? EXTRA_LINES[0]! : EXTRA_LINES[6]!;
+    const extra = { 'claude-code': EXTRA_LINES[0]!, codex: EXTRA_LINES[6]!, 'qwen-code': EXTRA_LINES[15]! }[agent];
     const bytes = Buffer.concat([readFileSync(file), Buffer.from(`${extra}\n`)]);
     const whole = format.summarize(file, bytes.toString('utf8'), 0)!;
     expect(skimmed(format, file, bytes, 0)).toEqual(whole);
-    if (agent === 'claude-code') expect(whole.title).toBe('Renamed by the test');
-    else expect(whole.id).toBe('01a23b79-0000-7000-8000-00000000abcd');
+    if (agent === 'codex') expect(whole.id).toBe('01a23b79-0000-7000-8000-00000000abcd');
+    else expect(whole.title).toBe(agent === 'claude-code' ? 'Renamed by the test' : 'Qwen rename by the test');
   });
 });
 
 describe('the skimming fold on small hand-made files', () => {
   const rollout = '/x/sessions/2026/12/03/rollout-2026-12-03T10-35-31-01a23b79-3e7d-7300-91e8-4b425fbbb44a.jsonl';
   const transcript = '/x/projects/-p/7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01.jsonl';
+  const chat = '/x/projects/-p/chats/9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01.jsonl';
   const cases: Array<[string, FormatAdapter, string, string[]]> = [
     ['a Codex file with records of no known type is a session named by its file', codexFormat, rollout, [JSON.stringify({ type: 'event_msg', payload: {} })]],
     ['a Codex file of garbage is no session', codexFormat, rollout, ['garbage', '{"torn":']],
     ['a Codex prompt before any session_meta', codexFormat, rollout, [EXTRA_LINES[8]!, EXTRA_LINES[6]!, EXTRA_LINES[7]!]],
     ['a Claude Code file with only a title record', claudeFormat, transcript, [EXTRA_LINES[0]!]],
     ['a Claude Code title before the head, and a blank one after', claudeFormat, transcript, [EXTRA_LINES[3]!, EXTRA_LINES[4]!, EXTRA_LINES[1]!]],
+    ['a Qwen Code file whose first 10 lines hold no record is no session', qwenCodeFormat, chat, [...Array<string>(10).fill('garbage'), EXTRA_LINES[17]!]],
+    ['a Qwen Code record on the 10th line counts, blank lines not', qwenCodeFormat, chat, [...Array<string>(9).fill('garbage'), '', '  ', EXTRA_LINES[17]!, EXTRA_LINES[15]!]],
+    ['a Qwen Code title cleared by a later rename, and a display text', qwenCodeFormat, chat, [EXTRA_LINES[19]!, EXTRA_LINES[15]!, EXTRA_LINES[18]!, EXTRA_LINES[16]!]],
   ];
   it.each(cases)('%s', (_what, format, file, lines) => {
     const bytes = Buffer.from(lines.join('\n'));
@@ -122,6 +134,7 @@ describe('the skimming fold on small hand-made files', () => {
 describe.each([
   ['claude-code', claudeFormat],
   ['codex', codexFormat],
+  ['qwen-code', qwenCodeFormat],
 ] as const)('%s: reading only what was appended', (agent, format) => {
   const source = fixtureFiles(agent)[0]!;
   const target = (): string => {
@@ -136,11 +149,11 @@ describe.each([
 
   it('continues from the last complete line after appends cut anywhere, and equals a read from byte 0 each time', async () => {
     const whole = readFileSync(source);
-    const next = random(agent === 'claude-code' ? 5 : 6);
+    const next = random({ 'claude-code': 5, codex: 6, 'qwen-code': 7 }[agent]);
     for (let run = 0; run < 12; run++) {
       const file = target();
       // The file grows in pieces cut anywhere (torn lines included), with title records appended at times.
-      const full = Buffer.concat([whole, Buffer.from(`${EXTRA_LINES[0]}\n${EXTRA_LINES[6]}\n`)]);
+      const full = Buffer.concat([whole, Buffer.from(`${EXTRA_LINES[0]}\n${EXTRA_LINES[6]}\n${EXTRA_LINES[15]}\n`)]);
       const cuts = [...new Set(Array.from({ length: 5 }, () => 1 + Math.floor(next() * (full.length - 1))))].sort((a, b) => a - b);
       let written = 0;
       let previous: { identity: ReturnType<typeof fileIdentity>; resume?: ForeignResume } | undefined;
