@@ -19,6 +19,32 @@ const CX_RENAMED = '01a23b79-3e7d-7300-91e8-4b425fbbb44a';
 const CX_UNTITLED = '01a23b79-474a-78b1-9540-13f1768e6c53';
 const CC_PROJECT = path.join('projects', '-tmp-dsh-agent-fixtures-proj-a');
 const CX_DAY = path.join('sessions', '2026', '12', '03');
+const QW_TOOL = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e02';
+const QW_CHAT = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01';
+
+/** Per agent: the fixture session a test changes, the one it copies, their folder, and where new sessions go. */
+const CASES = {
+  'claude-code': { changed: CC_RENAMED, source: CC_UNTITLED, folder: CC_PROJECT, idPrefix: '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a', newFolder: path.join('projects', '-tmp-new-project'), downFolder: path.join('projects', '-tmp-added-while-down') },
+  codex: { changed: CX_RENAMED, source: CX_UNTITLED, folder: CX_DAY, idPrefix: '01a23b79-0000-7000-8000-0000000000', newFolder: path.join('sessions', '2026', '12', '04'), downFolder: path.join('sessions', '2026', '12', '05') },
+  'qwen-code': {
+    changed: QW_TOOL,
+    source: QW_CHAT,
+    folder: path.join('projects', '-tmp-dsh-agent-fixtures-proj-a', 'chats'),
+    idPrefix: '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e',
+    newFolder: path.join('projects', '-tmp-new-project', 'chats'),
+    downFolder: path.join('projects', '-tmp-added-while-down', 'chats'),
+  },
+} as const;
+
+/** The record that renames the session of `file` for an agent that keeps titles in it (Codex keeps them in its index). */
+function titleRecord(agent: ForeignAgent, file: string, title: string): string | undefined {
+  if (agent === 'claude-code') return JSON.stringify({ type: 'custom-title', customTitle: title });
+  if (agent === 'codex') return undefined;
+  // Qwen Code's /rename: a custom_title record chained to the last record.
+  const records = readFileSync(file, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { uuid?: string; sessionId?: string });
+  const last = records.reverse().find((record) => typeof record.uuid === 'string') as { uuid: string; sessionId: string };
+  return JSON.stringify({ uuid: `${last.uuid.slice(0, -4)}7171`, parentUuid: last.uuid, sessionId: last.sessionId, type: 'system', subtype: 'custom_title', systemPayload: { customTitle: title } });
+}
 
 const scratch: string[] = [];
 afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -102,9 +128,9 @@ function copySession(agent: ForeignAgent, home: string, fromId: string, toId: st
   return target;
 }
 
-describe.each(['claude-code', 'codex'] as const)('%s store: persistent summary cache', (agent) => {
+describe.each(['claude-code', 'codex', 'qwen-code'] as const)('%s store: persistent summary cache', (agent) => {
   const sessions = 3;
-  const changedId = agent === 'claude-code' ? CC_RENAMED : CX_RENAMED;
+  const changedId = CASES[agent].changed;
 
   it('reads every file once, then a restart reads none: the summaries come from the cache', async () => {
     const { home, cacheDir } = homeAndCache(agent);
@@ -127,8 +153,8 @@ describe.each(['claude-code', 'codex'] as const)('%s store: persistent summary c
     const first = counted(agent, home, { cacheDir });
     await listAndCache(first.store, cacheDir);
     first.store.dispose();
-    const file = readdirSync(path.join(home, agent === 'claude-code' ? CC_PROJECT : CX_DAY)).find((name) => name.includes(changedId))!;
-    const key = path.join(agent === 'claude-code' ? CC_PROJECT : CX_DAY, file);
+    const file = readdirSync(path.join(home, CASES[agent].folder)).find((name) => name.includes(changedId))!;
+    const key = path.join(CASES[agent].folder, file);
     // A record of a type the store does not know: the file changed, the listing row did not.
     appendFileSync(path.join(home, key), JSON.stringify({ type: 'unknown-record-type', note: 'appended while down' }) + '\n');
 
@@ -149,6 +175,8 @@ describe.each([
   ['claude-code', 'through the thread pool'],
   ['codex', 'synchronous'],
   ['codex', 'through the thread pool'],
+  ['qwen-code', 'synchronous'],
+  ['qwen-code', 'through the thread pool'],
 ] as const)('%s store: a restart sees what changed while it was down (stats %s)', (agent, how) => {
   afterEach(() => vi.restoreAllMocks());
 
@@ -160,29 +188,29 @@ describe.each([
     // The thread-pool path is the one taken after slow synchronous calls (a cold disk).
     if (how !== 'synchronous') vi.spyOn(quickSync, 'quick', 'get').mockReturnValue(false);
 
-    const changedId = agent === 'claude-code' ? CC_RENAMED : CX_RENAMED;
-    const sourceId = agent === 'claude-code' ? CC_UNTITLED : CX_UNTITLED;
+    const { changed: changedId, source: sourceId } = CASES[agent];
     const removed = before.find((s) => s.id !== changedId && s.id !== sourceId)!;
     const files = readdirSync(home, { recursive: true, encoding: 'utf8' });
     const changedFile = path.join(home, files.find((name) => path.basename(name).includes(changedId))!);
-    if (agent === 'claude-code') {
-      appendFileSync(changedFile, JSON.stringify({ type: 'custom-title', customTitle: 'Renamed while down', sessionId: changedId }) + '\n');
+    const rename = titleRecord(agent, changedFile, 'Renamed while down');
+    if (rename !== undefined) {
+      appendFileSync(changedFile, rename + '\n');
     } else {
       // Rewritten in place with another cwd (its identity and its row change).
       const cwd = before.find((s) => s.id === changedId)!.cwd!;
       writeFileSync(changedFile, readFileSync(changedFile, 'utf8').replaceAll(cwd, '/tmp/moved-while-down'));
     }
     rmSync(path.join(home, files.find((name) => path.basename(name).includes(removed.id))!));
-    const addedId = agent === 'claude-code' ? '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8ad0' : '01a23b79-0000-7000-8000-0000000000d0';
+    const addedId = `${CASES[agent].idPrefix}d0`;
     const inNewFolderId = addedId.replace(/d0$/, 'd1');
     copySession(agent, home, sourceId, addedId);
-    copySession(agent, home, sourceId, inNewFolderId, agent === 'claude-code' ? path.join('projects', '-tmp-added-while-down') : path.join('sessions', '2026', '12', '05'));
+    copySession(agent, home, sourceId, inNewFolderId, CASES[agent].downFolder);
 
     const second = counted(agent, home, { cacheDir });
     const listing = await second.store.listSessions();
     expect(listing.map((s) => s.id).sort()).toEqual([...before.map((s) => s.id).filter((id) => id !== removed.id), addedId, inNewFolderId].sort());
     const changed = listing.find((s) => s.id === changedId)!;
-    if (agent === 'claude-code') expect(changed.title).toBe('Renamed while down');
+    if (rename !== undefined) expect(changed.title).toBe('Renamed while down');
     else expect(changed.cwd).toBe('/tmp/moved-while-down');
     // Only the changed and the new files were read, and the rows are those of a store that reads every file.
     expect(second.reads).toHaveLength(3);
@@ -191,9 +219,9 @@ describe.each([
   });
 });
 
-describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder watches', (agent) => {
-  const sourceId = agent === 'claude-code' ? CC_UNTITLED : CX_UNTITLED;
-  const newId = agent === 'claude-code' ? '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8aff' : '01a23b79-0000-7000-8000-0000000000ff';
+describe.each(['claude-code', 'codex', 'qwen-code'] as const)('%s store: freshness by folder watches', (agent) => {
+  const sourceId = CASES[agent].source;
+  const newId = `${CASES[agent].idPrefix}ff`;
 
   it('lists a new session in a known folder and in a new one, and drops deleted ones, without a restart', async () => {
     const { home, cacheDir } = homeAndCache(agent);
@@ -207,12 +235,12 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
 
     // A session in a folder that did not exist (a new project; a new day): the folder is walked and watched.
     const otherId = newId.replace(/ff$/, 'fe');
-    const newFolder = agent === 'claude-code' ? path.join('projects', '-tmp-new-project') : path.join('sessions', '2026', '12', '04');
+    const newFolder = CASES[agent].newFolder;
     const inNewFolder = copySession(agent, home, sourceId, otherId, newFolder);
     await listedUntil(store, (listing) => listing.some((s) => s.id === otherId), 'the session in a new folder never appeared');
-    const written = agent === 'claude-code' ? { type: 'custom-title', customTitle: 'Named in the new folder' } : { type: 'unknown' };
-    appendFileSync(inNewFolder, JSON.stringify(written) + '\n');
-    if (agent === 'claude-code') await listedUntil(store, (listing) => listing.find((s) => s.id === otherId)?.title === 'Named in the new folder', 'the new folder is not watched');
+    const written = titleRecord(agent, inNewFolder, 'Named in the new folder');
+    appendFileSync(inNewFolder, (written ?? JSON.stringify({ type: 'unknown' })) + '\n');
+    if (written !== undefined) await listedUntil(store, (listing) => listing.find((s) => s.id === otherId)?.title === 'Named in the new folder', 'the new folder is not watched');
 
     rmSync(added);
     rmSync(path.join(home, newFolder), { recursive: true });
@@ -238,13 +266,14 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
     expect(await store.listSessions()).toBe(before);
     expect(fired).toBe(0);
 
-    copySession(agent, home, sourceId, newId);
+    const newFile = copySession(agent, home, sourceId, newId);
     await listedUntil(store, (listing) => listing.some((s) => s.id === newId), 'the new session never appeared');
     await eventually(() => expect(fired).toBe(1), 'no change was told');
 
-    // A new title (Claude Code: a custom-title record; Codex: a thread_name in session_index.jsonl).
-    if (agent === 'claude-code') {
-      appendFileSync(path.join(home, CC_PROJECT, `${newId}.jsonl`), JSON.stringify({ type: 'custom-title', customTitle: 'Told title', sessionId: newId }) + '\n');
+    // A new title (Claude Code and Qwen Code: a title record; Codex: a thread_name in session_index.jsonl).
+    const told = agent === 'codex' ? undefined : titleRecord(agent, newFile, 'Told title');
+    if (told !== undefined) {
+      appendFileSync(newFile, told + '\n');
     } else {
       appendFileSync(path.join(home, 'session_index.jsonl'), JSON.stringify({ id: newId, thread_name: 'Told title', updated_at: '2027-01-01T00:00:00Z' }) + '\n');
     }
@@ -262,7 +291,8 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
     const [source] = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((name) => path.basename(name).includes(sourceId));
     for (const title of ['First title', 'Second title']) {
       const before = resumed();
-      if (agent === 'claude-code') appendFileSync(path.join(home, source!), JSON.stringify({ type: 'custom-title', customTitle: title }) + '\n');
+      const rename = titleRecord(agent, path.join(home, source!), title);
+      if (rename !== undefined) appendFileSync(path.join(home, source!), rename + '\n');
       else appendFileSync(path.join(home, source!), JSON.stringify({ type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: title }] } }) + '\n');
       await eventually(() => expect(resumed()).toBe(before + 1), 'the append was not read from where the last read stopped');
     }
@@ -270,7 +300,7 @@ describe.each(['claude-code', 'codex'] as const)('%s store: freshness by folder 
     expect((store as unknown as { index: { resumable: Set<unknown> } }).index.resumable.size).toBeLessThanOrEqual(3);
     const fresh = counted(agent, home);
     expect(await store.listSessions()).toEqual(await fresh.store.listSessions());
-    if (agent === 'claude-code') expect((await store.listSessions()).find((s) => s.id === sourceId)?.title).toBe('Second title');
+    if (agent !== 'codex') expect((await store.listSessions()).find((s) => s.id === sourceId)?.title).toBe('Second title');
   });
 
   it('tells every change once the spacing allows (default spacing)', async () => {
