@@ -201,3 +201,55 @@ describe('dshSession.transcript of another agent’s session', () => {
     });
   });
 });
+
+describe('Qwen Code sessions in the language service', () => {
+  // Written by Qwen Code 0.24.4: test/agent-stores/tools/generateQwen.mjs.
+  const QW_TOOL = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e02';
+  const QW_COMPRESSED = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e03';
+  const WITH_QWEN = { agents: ['dsh', 'qwen-code'], qwenCodeHome: path.join(FIXTURES, 'qwen-code') };
+  const qwen = (label = 'Tools') => formatSessionReferenceMention({ sessionId: QW_TOOL, label, agent: 'qwen-code' });
+
+  it('hovers a qwen-session: mention with the title Qwen Code lists, its cwd and what dsh does with it', async () => {
+    const text = `see ${qwen('Old label')} now`;
+    expect(text).toContain('](qwen-session:');
+    const value = (await hoverOver(text, qwen('Old label'), WITH_QWEN)) ?? '';
+    expect(value).toContain('**Qwen tool work, renamed**');
+    expect(value).toContain('- mentioned as: Old label');
+    expect(value).toContain('cwd: /tmp/dsh-agent-fixtures/proj a');
+    expect(value).toContain('- qwen-code session: dsh itself reads this mention as plain text');
+    expect(value).toMatch(/- context: [\d,]+ bytes of 65,536 bytes/);
+  });
+
+  it('gives the Hint naming the agents setting while qwen-code is off, and none once it is on', async () => {
+    const { document, services } = workspaceWith(qwen(), {});
+    await services.sessions.listSessions();
+    const off = await computeDiagnostics(document, services);
+    expect(off.map((d) => [d.severity, d.code, (d.data as { agent?: string }).agent])).toEqual([[DiagnosticSeverity.Hint, AGENT_NOT_ENABLED_CODE, 'qwen-code']]);
+    expect(off[0]!.message).toContain('turn qwen-code on in the agents setting: "agents": ["dsh", "qwen-code"]');
+    const on = workspaceWith(qwen(), WITH_QWEN);
+    await on.services.sessions.listSessions();
+    const diagnostics = await computeDiagnostics(on.document, on.services);
+    expect(diagnostics.filter((d) => d.code === AGENT_NOT_ENABLED_CODE)).toEqual([]);
+    expect(predictedPrepareError(diagnostics)).toBeUndefined();
+  });
+
+  it('reads the whole session as its transcript: every turn, the /compress summary where it happened', async () => {
+    const { services } = workspaceWith('', WITH_QWEN);
+    const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: QW_COMPRESSED, agent: 'qwen-code' }], services);
+    expect(markdown.startsWith('# 日本語のテキストについて話しましょう: a session to compress\n')).toBe(true);
+    expect(markdown).toContain('- agent: qwen-code (read-only)');
+    const order = ['日本語のテキストについて話しましょう', '第二のターン: the second turn, 中文也可以', 'Compaction checkpoint', 'After the compression, one more turn 最後'];
+    const at = order.map((text) => markdown.indexOf(text));
+    expect(at.every((offset) => offset > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  it('prepares a qwen-session: mention into the context of what a resume gives the model', async () => {
+    const { services } = workspaceWith('', WITH_QWEN);
+    const prepared = await executeSessionCommand(SessionCommands.prepare, [{ text: `${qwen()} what did we run?` }], services);
+    const context = JSON.stringify(prepared);
+    expect(context).toContain('Second turn, another process: READ the notes file');
+    expect(context).not.toContain('fixture notes');
+    expect(context).toContain('\\"agent\\":\\"qwen-code\\"');
+  });
+});
