@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CompletionList, Diagnostic } from 'vscode-languageserver-protocol';
@@ -29,7 +29,7 @@ function cli(args: string[]) {
   const result = spawnSync(process.execPath, [SERVER_BIN, ...args], {
     cwd: scratch,
     encoding: 'utf8',
-    env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'no-dsh-home'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '' },
+    env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'no-dsh-home'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', QWEN_HOME: '' },
     timeout: 60_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -87,7 +87,7 @@ describe('dsh-session-ls with other agents (CLI)', () => {
 
   it('refuses an unknown agent as a usage error naming it', () => {
     const { code, stderr } = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'dsh,opencode']);
-    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex; "opencode" is none of them\n');
+    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code; "opencode" is none of them\n');
     expect(code).toBe(2);
   });
 });
@@ -198,5 +198,62 @@ describe('the language server with other agents (stdio)', () => {
     expect(transcript).toContain('- agent: codex (read-only)');
     expect(transcript.indexOf('Hello codex, first turn about the lexer')).toBeGreaterThan(0);
     expect(transcript.indexOf('Fourth turn after the compaction')).toBeGreaterThan(transcript.indexOf('Compaction checkpoint'));
+  });
+});
+
+describe('Qwen Code sessions through the built CLI and server', () => {
+  // Written by Qwen Code 0.24.4 (test/agent-stores/tools/generateQwen.mjs).
+  const QWEN_HOME = path.join(FIXTURES, 'qwen-code');
+  const QW_TOOL = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e02';
+  const QW_CHAT = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01';
+  const QWEN_MENTION = formatSessionReferenceMention({ sessionId: QW_TOOL, label: 'Tools', agent: 'qwen-code' });
+  const QWEN_FLAGS = ['--agents', 'dsh,qwen-code', '--qwen-code-home', QWEN_HOME];
+
+  it('candidates offers them under the label Qwen Code lists, as qwen-session: mentions, and prepare expands one', () => {
+    const rows = cli(['candidates', 'qwen', '--root', EXAMPLE_STORE, '--cwd', PROJ_A, '--json', ...QWEN_FLAGS]);
+    expect(rows.code).toBe(0);
+    const [first] = JSON.parse(rows.stdout) as Array<{ sessionId: string; agent?: string; label: string; cwd: string; mention: string }>;
+    expect(first).toMatchObject({ sessionId: QW_TOOL, agent: 'qwen-code', label: 'Qwen tool work, renamed', cwd: PROJ_A });
+    expect(first!.mention).toBe(formatSessionReferenceMention({ sessionId: QW_TOOL, label: 'Qwen tool work, renamed', agent: 'qwen-code' }));
+    expect(first!.mention).toContain('](qwen-session:');
+    const prepared = cli(['prepare', '--text', `See ${QWEN_MENTION}`, '--root', EXAMPLE_STORE, '--json', ...QWEN_FLAGS]);
+    expect(prepared.stderr).toBe('');
+    const text = ((JSON.parse(prepared.stdout) as PreparedReferencedMessage).additionalContext!.content[0] as { text: string }).text;
+    expect(text).toContain(`{"agent":"qwen-code","sessionId":"${QW_TOOL}","label":"Tools","cwd":"${PROJ_A}"`);
+    expect(text).toContain('"text":"Second turn, another process: READ the notes file"');
+    expect(text).not.toContain('fixture notes');
+  });
+
+  it('completes, hovers and keeps fresh: a rename Qwen Code writes while the server runs shows in completion', async () => {
+    const home = path.join(scratch, 'qwen-home');
+    cpSync(QWEN_HOME, home, { recursive: true });
+    const { client, cleanup } = await startServer(
+      { workspaceFolders: [{ uri: fileUri(PROJ_A), name: 'proj a' }], rootUri: fileUri(PROJ_A), initializationOptions: { sessionsRoot: EXAMPLE_STORE, agents: ['dsh', 'qwen-code'], qwenCodeHome: home } },
+      {},
+    );
+    cleanups.push(cleanup);
+    const uri = fileUri(path.join(scratch, 'qwen.md'));
+    await client.openDocument(uri, '@');
+    const labelled = (label: string) =>
+      pollUntil(async () => {
+        const result = (await client.completion(uri, { line: 0, character: 1 })) as CompletionList;
+        return result.items.find((item) => item.label === label);
+      }, 20_000, label);
+    const item = await labelled('Qwen tool work, renamed');
+    expect(item.detail).toBe(`[qwen-code] ${PROJ_A}`);
+    expect((item.textEdit as { newText: string }).newText).toContain('](qwen-session:');
+
+    const text = `Use ${QWEN_MENTION}`;
+    await client.openDocument(fileUri(path.join(scratch, 'qwen-hover.md')), text);
+    const hover = (await client.request('textDocument/hover', { textDocument: { uri: fileUri(path.join(scratch, 'qwen-hover.md')) }, position: { line: 0, character: 7 } })) as { contents: { value: string } } | null;
+    expect(hover!.contents.value).toContain('**Qwen tool work, renamed**');
+    expect(hover!.contents.value).toContain('- qwen-code session: dsh itself reads this mention as plain text');
+
+    // Qwen Code's /rename appends a custom_title record chained to the last one.
+    const file = path.join(home, 'projects', '-tmp-dsh-agent-fixtures-proj----q', 'chats', `${QW_CHAT}.jsonl`);
+    const last = JSON.parse(readFileSync(file, 'utf8').trimEnd().split('\n').at(-1)!) as { uuid: string; sessionId: string; cwd: string };
+    const rename = { uuid: 'f0000000-0000-4000-8000-0000000000aa', parentUuid: last.uuid, sessionId: last.sessionId, cwd: last.cwd, type: 'system', subtype: 'custom_title', systemPayload: { customTitle: 'Renamed while served', titleSource: 'manual' } };
+    appendFileSync(file, JSON.stringify(rename) + '\n');
+    expect((await labelled('Renamed while served')).detail).toBe('[qwen-code] /tmp/dsh-agent-fixtures/proj 日本 q');
   });
 });
