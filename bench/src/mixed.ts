@@ -48,12 +48,13 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
  * transcripts, read every byte, decompress Codex's `.jsonl.zst` with the store's frame decoder,
  * as the dsh floor does (baselines/floor.ts).
  */
-function foreignFloorMs(claudeHome: string, codexHome: string): { ms: number; plaintextBytes: number } {
+function foreignFloorMs(claudeHome: string, codexHome: string, qwenHome: string): { ms: number; plaintextBytes: number } {
   const started = performance.now();
   let plaintextBytes = 0;
   const files = [
     ...filesUnder(path.join(claudeHome, 'projects'), (name) => name.endsWith('.jsonl')),
     ...filesUnder(path.join(codexHome, 'sessions'), (name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.zst')),
+    ...filesUnder(path.join(qwenHome, 'projects'), (name) => name.endsWith('.jsonl')),
   ];
   const reader = new WholeFileReader();
   for (const file of files) {
@@ -86,14 +87,14 @@ async function main(): Promise<void> {
   const dshLabels = readExpectedLabels(store);
   const allLabels = new Map([...dshLabels, ...homes.labels]);
   const queries = makeQueries(allLabels, [...store.cwds, ...homes.cwds], seed, 60);
-  const agentArgs = ['--agents', 'dsh,claude-code,codex', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome];
+  const agentArgs = ['--agents', 'dsh,claude-code,codex,qwen-code', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome, '--qwen-code-home', homes.qwenHome];
 
   // The floors (npm run bench's budgets hold for the mixed store too): one warm-up pass for the page cache, then the median of 3.
   await initFrameDecoding();
   const floors = { dsh: [] as number[], mixed: [] as number[] };
   for (let pass = 0; pass <= 3; pass++) {
     const dsh = runFloor(store.root).ms;
-    const foreignMs = foreignFloorMs(homes.claudeHome, homes.codexHome).ms;
+    const foreignMs = foreignFloorMs(homes.claudeHome, homes.codexHome, homes.qwenHome).ms;
     if (pass === 0) continue;
     floors.dsh.push(dsh);
     floors.mixed.push(dsh + foreignMs);
@@ -105,8 +106,8 @@ async function main(): Promise<void> {
   const beforeBin = flag(argv, '--before-bin');
   const runs: Array<{ label: string; extraArgs: string[]; serverBin?: string }> = [
     { label: 'dsh alone', extraArgs: [] },
-    { label: 'dsh + Claude Code + Codex', extraArgs: agentArgs },
-    ...(beforeBin === undefined ? [] : [{ label: `dsh + Claude Code + Codex, ${beforeBin}`, extraArgs: agentArgs, serverBin: beforeBin }]),
+    { label: 'dsh + other agents', extraArgs: agentArgs },
+    ...(beforeBin === undefined ? [] : [{ label: `dsh + other agents, ${beforeBin}`, extraArgs: agentArgs, serverBin: beforeBin }]),
   ];
   const results: Array<{ label: string; readyMs: number; figures: LatencyFigure[]; peakRss?: number; cpuS?: number; restartMs?: number }> = [];
   const profileRoot = argv.includes('--profile') ? path.join(workDir, 'profile-mixed') : undefined;
@@ -174,7 +175,7 @@ async function main(): Promise<void> {
 
   const machine = describeMachine();
   const lines = [
-    '# Mixed-store completion (dsh + Claude Code + Codex)',
+    '# Mixed-store completion (dsh + Claude Code + Codex + Qwen Code)',
     '',
     `Command: \`node bench/dist/mixed.js ${argv.join(' ')}\`; machine: ${JSON.stringify(machine)}.`,
     '',

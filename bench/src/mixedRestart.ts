@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const homes = ensureForeignHomes(path.join(workDir, `foreign-${foreign}-seed-1`), foreign, 1, log);
   const dshTotal = readExpectedLabels(store).size;
   const mixedTotal = dshTotal + homes.labels.length;
-  const agentArgs = ['--agents', 'dsh,claude-code,codex', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome];
+  const agentArgs = ['--agents', 'dsh,claude-code,codex,qwen-code', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome, '--qwen-code-home', homes.qwenHome];
   const profileRoot = argv.includes('--profile') ? path.join(workDir, 'profile-restart') : undefined;
   if (profileRoot !== undefined) rmSync(profileRoot, { recursive: true, force: true });
 

@@ -1,15 +1,16 @@
 /**
- * Synthetic Claude Code and Codex homes for the mixed-store bench, made from the real fixture
- * files (test/agent-stores/fixtures/, written by the real CLIs): each session is a fixture
+ * Synthetic Claude Code, Codex and Qwen Code homes for the mixed-store bench, made from the real
+ * fixture files (test/agent-stores/fixtures/, written by the real CLIs): each session is a fixture
  * transcript with a fresh id and cwd, and a title of its own (Claude Code: a `custom-title`
- * record; Codex: a `thread_name` line in `session_index.jsonl`). Reused when already generated.
+ * record; Codex: a `thread_name` line in `session_index.jsonl`; Qwen Code: a `custom_title`
+ * record chained to the last one). Reused when already generated.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../server/serverProcess';
 import { Random } from './random';
 
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 const FIXTURES = path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures');
 // The untitled sessions of each fixture home (no rename of their own to replace).
 const CLAUDE_TEMPLATE = path.join(FIXTURES, 'claude-code', 'projects', '-tmp-dsh-agent-fixtures-proj---', '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a02.jsonl');
@@ -17,6 +18,11 @@ const CLAUDE_ID = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a02';
 const CODEX_TEMPLATE = path.join(FIXTURES, 'codex', 'sessions', '2026', '12', '03', 'rollout-2026-12-03T10-35-33-01a23b79-474a-78b1-9540-13f1768e6c53.jsonl');
 const CODEX_ID = '01a23b79-474a-78b1-9540-13f1768e6c53';
 const TEMPLATE_CWD = '/tmp/dsh-agent-fixtures/proj-日本';
+const QWEN_TEMPLATE = path.join(FIXTURES, 'qwen-code', 'projects', '-tmp-dsh-agent-fixtures-proj----q', 'chats', '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01.jsonl');
+const QWEN_ID = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01';
+const QWEN_TEMPLATE_CWD = '/tmp/dsh-agent-fixtures/proj 日本 q';
+/** The agents a generated home is made for. */
+const AGENTS = 3;
 const WORDS = ['parser', 'lexer', 'cache', 'index', 'fixture', 'weather', 'deploy', 'refactor', 'review', 'migrate', 'tests', 'bench', 'docs', 'router', 'schema', 'auth'];
 
 /** The generated homes. */
@@ -27,6 +33,7 @@ export interface ForeignHomes {
   perAgent: number;
   claudeHome: string;
   codexHome: string;
+  qwenHome: string;
   /** Expected label of each session (its generated title), keyed by id. */
   labels: [string, string][];
   cwds: string[];
@@ -37,10 +44,18 @@ function projectFolder(cwd: string): string {
   return cwd.replace(/[^A-Za-z0-9]/g, '-');
 }
 
-/** `count` sessions in all: half Claude Code, half Codex, under `dir` (reused when generated with the same knobs). */
+/** Qwen Code's chat records of the template under a new id and cwd, renamed `title` by a record chained to its last one. */
+function qwenSession(template: string, id: string, cwd: string, title: string): string {
+  const text = template.replaceAll(QWEN_ID, id).replaceAll(QWEN_TEMPLATE_CWD, cwd);
+  const last = JSON.parse(text.trimEnd().split('\n').at(-1)!) as { uuid: string; cwd: string };
+  const rename = { uuid: `${last.uuid.slice(0, -4)}7171`, parentUuid: last.uuid, sessionId: id, cwd, type: 'system', subtype: 'custom_title', systemPayload: { customTitle: title, titleSource: 'manual' } };
+  return text + JSON.stringify(rename) + '\n';
+}
+
+/** `count` sessions in all: a third each of Claude Code, Codex and Qwen Code, under `dir` (reused when generated with the same knobs). */
 export function ensureForeignHomes(dir: string, count: number, seed: number, log: (message: string) => void): ForeignHomes {
   const manifestFile = path.join(dir, 'manifest.json');
-  const perAgent = Math.ceil(count / 2);
+  const perAgent = Math.ceil(count / AGENTS);
   if (existsSync(manifestFile)) {
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as ForeignHomes;
     if (manifest.generatorVersion === GENERATOR_VERSION && manifest.perAgent === perAgent && manifest.seed === seed) return manifest;
@@ -49,9 +64,11 @@ export function ensureForeignHomes(dir: string, count: number, seed: number, log
   const random = new Random(seed ^ 0x17f0);
   const claudeHome = path.join(dir, 'claude-home');
   const codexHome = path.join(dir, 'codex-home');
+  const qwenHome = path.join(dir, 'qwen-home');
   const cwds = Array.from({ length: 40 }, (_, i) => `/home/bench/foreign-${i}`);
   const claudeText = readFileSync(CLAUDE_TEMPLATE, 'utf8');
   const codexText = readFileSync(CODEX_TEMPLATE, 'utf8');
+  const qwenText = readFileSync(QWEN_TEMPLATE, 'utf8');
   const labels: [string, string][] = [];
   const title = (): string => Array.from({ length: random.int(2, 5) }, () => random.pick(WORDS)).join(' ');
   const index: string[] = [];
@@ -78,11 +95,18 @@ export function ensureForeignHomes(dir: string, count: number, seed: number, log
     writeFileSync(path.join(dayDir, `rollout-${stamp}-${codexId}.jsonl`), codexText.replaceAll(CODEX_ID, codexId).replaceAll(TEMPLATE_CWD, cwd));
     index.push(JSON.stringify({ id: codexId, thread_name: codexTitle, updated_at: `${y}-${m}-${d}T12:00:00Z` }));
     labels.push([codexId, codexTitle]);
-    if ((i + 1) % 1000 === 0) log(`foreign sessions: ${2 * (i + 1)} of ${2 * perAgent}`);
+    // Qwen Code: the fixture chat under a new id and cwd, in its project's chats folder, renamed.
+    const qwenId = random.uuid();
+    const qwenTitle = `${title()} ${i}`;
+    const chats = path.join(qwenHome, 'projects', projectFolder(cwd), 'chats');
+    mkdirSync(chats, { recursive: true });
+    writeFileSync(path.join(chats, `${qwenId}.jsonl`), qwenSession(qwenText, qwenId, cwd, qwenTitle));
+    labels.push([qwenId, qwenTitle]);
+    if ((i + 1) % 1000 === 0) log(`foreign sessions: ${AGENTS * (i + 1)} of ${AGENTS * perAgent}`);
   }
   mkdirSync(codexHome, { recursive: true });
   appendFileSync(path.join(codexHome, 'session_index.jsonl'), index.join('\n') + '\n');
-  const manifest: ForeignHomes = { generatorVersion: GENERATOR_VERSION, seed, perAgent, claudeHome, codexHome, labels, cwds };
+  const manifest: ForeignHomes = { generatorVersion: GENERATOR_VERSION, seed, perAgent, claudeHome, codexHome, qwenHome, labels, cwds };
   writeFileSync(manifestFile + '.tmp', JSON.stringify(manifest));
   renameSync(manifestFile + '.tmp', manifestFile);
   return manifest;
