@@ -24,6 +24,7 @@ function folder(...parts: string[]): string {
 file('user', '.claude', 'projects', '-home-u-proj', '0b6f3c1e-5a7d-4c2e-9f11-3d8e2a4b6c01.jsonl');
 file('user', '.codex', 'sessions', '2026', '01', '02', 'rollout-2026-01-02T10-00-00-01a23b79-3e7d-7300-91e8-4b425fbbb44a.jsonl');
 file('user', '.dsh', 'sessions', '--home-u-proj--', '0b6f3c1e-5a7d-4c2e-9f11-3d8e2a4b6c01', 'session.jsonl.zstd');
+file('user', '.qwen', 'projects', '-home-u-proj', 'chats', '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01.jsonl');
 file('index-only', 'session_index.jsonl');
 const USER = path.join(scratch, 'user');
 
@@ -39,6 +40,10 @@ describe('what a folder looks like', () => {
     expect(looksLikeDshRoot(path.join(USER, '.dsh'))).toBe(false);
     expect(looksLikeDshRoot(path.join(USER, '.codex'))).toBe(false);
     expect(looksLikeAgentHome('claude-code', path.join(scratch, 'nowhere'))).toBe(false);
+    // Claude Code and Qwen Code both keep `projects/`: one level apart, they are told apart.
+    expect(looksLikeAgentHome('qwen-code', path.join(USER, '.qwen'))).toBe(true);
+    expect(looksLikeAgentHome('claude-code', path.join(USER, '.qwen'))).toBe(false);
+    expect(looksLikeAgentHome('qwen-code', path.join(USER, '.claude'))).toBe(false);
   });
 });
 
