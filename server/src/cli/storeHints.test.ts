@@ -53,6 +53,7 @@ describe('describeEmptyStores', () => {
     sessionsRoot: folder('empty-root'),
     claudeCodeHome: path.join(USER, '.claude'),
     codexHome: path.join(USER, '.codex'),
+    qwenCodeHome: path.join(USER, '.qwen'),
     ...overrides,
   });
   const none = new Map();
@@ -103,7 +104,7 @@ describe('describeEmptyStores', () => {
 });
 
 describe('searchedStore', () => {
-  const locations: StoreLocations = { agents: ['dsh', 'codex'], sessionsRoot: '/r', claudeCodeHome: '/c', codexHome: '/x' };
+  const locations: StoreLocations = { agents: ['dsh', 'codex'], sessionsRoot: '/r', claudeCodeHome: '/c', codexHome: '/x', qwenCodeHome: '/q' };
 
   it("names the folder an agent's session is looked for in, or the --agents value that turns the agent on", () => {
     expect(searchedStore('dsh', locations)).toBe('searched the dsh sessions root /r');
