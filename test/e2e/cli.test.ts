@@ -233,13 +233,16 @@ describe('dsh-session-ls on the folders of other agents', () => {
   const user = path.join(scratch, 'user');
   const claudeHome = path.join(user, '.claude');
   const codexHome = path.join(user, '.codex');
+  const qwenHome = path.join(user, '.qwen');
   cpSync(path.join(AGENT_FIXTURES, 'claude-code'), claudeHome, { recursive: true });
   cpSync(path.join(AGENT_FIXTURES, 'codex'), codexHome, { recursive: true });
-  const noAgentEnv = { CLAUDE_CONFIG_DIR: path.join(scratch, 'no-claude'), CODEX_HOME: path.join(scratch, 'no-codex') };
+  cpSync(path.join(AGENT_FIXTURES, 'qwen-code'), qwenHome, { recursive: true });
+  const noAgentEnv = { CLAUDE_CONFIG_DIR: path.join(scratch, 'no-claude'), CODEX_HOME: path.join(scratch, 'no-codex'), QWEN_HOME: path.join(scratch, 'no-qwen') };
 
   it.each([
     ['Claude Code', claudeHome, 'claude-code', '--claude-code-home'],
     ['Codex', codexHome, 'codex', '--codex-home'],
+    ['Qwen Code', qwenHome, 'qwen-code', '--qwen-code-home'],
   ])("says a --root that is %s's home is one, and shows the --agents flags that read it", (title, home, agent, flag) => {
     const text = cli(['candidates', '--root', home], { env: noAgentEnv });
     expect(text.code).toBe(0);

@@ -71,6 +71,18 @@ describe('SettingsState precedence', () => {
     expect(state.settings.agents).toEqual(['codex', 'dsh']);
   });
 
+  it('takes qwen-code and its home: the setting, then --qwen-code-home, then $QWEN_HOME, then ~/.qwen', () => {
+    const state = new SettingsState();
+    state.update({ ...sources({ section: { agents: ['dsh', 'qwen-code'], qwenCodeHome: '/from/section' }, commandLine: { qwenCodeHome: '/from/flag' } }), env: { QWEN_HOME: '/from/env' } });
+    expect(state.settings).toMatchObject({ agents: ['dsh', 'qwen-code'], qwenCodeHome: '/from/section' });
+    state.update({ ...sources({ commandLine: { qwenCodeHome: '/from/flag', agents: 'dsh,qwen-code' } }), env: { QWEN_HOME: '/from/env' } });
+    expect(state.settings).toMatchObject({ agents: ['dsh', 'qwen-code'], qwenCodeHome: '/from/flag' });
+    state.update({ ...sources(), env: { QWEN_HOME: '/from/env' } });
+    expect(state.settings.qwenCodeHome).toBe('/from/env');
+    state.update({ ...sources(), env: {} });
+    expect(state.settings.qwenCodeHome).toBe(path.join(os.homedir(), '.qwen'));
+  });
+
   it('reads --agents as a comma-separated list', () => {
     const state = new SettingsState();
     state.update({ ...sources(), commandLine: { agents: 'dsh, claude-code,codex' } });
