@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync, readdirSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -287,6 +287,40 @@ describe('Qwen Code store (real chat records)', () => {
     await fresh.readLog(QW_TOOL);
     expect(treeBytes(home)).toEqual(before);
     fresh.dispose();
+  });
+
+  it('reads records of every wrong shape as what is sound in them, never throwing: cycles, bad parts, bad compressions', async () => {
+    const id = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e77';
+    const base = { sessionId: id, cwd: '/w', timestamp: '2026-01-01T00:00:00Z' };
+    const lines = [
+      { ...base, uuid: 'a', parentUuid: null, type: 'user', message: { role: 'user', parts: [{ text: 'first' }, null, 5, { text: 5 }, { thought: true, text: 'hidden' }] } },
+      { ...base, uuid: 'b', parentUuid: 'a', type: 'assistant', message: 5 },
+      { ...base, uuid: 'c', parentUuid: 'b', type: 'assistant', message: { role: 'model', parts: 'not an array' } },
+      { ...base, uuid: 'd', parentUuid: 'c', type: 'system', subtype: 'chat_compression', systemPayload: { compressedHistory: 'not an array' } },
+      { ...base, uuid: 'e', parentUuid: 'd', type: 'system', subtype: 'chat_compression', systemPayload: { compressedHistory: [null, 7, { role: 'user', parts: 'x' }, { role: 'model', parts: [{ text: 'kept' }] }] } },
+      { ...base, uuid: 'f', parentUuid: 'e', type: 'system', subtype: 'slash_command', systemPayload: { phase: 'result', outputHistoryItems: 'x' } },
+      { ...base, uuid: 'g', parentUuid: 'g', type: 'user', message: { role: 'user', parts: [{ text: 'a cycle to itself' }] } },
+      { ...base, uuid: 'h', parentUuid: 'missing', type: 'assistant', message: { role: 'model', parts: [{ text: 'after a gap' }] } },
+      { ...base, uuid: 'i', parentUuid: 'h', type: 'system', subtype: 'custom_title', systemPayload: { customTitle: 42 } },
+      { uuid: 5, parentUuid: 'i', type: 'user' },
+    ];
+    const home = mkdtempSync(path.join(os.tmpdir(), 'agent-store-'));
+    scratch.push(home);
+    const chats = path.join(home, 'projects', '-w', 'chats');
+    mkdirSync(chats, { recursive: true });
+    writeFileSync(path.join(chats, `${id}.jsonl`), lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+    const fresh = openForeignStore('qwen-code', home);
+    expect(await fresh.listSessions()).toMatchObject([{ id, cwd: '/w', title: 'first' }]);
+    // The walk stops where a parent is missing, as Qwen Code's resume does.
+    expect(await surfaceTexts(fresh, id)).toEqual(['assistant: after a gap']);
+    expect((await fresh.readLog(id)).events).toHaveLength(1);
+    // Cut at the cycle instead: the record that is its own parent is read once.
+    writeFileSync(path.join(chats, `${id}.jsonl`), lines.slice(0, 7).map((line) => JSON.stringify(line)).join('\n') + '\n');
+    const cycle = openForeignStore('qwen-code', home);
+    expect(await surfaceTexts(cycle, id)).toEqual(['user: a cycle to itself']);
+    // Up to the compressions: the last one's kept history, its non-messages skipped.
+    writeFileSync(path.join(chats, `${id}.jsonl`), lines.slice(0, 6).map((line) => JSON.stringify(line)).join('\n') + '\n');
+    expect(await surfaceTexts(openForeignStore('qwen-code', home), id)).toEqual(['assistant: kept']);
   });
 
   it('sees a rename and a deleted session through its folder watches', async () => {
