@@ -270,13 +270,19 @@ describe('Qwen Code store (real chat records)', () => {
     for (const id of [QW_CHAT, QW_TOOL, QW_COMPRESSED]) expect(await surfaceTexts(damaged, id)).toEqual(await surfaceTexts(store, id));
   });
 
-  it('skips, as Qwen Code does, a file with no record in its first 10 lines, and never writes into the home', async () => {
+  it('skips, as Qwen Code does, a file with no record in its first 10 lines, archived sessions and other files, and never writes into the home', async () => {
     const home = copyOf(QWEN);
     const chats = chatsOf(home, '-tmp-dsh-agent-fixtures-proj-a');
     const garbageId = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5eff';
     const sound = readFileSync(path.join(chats, `${QW_TOOL}.jsonl`), 'utf8').replaceAll(QW_TOOL, garbageId);
     writeFileSync(path.join(chats, `${garbageId}.jsonl`), 'not json\n'.repeat(10) + sound);
     writeFileSync(path.join(chats, `${QW_TOOL}.ledger.jsonl`), sound);
+    // An archived session (Qwen Code's list leaves those out) and a subagent's transcript.
+    const archivedId = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5eaa';
+    mkdirSync(path.join(chats, 'archive'));
+    writeFileSync(path.join(chats, 'archive', `${archivedId}.jsonl`), sound.replaceAll(garbageId, archivedId));
+    mkdirSync(path.join(home, 'projects', '-tmp-dsh-agent-fixtures-proj-a', 'subagents', QW_TOOL), { recursive: true });
+    writeFileSync(path.join(home, 'projects', '-tmp-dsh-agent-fixtures-proj-a', 'subagents', QW_TOOL, 'agent-explore.jsonl'), sound);
     const before = treeBytes(home);
     const logged: string[] = [];
     const fresh = openForeignStore('qwen-code', home, (message) => logged.push(message));

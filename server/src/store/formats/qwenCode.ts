@@ -19,6 +19,8 @@ import { WholeLogBuilder, asObject, assistantEvent, checkpointEvent, isoTime, pa
  * - `custom_title` system records (`systemPayload.customTitle`, from `/rename`; the last one wins).
  * Its session list labels a session by its title, else the first prompt among the first 10
  * non-blank lines, cut to 200 code points and `...`; the id, cwd and start are the first record's.
+ * Where we differ: a blank title gives way to the first prompt (Qwen Code shows it blank), and two
+ * records glued on one line by a crashed writer are skipped, where Qwen Code recovers them.
  */
 
 /** Lines of a file's head whose records Qwen Code's session list looks at. */
