@@ -39,6 +39,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const requestLog = path.join(work, 'requests.jsonl');
 const portFile = path.join(work, 'port');
 const server = spawn(process.execPath, [path.join(here, 'modelServer.mjs'), portFile, requestLog], { stdio: 'ignore' });
+// Stopped however this script ends (a failed step throws).
+process.on('exit', () => server.kill('SIGTERM'));
 while (!existsSync(portFile)) await sleep(50);
 const port = readFileSync(portFile, 'utf8');
 
