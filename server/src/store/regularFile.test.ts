@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readSessionText } from './formats/adapter';
+import { readForeignRecords } from './engine/foreignRecords';
 import { NotRegularFileError, openRegularFile, openRegularFileSync, readRegularFile } from './regularFile';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'dsh-regular-file-'));
@@ -27,7 +27,7 @@ describe('regular files only', () => {
     await expect(readRegularFile(fifo)).rejects.toBeInstanceOf(NotRegularFileError);
     expect(() => openRegularFileSync(fifo)).toThrow(NotRegularFileError);
     // Another agent's session file put there: a read failure, not a hang.
-    await expect(readSessionText(fifo)).rejects.toBeInstanceOf(NotRegularFileError);
+    await expect(readForeignRecords(fifo)).rejects.toBeInstanceOf(NotRegularFileError);
   });
 
   it('refuses a directory and passes on a missing file as the open failed', async () => {

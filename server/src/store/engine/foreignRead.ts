@@ -4,15 +4,17 @@
  * the fold's state after the last complete line and a SHA-256 of the bytes before it are kept, and
  * an append of the same file (same inode and device, larger) whose bytes before that point are
  * unchanged continues from there; any other change (a rewrite in place that grows, shrinks or keeps
- * the size) is read from byte 0. A `.jsonl.zst` rollout is decoded and folded whole.
+ * the size) is read from byte 0. A `.jsonl.zst` rollout is decoded and folded whole. Every byte
+ * goes through bounded lines (`foreignLines.ts`): memory never follows the file or a line past the limit.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { close, constants, open, read } from 'node:fs';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { isAppendOf, type FileIdentity } from '../transcriptFiles';
 import { MAX_FOREIGN_FILE_BYTES, type FormatAdapter } from '../formats/adapter';
-import { decodeZstdBytes } from '../formats/compressed';
-import { committedEnd, type LineFold } from '../formats/lineFold';
+import { decodeZstdPieces } from '../formats/compressed';
+import type { LineFold } from '../formats/lineFold';
+import { BoundedLines, LINE_PIECE_BYTES, takeLineBuffer } from './foreignLines';
 
 /** An open session file: positioned reads. */
 export interface ForeignFileHandle {
@@ -24,6 +26,8 @@ export interface ForeignFileHandle {
 export interface ForeignFiles {
   open(file: string): Promise<ForeignFileHandle>;
 }
+
+const NEWLINE = 0x0a;
 
 // Non-blocking: a FIFO put where a session file was (after its stat) cannot hang the open or a read.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
@@ -67,9 +71,9 @@ export interface ForeignRead {
   notResumed?: 'not-append' | 'prefix-changed';
 }
 
-/** Up to `length` bytes from `position` (fewer when the file is shorter now). */
-async function readRange(handle: ForeignFileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
+/** Up to `length` bytes from `position` (fewer when the file is shorter now), in one buffer: a compressed file only. */
+export async function readRange(handle: ForeignFileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = takeLineBuffer(length);
   let got = 0;
   while (got < length) {
     const bytesRead = await handle.read(buffer, got, length - got, position + got);
@@ -80,7 +84,66 @@ async function readRange(handle: ForeignFileHandle, position: number, length: nu
 }
 
 /**
- * Reads `file` (of `identity`, as stat'ed: at most that many bytes are read) for its listing row.
+ * Hands `length` bytes from `position` (fewer when the file is shorter now) to `onPiece`, at most
+ * {@link LINE_PIECE_BYTES} at a time through one buffer (a piece is valid only during the call).
+ */
+export async function streamRange(handle: ForeignFileHandle, position: number, length: number, onPiece: (piece: Buffer) => void): Promise<void> {
+  if (length <= 0) return;
+  const buffer = takeLineBuffer(Math.min(length, LINE_PIECE_BYTES));
+  let done = 0;
+  while (done < length) {
+    const bytesRead = await handle.read(buffer, 0, Math.min(buffer.length, length - done), position + done);
+    if (bytesRead === 0) return;
+    onPiece(buffer.subarray(0, bytesRead));
+    done += bytesRead;
+  }
+}
+
+/** A SHA-256 of the bytes streamed through it up to the last newline (the open line's bytes wait in a copy). */
+class CommittedHash {
+  private open: Hash | undefined;
+
+  constructor(private committed: Hash) {}
+
+  update(piece: Buffer): void {
+    const last = piece.lastIndexOf(NEWLINE);
+    if (last < 0) {
+      (this.open ??= this.committed.copy()).update(piece);
+      return;
+    }
+    this.committed = (this.open ?? this.committed).update(piece.subarray(0, last + 1));
+    this.open = last + 1 < piece.length ? this.committed.copy().update(piece.subarray(last + 1)) : undefined;
+  }
+
+  digest(): string {
+    return this.committed.digest('hex');
+  }
+}
+
+/** Whether the file's first `length` bytes still hash to `sha256`; the running hash when they do. */
+async function samePrefix(handle: ForeignFileHandle, length: number, sha256: string): Promise<Hash | undefined> {
+  const hash = createHash('sha256');
+  let got = 0;
+  await streamRange(handle, 0, length, (piece) => {
+    hash.update(piece);
+    got += piece.length;
+  });
+  return got === length && hash.copy().digest('hex') === sha256 ? hash : undefined;
+}
+
+/** A compressed file's listing facts: decoded (at most the read limit of plaintext, in pieces), then split into bounded lines. */
+async function readCompressed(format: FormatAdapter, file: string, handle: ForeignFileHandle, identity: FileIdentity): Promise<ForeignRead> {
+  const plain = await decodeZstdPieces(await readRange(handle, 0, identity.size), MAX_FOREIGN_FILE_BYTES);
+  const fold = format.newFold(file);
+  const lines = new BoundedLines({ lines: (bytes, start, end) => fold.fold(bytes, start, end) });
+  for (const piece of plain) lines.push(piece);
+  lines.end();
+  return { summary: format.finish(fold, file, identity.mtimeMs), resumed: false };
+}
+
+/**
+ * Reads `file` (of `identity`, as stat'ed: at most that many bytes are read) for its listing row,
+ * streamed in bounded lines (`foreignLines.ts`: a line too big to hold is skipped, as damage).
  * `previous`: the identity and resume state of the last read of the same file. Throws what the
  * file system throws (and `PlaintextTooLarge` for a `.zst` past the limit); damage is never thrown.
  */
@@ -93,12 +156,7 @@ export async function readForeignFile(
 ): Promise<ForeignRead> {
   const handle = await (options.files ?? nodeForeignFiles).open(file);
   try {
-    if (file.endsWith('.zst')) {
-      const plain = await decodeZstdBytes(await readRange(handle, 0, identity.size), MAX_FOREIGN_FILE_BYTES);
-      const fold = format.newFold(file);
-      fold.fold(plain, 0, plain.length);
-      return { summary: format.finish(fold, file, identity.mtimeMs), resumed: false };
-    }
+    if (file.endsWith('.zst')) return await readCompressed(format, file, handle, identity);
     let fold: LineFold | undefined;
     let from = 0;
     let hash: Hash | undefined;
@@ -108,32 +166,30 @@ export async function readForeignFile(
       if (!isAppendOf(previous.identity, identity) || saved.offset > identity.size) {
         notResumed = 'not-append';
       } else {
-        const prefix = await readRange(handle, 0, saved.offset);
-        const prefixHash = createHash('sha256').update(prefix);
-        if (prefix.length === saved.offset && prefixHash.copy().digest('hex') === saved.prefixSha256) {
+        hash = await samePrefix(handle, saved.offset, saved.prefixSha256);
+        if (hash === undefined) notResumed = 'prefix-changed';
+        else {
           fold = saved.fold.clone();
           from = saved.offset;
-          hash = prefixHash;
-        } else {
-          notResumed = 'prefix-changed';
         }
       }
     }
-    fold ??= format.newFold(file);
-    const bytes = await readRange(handle, from, identity.size - from);
-    const committed = committedEnd(bytes, 0, bytes.length);
-    fold.fold(bytes, 0, committed);
-    let resume: ForeignResume | undefined;
-    if (options.keepState) {
-      hash ??= createHash('sha256');
-      hash.update(bytes.subarray(0, committed));
-      resume = { fold: fold.clone(), offset: from + committed, prefixSha256: hash.digest('hex') };
-    }
+    let target = fold ?? format.newFold(file);
+    const committedFold = target;
+    const lines = new BoundedLines({ lines: (bytes, start, end) => target.fold(bytes, start, end) });
+    const committedHash = options.keepState ? new CommittedHash(hash ?? createHash('sha256')) : undefined;
+    await streamRange(handle, from, identity.size - from, (piece) => {
+      committedHash?.update(piece);
+      lines.push(piece);
+    });
+    const resume = committedHash === undefined ? undefined : { fold: committedFold.clone(), offset: from + lines.committed, prefixSha256: committedHash.digest() };
     // A torn (or not yet terminated) last line counts for this summary, not for what resumes.
-    const summaryFold = committed < bytes.length ? fold.clone() : fold;
-    if (committed < bytes.length) summaryFold.fold(bytes, committed, bytes.length);
+    if (lines.committed < lines.pushed) {
+      target = committedFold.clone();
+      lines.end();
+    }
     return {
-      summary: format.finish(summaryFold, file, identity.mtimeMs),
+      summary: format.finish(target, file, identity.mtimeMs),
       ...(resume === undefined ? {} : { resume }),
       resumed: from > 0 || (saved !== undefined && notResumed === undefined),
       ...(notResumed === undefined ? {} : { notResumed }),

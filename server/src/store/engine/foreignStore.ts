@@ -10,11 +10,12 @@ import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
 import { HomeCache } from '../engine/homeCache';
 import { HomeIndex, parentOf } from '../engine/homeIndex';
 import { HomeWalk } from '../engine/homeWalk';
-import { MAX_FOREIGN_FILE_BYTES, readSessionText, type FormatAdapter } from '../formats/adapter';
+import { MAX_FOREIGN_FILE_BYTES, type FormatAdapter } from '../formats/adapter';
 import { PlaintextTooLarge } from '../formats/compressed';
-import { parseJsonl, type JsonlRecord } from '../formats/records';
+import type { JsonlRecord } from '../formats/records';
 import { formatOf } from '../formats/registry';
 import type { ForeignFiles } from './foreignRead';
+import { readForeignRecords } from './foreignRecords';
 
 export { MAX_FOREIGN_FILE_BYTES } from '../formats/adapter';
 
@@ -81,8 +82,6 @@ export interface ForeignStoreOptions {
    * directory). Absent, or inside the agent's home: no persistent cache.
    */
   cacheDir?: string;
-  /** Reads a session file's text for a surface or log; default: the file, a `.zst` one decoded. */
-  readText?: (file: string, signal?: AbortSignal) => Promise<string>;
   /** Opens session files for the listing's reads (tests count reads); default: the file system. */
   files?: ForeignFiles;
   tuning?: Partial<ForeignStoreTuning>;
@@ -109,7 +108,6 @@ class ForeignStore implements ForeignSessionStore {
   private readonly format: FormatAdapter;
   private readonly tuning: ForeignStoreTuning;
   private readonly log: (message: string) => void;
-  private readonly readText: (file: string, signal?: AbortSignal) => Promise<string>;
   private readonly index = new HomeIndex();
   private readonly walk: HomeWalk;
 
@@ -144,7 +142,6 @@ class ForeignStore implements ForeignSessionStore {
     this.format = formatOf(agent);
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.log = options.log ?? (() => undefined);
-    this.readText = options.readText ?? readSessionText;
     this.walk = new HomeWalk(this.index, this.format, home, { log: this.log, ...(options.files === undefined ? {} : { files: options.files }) });
     this.changes = new Emitter((error) => this.log(`${this.agent} store: listener failed: ${String(error)}`));
   }
@@ -198,15 +195,15 @@ class ForeignStore implements ForeignSessionStore {
     return { id: sessionId, ...(summary?.cwd === undefined ? {} : { cwd: summary.cwd }), createdAt: summary?.createdAt ?? 0, agent: this.agent };
   }
 
-  /** One session's records, and its listing row. */
+  /** One session's records (streamed in bounded lines, see `foreignRecords.ts`), and its listing row. */
   private async readRecords(sessionId: string, signal?: AbortSignal): Promise<{ records: JsonlRecord[]; summary: StoredSessionSummary | undefined }> {
     const key = await this.keyOf(sessionId, signal);
     if (key === undefined) throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`);
-    let text: string;
+    let records: JsonlRecord[];
     try {
       const info = await fsp.stat(this.walk.full(key));
       if (info.size > MAX_FOREIGN_FILE_BYTES) throw new SessionReadError('too-large', `session ${JSON.stringify(sessionId)} is too large to read`);
-      text = await this.readText(this.walk.full(key), signal);
+      records = await readForeignRecords(this.walk.full(key), signal);
     } catch (error) {
       if (error instanceof SessionReadError) throw error;
       if (error instanceof PlaintextTooLarge) throw new SessionReadError('too-large', `session ${JSON.stringify(sessionId)} is too large to read`);
@@ -215,7 +212,7 @@ class ForeignStore implements ForeignSessionStore {
       if (code === 'ENOENT') throw new SessionReadError('not-found', `session ${JSON.stringify(sessionId)} not found`, { cause: error });
       throw new SessionReadError('io', `cannot read ${this.agent} session ${JSON.stringify(sessionId)}: ${code ?? String(error)}`, { cause: error });
     }
-    return { records: parseJsonl(text), summary: this.index.listing.find((entry) => entry.id === sessionId) };
+    return { records, summary: this.index.listing.find((entry) => entry.id === sessionId) };
   }
 
   /** The key of the file listed for `sessionId`, after the first listing; one not listed is looked for first. */

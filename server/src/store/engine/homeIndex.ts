@@ -44,6 +44,8 @@ export class HomeIndex {
   private readonly resumable = new Set<HomeEntry>();
   private pathById = new Map<string, string>();
   private names = new Map<string, string>();
+  /** The ids the title index was last read for (its titles of other ids were not kept). */
+  private namesFor: ReadonlySet<string> = new Set();
   /** The title index's identity when last read (undefined: none). */
   namesIdentity: FileIdentity | undefined;
   /** The listing: frozen, in store order, the same array while no row changes. */
@@ -112,9 +114,23 @@ export class HomeIndex {
     }
   }
 
-  /** The titles of the agent's title index, as of `identity` (undefined: no index). */
-  setNames(names: Map<string, string>, identity: FileIdentity | undefined): void {
+  /** The ids of the sessions the files hold. */
+  sessionIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const { summary } of this.entries.values()) if (summary !== undefined) ids.add(summary.id);
+    return ids;
+  }
+
+  /** Whether the title index was last read for every one of `ids`. */
+  namesCover(ids: ReadonlySet<string>): boolean {
+    for (const id of ids) if (!this.namesFor.has(id)) return false;
+    return true;
+  }
+
+  /** The titles of the agent's title index for the sessions `ids`, as of `identity` (undefined: no index). */
+  setNames(names: Map<string, string>, identity: FileIdentity | undefined, ids: ReadonlySet<string>): void {
     this.namesIdentity = identity;
+    this.namesFor = ids;
     if (names.size === this.names.size && [...names].every(([id, name]) => this.names.get(id) === name)) return;
     this.names = names;
     this.listingChanged = true;

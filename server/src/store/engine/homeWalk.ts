@@ -5,12 +5,13 @@
  */
 import { promises as fsp, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { MAX_FOREIGN_FILE_BYTES, type FormatAdapter } from '../formats/adapter';
+import { MAX_FOREIGN_FILE_BYTES, MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter, type TitleIndex } from '../formats/adapter';
 import { PlaintextTooLarge } from '../formats/compressed';
 import { quickSync } from '../quickSync';
 import { readRegularFile } from '../regularFile';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
 import { readForeignFile, type ForeignFiles, type ForeignResume } from './foreignRead';
+import { JsonlRecordLines, streamForeignFile } from './foreignRecords';
 import { parentOf, type HomeIndex } from './homeIndex';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 
@@ -100,9 +101,8 @@ export class HomeWalk {
     return this.scanLeaf(dir, entries);
   }
 
-  /** The home itself: the title index, and whether the sessions folder is there. */
+  /** The home itself: whether the sessions folder is there, then the title index (for the sessions found). */
   private async scanHome(deep: boolean, seenDirs?: Set<string>): Promise<void> {
-    await this.refreshNames();
     const base = this.format.base;
     const baseDir = this.full(base);
     const isDir = quickSync.quick
@@ -110,6 +110,7 @@ export class HomeWalk {
       : await fsp.stat(baseDir).then((stats) => stats.isDirectory(), () => false);
     if (!isDir) this.index.dropDir(base);
     else if (deep || !this.index.knownDirs.has(base)) await this.scanDir(base, true, seenDirs);
+    await this.refreshNames();
   }
 
   /** A folder above the session folders: its subfolders (new ones walked whole); gone ones forgotten. */
@@ -221,21 +222,36 @@ export class HomeWalk {
     }
   }
 
-  /** The titles of the agent's title index (if it keeps one), read again when it changed. */
+  /**
+   * The titles of the agent's title index (if it keeps one) for the sessions known, read again when
+   * it changed or sessions it was not read for appeared; streamed in bounded lines.
+   */
   private async refreshNames(): Promise<void> {
     const titleIndex = this.format.titleIndex;
     if (titleIndex === undefined) return;
     const file = path.join(this.home, titleIndex.file);
+    const ids = this.index.sessionIds();
     let identity: FileIdentity | undefined;
     let names = new Map<string, string>();
     try {
       identity = fileIdentity(await fsp.stat(file));
-      if (sameIdentity(this.index.namesIdentity, identity)) return;
-      names = titleIndex.titles(await readRegularFile(file, { encoding: 'utf8' }));
+      if (sameIdentity(this.index.namesIdentity, identity) && this.index.namesCover(ids)) return;
+      names = await readTitles(titleIndex, file, identity.size, (id) => ids.has(id));
     } catch {
       // No index (never renamed, or removed): titles fall back to the first prompt.
       identity = undefined;
     }
-    this.index.setNames(names, identity);
+    this.index.setNames(names, identity, ids);
   }
+}
+
+/** The titles of an agent's title index for the ids `wanted` accepts (see `TitleIndex`). */
+async function readTitles(titleIndex: TitleIndex, file: string, size: number, wanted: (id: string) => boolean): Promise<Map<string, string>> {
+  if (titleIndex.newFold !== undefined) {
+    const fold = titleIndex.newFold(wanted);
+    await streamForeignFile(file, new JsonlRecordLines((line, value) => fold.add({ line, value })));
+    return fold.titles();
+  }
+  if (size > MAX_TITLE_INDEX_TEXT_BYTES) return new Map();
+  return new Map([...titleIndex.titles(await readRegularFile(file, { encoding: 'utf8' }))].filter(([id]) => wanted(id)));
 }

@@ -5,8 +5,6 @@
  */
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import type { SessionEventRecord, SessionSurface, StoredSessionSummary } from '../../resolver/sessionStore';
-import { readRegularFile } from '../regularFile';
-import { decodeZstdFile } from './compressed';
 import type { LineFold } from './lineFold';
 import type { JsonlRecord } from './records';
 
@@ -25,7 +23,24 @@ export interface TitleIndex {
   readonly file: string;
   /** The titles its text gives, by session id. */
   titles(text: string): Map<string, string>;
+  /**
+   * The same titles, folded record by record, keeping only those of the ids `wanted` accepts: the
+   * engine streams the file through it in bounded lines, so memory follows the sessions listed, not
+   * the file. Without it, the engine hands `titles` the whole text of an index of at most
+   * {@link MAX_TITLE_INDEX_TEXT_BYTES}, and a bigger one gives no titles.
+   */
+  newFold?(wanted: (id: string) => boolean): TitleFold;
 }
+
+/** A title index's records folded in order (see {@link TitleIndex.newFold}). */
+export interface TitleFold {
+  add(record: JsonlRecord): void;
+  /** The titles of the records added so far, by session id. */
+  titles(): Map<string, string>;
+}
+
+/** The largest title index read as one text, for a {@link TitleIndex} without `newFold`. */
+export const MAX_TITLE_INDEX_TEXT_BYTES = 4 * 1024 * 1024;
 
 /** One agent's format: where its session files are, and how one is read. */
 export interface FormatAdapter {
@@ -50,10 +65,4 @@ export interface FormatAdapter {
   surface(records: readonly JsonlRecord[]): SessionSurface['events'];
   /** The whole session as the user saw it. */
   log(records: readonly JsonlRecord[]): SessionEventRecord[];
-}
-
-/** A session file's text; a `.zst` one decoded whole (`PlaintextTooLarge` past the read limit). */
-export async function readSessionText(file: string, signal?: AbortSignal): Promise<string> {
-  if (!file.endsWith('.zst')) return readRegularFile(file, { encoding: 'utf8', ...(signal === undefined ? {} : { signal }) });
-  return decodeZstdFile(await readRegularFile(file, signal === undefined ? {} : { signal }), MAX_FOREIGN_FILE_BYTES);
 }

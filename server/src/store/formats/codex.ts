@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
 import { foreignAgentInfo } from '@dsh-session-ls/shared';
-import type { FormatAdapter } from './adapter';
+import type { FormatAdapter, TitleFold } from './adapter';
 import { SkimFold } from './lineFold';
 import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
 
@@ -143,17 +143,30 @@ export function codexLogEvents(records: readonly JsonlRecord[]): SessionEventRec
   return log.events;
 }
 
+/** The latest `thread_name` per id of `session_index.jsonl`'s records, for the ids wanted (empty names clear nothing). */
+export class CodexThreadNames implements TitleFold {
+  private readonly names = new Map<string, { name: string; at: number; line: number }>();
+
+  constructor(private readonly wanted: (id: string) => boolean = () => true) {}
+
+  add({ line, value }: JsonlRecord): void {
+    if (typeof value.id !== 'string' || typeof value.thread_name !== 'string' || value.thread_name.trim() === '' || !this.wanted(value.id)) return;
+    const at = isoTime(value.updated_at) ?? -Infinity;
+    const previous = this.names.get(value.id);
+    // The latest by updated_at; equal times (or none): the later line.
+    if (previous === undefined || at > previous.at || (at === previous.at && line > previous.line)) this.names.set(value.id, { name: value.thread_name, at, line });
+  }
+
+  titles(): Map<string, string> {
+    return new Map([...this.names].map(([id, { name }]) => [id, name]));
+  }
+}
+
 /** The latest `thread_name` per id of a `session_index.jsonl` text (empty names clear nothing). */
 export function codexThreadNames(text: string): Map<string, string> {
-  const names = new Map<string, { name: string; at: number; line: number }>();
-  for (const { line, value } of parseJsonl(text)) {
-    if (typeof value.id !== 'string' || typeof value.thread_name !== 'string' || value.thread_name.trim() === '') continue;
-    const at = isoTime(value.updated_at) ?? -Infinity;
-    const previous = names.get(value.id);
-    // The latest by updated_at; equal times (or none): the later line.
-    if (previous === undefined || at > previous.at || (at === previous.at && line > previous.line)) names.set(value.id, { name: value.thread_name, at, line });
-  }
-  return new Map([...names].map(([id, { name }]) => [id, name]));
+  const names = new CodexThreadNames();
+  for (const record of parseJsonl(text)) names.add(record);
+  return names.titles();
 }
 
 const CODEX_HEAD_NEEDLES = [Buffer.from('session_meta'), Buffer.from('response_item')];
@@ -209,7 +222,7 @@ export const codexFormat: FormatAdapter = {
   base: foreignAgentInfo('codex').sessionsFolder,
   leafDepth: 3,
   isSessionFile: (name) => codexRolloutName(name) !== undefined,
-  titleIndex: { file: 'session_index.jsonl', titles: codexThreadNames },
+  titleIndex: { file: 'session_index.jsonl', titles: codexThreadNames, newFold: (wanted) => new CodexThreadNames(wanted) },
   summarize(file, text, mtimeMs) {
     const records = parseJsonl(text);
     if (records.length === 0) return undefined;

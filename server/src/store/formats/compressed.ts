@@ -11,14 +11,10 @@ export class PlaintextTooLarge extends Error {
  * The plaintext of a whole `.zst` session file (an agent may compress idle ones), frame after frame, through the store's
  * own zstd decoder. Damage never throws: a torn last frame gives its whole blocks, and decoding stops
  * at the first corrupt or undecodable frame, keeping what came before (a torn line there is skipped
- * by the JSONL parser, as in a plain file). Past `maxBytes` of plaintext: `PlaintextTooLarge`.
+ * by the JSONL parser, as in a plain file). Past `maxBytes` of plaintext: `PlaintextTooLarge`. The
+ * plaintext comes in the decoder's pieces, never joined into one buffer.
  */
-export async function decodeZstdFile(bytes: Uint8Array, maxBytes: number): Promise<string> {
-  return (await decodeZstdBytes(bytes, maxBytes)).toString('utf8');
-}
-
-/** {@link decodeZstdFile}'s plaintext as bytes. */
-export async function decodeZstdBytes(bytes: Uint8Array, maxBytes: number): Promise<Buffer> {
+export async function decodeZstdPieces(bytes: Uint8Array, maxBytes: number): Promise<Buffer[]> {
   await initZstdSupport();
   const decoder = defaultZstdDecoder();
   const pieces: Buffer[] = [];
@@ -50,5 +46,5 @@ export async function decodeZstdBytes(bytes: Uint8Array, maxBytes: number): Prom
     }
     break;
   }
-  return Buffer.concat(pieces);
+  return pieces;
 }

@@ -22,7 +22,7 @@ const NEWLINE = 0x0a;
 const OPEN_BRACE = 0x7b;
 
 /** One line's object, as parseJsonl reads it; undefined for anything it skips. */
-function parseLine(bytes: Buffer, start: number, end: number): Record<string, unknown> | undefined {
+export function parseJsonlLine(bytes: Buffer, start: number, end: number): Record<string, unknown> | undefined {
   const raw = bytes.toString('utf8', start, end).trim();
   if (raw === '' || raw.charCodeAt(0) !== OPEN_BRACE) return undefined;
   try {
@@ -54,7 +54,7 @@ export abstract class SkimFold implements LineFold {
       if (wanted === undefined) {
         let lineEnd = view.indexOf(NEWLINE, position);
         if (lineEnd < 0) lineEnd = end;
-        const value = parseLine(view, position, lineEnd);
+        const value = parseJsonlLine(view, position, lineEnd);
         if (value !== undefined) this.apply(value);
         position = lineEnd + 1;
         continue;
@@ -72,15 +72,9 @@ export abstract class SkimFold implements LineFold {
       const lineStart = Math.max(position, view.lastIndexOf(NEWLINE, hit) + 1);
       let lineEnd = view.indexOf(NEWLINE, hit);
       if (lineEnd < 0) lineEnd = end;
-      const value = parseLine(view, lineStart, lineEnd);
+      const value = parseJsonlLine(view, lineStart, lineEnd);
       if (value !== undefined) this.apply(value);
       position = lineEnd + 1;
     }
   }
-}
-
-/** The offset just past the last newline of `bytes[start, end)`, or `start` when it holds none. */
-export function committedEnd(bytes: Buffer, start: number, end: number): number {
-  const last = (end === bytes.length ? bytes : bytes.subarray(0, end)).lastIndexOf(NEWLINE, end - 1);
-  return last < start ? start : last + 1;
 }

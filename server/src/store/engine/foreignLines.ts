@@ -1,0 +1,162 @@
+/**
+ * Other agents' JSONL files as bounded lines: bytes pushed in any pieces come out as runs of
+ * complete lines, a line never held past {@link MAX_FOREIGN_LINE_BYTES}. The agents read their files
+ * line by line and skip a line they cannot parse; a line too big to hold is such a damaged line
+ * here: it is skipped (only its length is counted) and the lines after it are read as usual.
+ *
+ * Memory, whatever the file: the piece being split, one open line (at most the limit, and once as
+ * a joined copy), and what the sink keeps. A line is too big to hold when it has more than
+ * {@link MAX_FOREIGN_LINE_BYTES} bytes, or (past {@link DENSE_CHECK_BYTES}) more than
+ * {@link MAX_FOREIGN_LINE_VALUES} JSON values: `JSON.parse` of a line dense in small values (`[{},{},…]`)
+ * takes up to ~35 times its bytes, of a text line about twice; so a line that is parsed costs at
+ * most about five times the limit, never more.
+ */
+import { MAX_RECORD_BYTES } from '../log/lines';
+
+/** The longest line of another agent's file that is read: dsh's own record limit (64 MiB). */
+export const MAX_FOREIGN_LINE_BYTES = MAX_RECORD_BYTES;
+
+/** The most JSON values a line past {@link DENSE_CHECK_BYTES} may hold (each costs up to ~64 bytes parsed). */
+export const MAX_FOREIGN_LINE_VALUES = 1 << 20;
+
+/** Lines from this size on are checked for their values before they are handed on. */
+export const DENSE_CHECK_BYTES = 1 << 20;
+
+/** Pieces are split at most this many bytes at a time: a run of lines handed on is shorter. */
+export const LINE_PIECE_BYTES = 1 << 20;
+
+const NEWLINE = 0x0a;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+
+/** Where the lines go. */
+export interface ForeignLineSink {
+  /**
+   * Complete lines `bytes[start, end)`, each ending with its `\n` (the torn last line of the input,
+   * from {@link BoundedLines.end}, without one). A view valid only during the call.
+   */
+  lines(bytes: Buffer, start: number, end: number): void;
+  /** A line too big to hold, skipped: its length in bytes (its newline not counted). */
+  skipped?(length: number): void;
+}
+
+/**
+ * Allocates a buffer for a line or a piece of a file. The one place the bounded readers take a big
+ * buffer: a process-wide memory budget would be acquired here (and given back when the caller drops it).
+ */
+export function takeLineBuffer(bytes: number): Buffer {
+  return Buffer.allocUnsafe(bytes);
+}
+
+/** Whether `bytes[start, end)` holds more than `max` JSON values (commas, objects and arrays outside strings). */
+export function holdsMoreValues(bytes: Buffer, start: number, end: number, max: number): boolean {
+  let values = 0;
+  let position = start;
+  while (position < end) {
+    const byte = bytes[position]!;
+    if (byte === QUOTE) {
+      // Jump to the string's closing quote (one not escaped by an odd run of backslashes).
+      let close = bytes.indexOf(QUOTE, position + 1);
+      while (close >= 0 && close < end) {
+        let slashes = 0;
+        while (bytes[close - 1 - slashes] === BACKSLASH) slashes++;
+        if (slashes % 2 === 0) break;
+        close = bytes.indexOf(QUOTE, close + 1);
+      }
+      if (close < 0 || close >= end) return false;
+      position = close + 1;
+      continue;
+    }
+    if ((byte === COMMA || byte === OPEN_BRACE || byte === OPEN_BRACKET) && ++values > max) return true;
+    position++;
+  }
+  return false;
+}
+
+/** Splits pushed bytes into bounded lines for a {@link ForeignLineSink}; see the module comment. */
+export class BoundedLines {
+  /** Copies of the open line's bytes so far (dropped once it is too long to hold). */
+  private fragments: Buffer[] = [];
+  private open = 0;
+  private consumed = 0;
+
+  constructor(
+    private readonly sink: ForeignLineSink,
+    readonly maxLineBytes: number = MAX_FOREIGN_LINE_BYTES,
+    readonly maxLineValues: number = MAX_FOREIGN_LINE_VALUES,
+  ) {}
+
+  /** Bytes pushed so far. */
+  get pushed(): number {
+    return this.consumed;
+  }
+
+  /** Bytes pushed up to the end of the last complete line: everything before was handed on (or skipped). */
+  get committed(): number {
+    return this.consumed - this.open;
+  }
+
+  /** Feeds the bytes that follow everything pushed so far (the caller may reuse `bytes` once this returns). */
+  push(bytes: Uint8Array): void {
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let offset = 0; offset < buffer.length; offset += LINE_PIECE_BYTES) this.pushPiece(buffer.subarray(offset, offset + LINE_PIECE_BYTES));
+  }
+
+  /** Hands on the open line, if any, as the torn last line of the input (or skips it). */
+  end(): void {
+    if (this.open > 0) this.close(undefined);
+  }
+
+  private pushPiece(piece: Buffer): void {
+    this.consumed += piece.length;
+    let start = 0;
+    if (this.open > 0) {
+      const newline = piece.indexOf(NEWLINE);
+      if (newline < 0) return this.keep(piece);
+      this.close(piece.subarray(0, newline + 1));
+      start = newline + 1;
+    }
+    const last = piece.lastIndexOf(NEWLINE);
+    if (last >= start) {
+      this.sink.lines(piece, start, last + 1);
+      start = last + 1;
+    }
+    if (start < piece.length) this.keep(piece.subarray(start));
+  }
+
+  /** Adds bytes to the open line: copied while it may still be held, else only counted. */
+  private keep(bytes: Buffer): void {
+    this.open += bytes.length;
+    if (this.open > this.maxLineBytes) {
+      this.fragments = [];
+      return;
+    }
+    const copy = takeLineBuffer(bytes.length);
+    bytes.copy(copy);
+    this.fragments.push(copy);
+  }
+
+  /** Ends the open line with `tail` (through its newline; undefined: the input ended) and hands it on. */
+  private close(tail: Buffer | undefined): void {
+    const length = this.open + (tail?.length ?? 0);
+    const fragments = this.fragments;
+    this.fragments = [];
+    this.open = 0;
+    const textLength = tail === undefined ? length : length - 1;
+    if (textLength > this.maxLineBytes) return this.sink.skipped?.(textLength);
+    const line = fragments.length === 0 && tail !== undefined ? tail : joined(fragments, tail, length);
+    if (length >= DENSE_CHECK_BYTES && holdsMoreValues(line, 0, line.length, this.maxLineValues)) return this.sink.skipped?.(textLength);
+    this.sink.lines(line, 0, line.length);
+  }
+}
+
+function joined(fragments: readonly Buffer[], tail: Buffer | undefined, length: number): Buffer {
+  const line = takeLineBuffer(length);
+  let offset = 0;
+  for (const fragment of fragments) offset += fragment.copy(line, offset);
+  tail?.copy(line, offset);
+  return line;
+}
