@@ -19,11 +19,11 @@ export const MAX_FOREIGN_LINE_BYTES = MAX_RECORD_BYTES;
 /** The most JSON values a line past {@link DENSE_CHECK_BYTES} may hold (each costs up to ~64 bytes parsed). */
 export const MAX_FOREIGN_LINE_VALUES = 1 << 20;
 
-/** Lines from this size on are checked for their values before they are handed on. */
-export const DENSE_CHECK_BYTES = 1 << 20;
-
-/** Pieces are split at most this many bytes at a time: a run of lines handed on is shorter. */
+/** Pieces are split at most this many bytes at a time: a line inside one is shorter. */
 export const LINE_PIECE_BYTES = 1 << 20;
+
+/** Lines from this size on (any line longer than a piece) are checked for their values before they are handed on. */
+const DENSE_CHECK_BYTES = LINE_PIECE_BYTES;
 
 const NEWLINE = 0x0a;
 const QUOTE = 0x22;
@@ -36,9 +36,10 @@ const OPEN_BRACKET = 0x5b;
 export interface ForeignLineSink {
   /**
    * Complete lines `bytes[start, end)`, each ending with its `\n` (the torn last line of the input,
-   * from {@link BoundedLines.end}, without one). A view valid only during the call.
+   * from {@link BoundedLines.end}, without one). A view valid only during the call, unless `owned`:
+   * a line put together on its own, in a buffer nothing else uses (the sink may keep it).
    */
-  lines(bytes: Buffer, start: number, end: number): void;
+  lines(bytes: Buffer, start: number, end: number, owned?: boolean): void;
   /** A line too big to hold, skipped: its length in bytes (its newline not counted). */
   skipped?(length: number): void;
 }
@@ -49,6 +50,52 @@ export interface ForeignLineSink {
  */
 export function takeLineBuffer(bytes: number): Buffer {
   return Buffer.allocUnsafe(bytes);
+}
+
+/**
+ * The turn to hold a big buffer, process-wide: one read at a time puts a line longer than a piece
+ * together (or decodes a compressed file whole), so reads running side by side (a walk reads 16
+ * files at once) add pieces, never big lines. Taken by a read through its {@link BigBufferTurn}.
+ */
+class BigBufferTurns {
+  private held = false;
+  private readonly waiting: Array<() => void> = [];
+
+  async take(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next === undefined) this.held = false;
+    else next();
+  }
+}
+
+const bigBufferTurns = new BigBufferTurns();
+
+/** One read's hold on the process-wide turn for big buffers (see {@link BigBufferTurns}). */
+export class BigBufferTurn {
+  private holding = false;
+
+  /** Takes the turn (waiting for it) while `needed`, gives it back once not. */
+  async hold(needed: boolean): Promise<void> {
+    if (needed === this.holding) return;
+    if (needed) await bigBufferTurns.take();
+    else bigBufferTurns.give();
+    this.holding = needed;
+  }
+
+  /** Gives the turn back if held (a read that ends or fails). */
+  release(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    bigBufferTurns.give();
+  }
 }
 
 /** Whether `bytes[start, end)` holds more than `max` JSON values (commas, objects and arrays outside strings). */
@@ -78,8 +125,8 @@ export function holdsMoreValues(bytes: Buffer, start: number, end: number, max: 
 
 /** Splits pushed bytes into bounded lines for a {@link ForeignLineSink}; see the module comment. */
 export class BoundedLines {
-  /** Copies of the open line's bytes so far (dropped once it is too long to hold). */
-  private fragments: Buffer[] = [];
+  /** The open line's bytes so far (dropped once it is too long to hold). */
+  private buffer: Buffer | undefined;
   private open = 0;
   private consumed = 0;
 
@@ -94,6 +141,11 @@ export class BoundedLines {
     return this.consumed;
   }
 
+  /** Whether the open line is longer than a piece (being put together in a buffer of its own). */
+  get long(): boolean {
+    return this.open > LINE_PIECE_BYTES && this.open <= this.maxLineBytes;
+  }
+
   /** Bytes pushed up to the end of the last complete line: everything before was handed on (or skipped). */
   get committed(): number {
     return this.consumed - this.open;
@@ -102,7 +154,9 @@ export class BoundedLines {
   /** Feeds the bytes that follow everything pushed so far (the caller may reuse `bytes` once this returns). */
   push(bytes: Uint8Array): void {
     const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let offset = 0; offset < buffer.length; offset += LINE_PIECE_BYTES) this.pushPiece(buffer.subarray(offset, offset + LINE_PIECE_BYTES));
+    // A line inside one piece is shorter than the piece: no longer than the limit, nor to be checked for its values.
+    const size = Math.min(LINE_PIECE_BYTES, this.maxLineBytes);
+    for (let offset = 0; offset < buffer.length; offset += size) this.pushPiece(buffer.subarray(offset, offset + size));
   }
 
   /** Hands on the open line, if any, as the torn last line of the input (or skips it). */
@@ -127,36 +181,47 @@ export class BoundedLines {
     if (start < piece.length) this.keep(piece.subarray(start));
   }
 
-  /** Adds bytes to the open line: copied while it may still be held, else only counted. */
+  /**
+   * Adds bytes to the open line: copied while it may still be held, else only counted. A line that
+   * outgrows its first piece gets a buffer of the limit's size, of which only the bytes written are
+   * resident (the pages of a large allocation are committed as they are touched), so it is never
+   * copied again as it grows, nor joined at its end.
+   */
   private keep(bytes: Buffer): void {
-    this.open += bytes.length;
-    if (this.open > this.maxLineBytes) {
-      this.fragments = [];
-      return;
+    const length = this.open + bytes.length;
+    if (length > this.maxLineBytes) {
+      this.buffer = undefined;
+    } else {
+      if (this.buffer === undefined || length > this.buffer.length) {
+        const grown = takeLineBuffer(this.open === 0 ? bytes.length : this.maxLineBytes + 1);
+        this.buffer?.copy(grown, 0, 0, this.open);
+        this.buffer = grown;
+      }
+      bytes.copy(this.buffer, this.open);
     }
-    const copy = takeLineBuffer(bytes.length);
-    bytes.copy(copy);
-    this.fragments.push(copy);
+    this.open = length;
   }
 
   /** Ends the open line with `tail` (through its newline; undefined: the input ended) and hands it on. */
   private close(tail: Buffer | undefined): void {
     const length = this.open + (tail?.length ?? 0);
-    const fragments = this.fragments;
-    this.fragments = [];
-    this.open = 0;
     const textLength = tail === undefined ? length : length - 1;
-    if (textLength > this.maxLineBytes) return this.sink.skipped?.(textLength);
-    const line = fragments.length === 0 && tail !== undefined ? tail : joined(fragments, tail, length);
-    if (length >= DENSE_CHECK_BYTES && holdsMoreValues(line, 0, line.length, this.maxLineValues)) return this.sink.skipped?.(textLength);
-    this.sink.lines(line, 0, line.length);
+    let line = this.buffer;
+    this.buffer = undefined;
+    const kept = this.open;
+    this.open = 0;
+    if (textLength > this.maxLineBytes || (line === undefined && kept > 0)) return this.sink.skipped?.(textLength);
+    if (tail !== undefined && kept === 0) line = tail;
+    else if (tail !== undefined) {
+      if (line!.length < length) {
+        const whole = takeLineBuffer(length);
+        line!.copy(whole, 0, 0, kept);
+        line = whole;
+      }
+      tail.copy(line!, kept);
+    }
+    const owned = line !== tail;
+    if (length >= DENSE_CHECK_BYTES && holdsMoreValues(line!, 0, length, this.maxLineValues)) return this.sink.skipped?.(textLength);
+    this.sink.lines(line!, 0, length, owned);
   }
-}
-
-function joined(fragments: readonly Buffer[], tail: Buffer | undefined, length: number): Buffer {
-  const line = takeLineBuffer(length);
-  let offset = 0;
-  for (const fragment of fragments) offset += fragment.copy(line, offset);
-  tail?.copy(line, offset);
-  return line;
 }

@@ -14,7 +14,7 @@ import { isAppendOf, type FileIdentity } from '../transcriptFiles';
 import { MAX_FOREIGN_FILE_BYTES, type FormatAdapter } from '../formats/adapter';
 import { decodeZstdPieces } from '../formats/compressed';
 import type { LineFold } from '../formats/lineFold';
-import { BoundedLines, LINE_PIECE_BYTES, takeLineBuffer } from './foreignLines';
+import { BigBufferTurn, BoundedLines, LINE_PIECE_BYTES, takeLineBuffer } from './foreignLines';
 
 /** An open session file: positioned reads. */
 export interface ForeignFileHandle {
@@ -87,14 +87,14 @@ export async function readRange(handle: ForeignFileHandle, position: number, len
  * Hands `length` bytes from `position` (fewer when the file is shorter now) to `onPiece`, at most
  * {@link LINE_PIECE_BYTES} at a time through one buffer (a piece is valid only during the call).
  */
-export async function streamRange(handle: ForeignFileHandle, position: number, length: number, onPiece: (piece: Buffer) => void): Promise<void> {
+export async function streamRange(handle: ForeignFileHandle, position: number, length: number, onPiece: (piece: Buffer) => void | Promise<void>): Promise<void> {
   if (length <= 0) return;
   const buffer = takeLineBuffer(Math.min(length, LINE_PIECE_BYTES));
   let done = 0;
   while (done < length) {
     const bytesRead = await handle.read(buffer, 0, Math.min(buffer.length, length - done), position + done);
     if (bytesRead === 0) return;
-    onPiece(buffer.subarray(0, bytesRead));
+    await onPiece(buffer.subarray(0, bytesRead));
     done += bytesRead;
   }
 }
@@ -131,14 +131,24 @@ async function samePrefix(handle: ForeignFileHandle, length: number, sha256: str
   return got === length && hash.copy().digest('hex') === sha256 ? hash : undefined;
 }
 
-/** A compressed file's listing facts: decoded (at most the read limit of plaintext, in pieces), then split into bounded lines. */
-async function readCompressed(format: FormatAdapter, file: string, handle: ForeignFileHandle, identity: FileIdentity): Promise<ForeignRead> {
+/**
+ * A compressed file's listing facts: decoded (at most the read limit of plaintext, in pieces, with
+ * the turn for big buffers), then split into bounded lines.
+ */
+async function readCompressed(format: FormatAdapter, file: string, handle: ForeignFileHandle, identity: FileIdentity, turn: BigBufferTurn): Promise<ForeignRead> {
+  await turn.hold(true);
   const plain = await decodeZstdPieces(await readRange(handle, 0, identity.size), MAX_FOREIGN_FILE_BYTES);
   const fold = format.newFold(file);
   const lines = new BoundedLines({ lines: (bytes, start, end) => fold.fold(bytes, start, end) });
   for (const piece of plain) lines.push(piece);
   lines.end();
   return { summary: format.finish(fold, file, identity.mtimeMs), resumed: false };
+}
+
+/** Pushes `piece` into `lines`, holding the turn for big buffers while a line longer than a piece is put together. */
+export async function pushInTurn(lines: BoundedLines, piece: Buffer, turn: BigBufferTurn): Promise<void> {
+  lines.push(piece);
+  await turn.hold(lines.long);
 }
 
 /**
@@ -155,8 +165,9 @@ export async function readForeignFile(
   options: { keepState: boolean; files?: ForeignFiles },
 ): Promise<ForeignRead> {
   const handle = await (options.files ?? nodeForeignFiles).open(file);
+  const turn = new BigBufferTurn();
   try {
-    if (file.endsWith('.zst')) return await readCompressed(format, file, handle, identity);
+    if (file.endsWith('.zst')) return await readCompressed(format, file, handle, identity, turn);
     let fold: LineFold | undefined;
     let from = 0;
     let hash: Hash | undefined;
@@ -180,7 +191,7 @@ export async function readForeignFile(
     const committedHash = options.keepState ? new CommittedHash(hash ?? createHash('sha256')) : undefined;
     await streamRange(handle, from, identity.size - from, (piece) => {
       committedHash?.update(piece);
-      lines.push(piece);
+      return pushInTurn(lines, piece, turn);
     });
     const resume = committedHash === undefined ? undefined : { fold: committedFold.clone(), offset: from + lines.committed, prefixSha256: committedHash.digest() };
     // A torn (or not yet terminated) last line counts for this summary, not for what resumes.
@@ -195,6 +206,7 @@ export async function readForeignFile(
       ...(notResumed === undefined ? {} : { notResumed }),
     };
   } finally {
+    turn.release();
     await handle.close().catch(() => undefined);
   }
 }

@@ -9,8 +9,8 @@ import { decodeZstdPieces, PlaintextTooLarge } from '../formats/compressed';
 import { parseJsonlLine } from '../formats/lineFold';
 import type { JsonlRecord } from '../formats/records';
 import { openRegularFile } from '../regularFile';
-import { BoundedLines, takeLineBuffer, type ForeignLineSink } from './foreignLines';
-import { readRange, streamRange, type ForeignFileHandle } from './foreignRead';
+import { BigBufferTurn, BoundedLines, takeLineBuffer, type ForeignLineSink } from './foreignLines';
+import { pushInTurn, readRange, streamRange, type ForeignFileHandle } from './foreignRead';
 
 const NEWLINE = 0x0a;
 
@@ -24,15 +24,15 @@ const BLOCK_BYTES = 4 * 1024 * 1024;
 export class JsonlRecordLines implements ForeignLineSink {
   private line = 0;
 
-  constructor(private readonly onRecord: (line: number, value: Record<string, unknown>, bytes: Buffer, start: number, end: number) => void) {}
+  constructor(private readonly onRecord: (line: number, value: Record<string, unknown>, bytes: Buffer, start: number, end: number, owned: boolean) => void) {}
 
-  lines(bytes: Buffer, start: number, end: number): void {
+  lines(bytes: Buffer, start: number, end: number, owned = false): void {
     let position = start;
     while (position < end) {
       let lineEnd = bytes.indexOf(NEWLINE, position);
       if (lineEnd < 0 || lineEnd >= end) lineEnd = end;
       const value = parseJsonlLine(bytes, position, lineEnd);
-      if (value !== undefined) this.onRecord(this.line, value, bytes, position, lineEnd);
+      if (value !== undefined) this.onRecord(this.line, value, bytes, position, lineEnd, owned);
       this.line++;
       position = lineEnd + 1;
     }
@@ -87,13 +87,14 @@ export class RecordCollector extends JsonlRecordLines {
   private readonly blocks = new LineBlocks();
 
   constructor() {
-    super((line, value, bytes, start, end) => {
+    super((line, value, bytes, start, end, owned) => {
       if (this.parsedBytes + (end - start) <= PARSED_RECORD_BYTES) {
         this.parsedBytes += end - start;
         this.records.push({ line, value });
         return;
       }
-      const { block, offset } = this.blocks.store(bytes, start, end);
+      // A line put together on its own is kept where it is.
+      const { block, offset } = owned ? { block: bytes, offset: start } : this.blocks.store(bytes, start, end);
       this.records.push(new StoredRecord(line, block, offset, end - start));
     });
   }
@@ -111,20 +112,23 @@ function positioned(handle: FileHandle): ForeignFileHandle {
  */
 export async function streamForeignFile(file: string, sink: ForeignLineSink, signal?: AbortSignal): Promise<void> {
   const handle = await openRegularFile(file);
+  const turn = new BigBufferTurn();
   try {
     const size = (await handle.stat()).size;
     const lines = new BoundedLines(sink);
     if (file.endsWith('.zst')) {
       if (size > MAX_FOREIGN_FILE_BYTES) throw new PlaintextTooLarge(`a compressed file of ${size} bytes`);
+      await turn.hold(true);
       for (const piece of await decodeZstdPieces(await readRange(positioned(handle), 0, size), MAX_FOREIGN_FILE_BYTES)) lines.push(piece);
     } else {
       await streamRange(positioned(handle), 0, size, (piece) => {
         signal?.throwIfAborted();
-        lines.push(piece);
+        return pushInTurn(lines, piece, turn);
       });
     }
     lines.end();
   } finally {
+    turn.release();
     await handle.close().catch(() => undefined);
   }
 }

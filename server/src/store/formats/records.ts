@@ -44,12 +44,26 @@ export function isoTime(value: unknown): number | undefined {
   return Number.isFinite(time) ? time : undefined;
 }
 
-/** A label from a first prompt: whitespace runs collapsed, at most `max` characters (then `…`). */
+/**
+ * A label from a first prompt: whitespace runs collapsed, at most `max` characters (code points,
+ * then `…`). Only as much of the text is read as the label needs (a prompt may be megabytes long).
+ */
 export function promptLabel(text: string, max = 100): string | undefined {
-  const collapsed = text.replace(/\s+/g, ' ').trim();
-  if (collapsed === '') return undefined;
-  const chars = [...collapsed];
-  return chars.length <= max ? collapsed : chars.slice(0, max).join('') + '…';
+  const points: string[] = [];
+  let space = false;
+  for (const [token] of text.matchAll(/\s+|\S+/g)) {
+    if (/^\s/.test(token)) {
+      space = points.length > 0;
+      continue;
+    }
+    if (space) points.push(' ');
+    for (const point of token) {
+      if (points.length > max) break;
+      points.push(point);
+    }
+    if (points.length > max) return points.slice(0, max).join('') + '…';
+  }
+  return points.length === 0 ? undefined : points.join('');
 }
 
 /** A direct user prompt as a dsh-shaped surface event (so the shared projection takes it). */
