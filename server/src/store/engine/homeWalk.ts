@@ -71,11 +71,15 @@ export class HomeWalk {
     for (const [dir, names] of [...index.filesByDir]) if (!seenDirs.has(dir)) for (const name of [...names]) index.removeFile(`${dir}/${name}`);
   }
 
-  /** What the watches reported: those folders listed again, those files stat'ed again. */
+  /**
+   * What the watches reported: those folders listed again, those files stat'ed again; then the title
+   * index, if it changed or sessions it was not read for appeared.
+   */
   async lookAgain(dirs: readonly string[], files: readonly string[]): Promise<void> {
     const { index } = this;
     for (const dir of dirs) if (dir === '' || index.knownDirs.has(dir)) await this.scanDir(dir, false);
     for (const key of files) if (index.knownDirs.has(parentOf(key))) await this.refreshFile(key);
+    await this.refreshNames();
   }
 
   /**
