@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { claudeFormat } from '../formats/claudeCode';
 import { parseJsonl } from '../formats/records';
 import { fileIdentity } from '../transcriptFiles';
-import { BigBufferTurn, BoundedLines, LINE_PIECE_BYTES, MAX_FOREIGN_LINE_VALUES, holdsMoreValues } from './foreignLines';
+import { BigBufferTurn, BoundedLines, DENSE_CHECK_BYTES, LINE_PIECE_BYTES, MAX_FOREIGN_LINE_VALUES, holdsMoreValues } from './foreignLines';
 import { readForeignFile } from './foreignRead';
 import { PARSED_RECORD_BYTES, readForeignRecords } from './foreignRecords';
 
@@ -68,6 +68,17 @@ describe('bounded lines', () => {
     const input = Buffer.from(`${dense}\n${textLine}\n{"after":1}\n`);
     const { lines } = split(piecesOf(input, LINE_PIECE_BYTES));
     expect(lines).toEqual([`skipped:${Buffer.byteLength(dense)}`, `${textLine}\n`, '{"after":1}\n']);
+  });
+
+  it('skips a line of 64 KiB or more inside one piece when it holds more than a value per 8 bytes, however the run of lines around it is cut', () => {
+    const numbers = `{"type":"user","content":[${'1,'.repeat(40_000)}1]}`;
+    const words = JSON.stringify({ type: 'user', content: Array.from({ length: 5000 }, (_, i) => `word number ${i}`) });
+    const short = '{"n":[1,2,3,4,5,6,7,8,9]}';
+    const input = Buffer.from([short, numbers, short, words, numbers, short].join('\n') + '\n');
+    expect(Buffer.byteLength(numbers)).toBeGreaterThan(DENSE_CHECK_BYTES);
+    expect(Buffer.byteLength(words)).toBeGreaterThan(DENSE_CHECK_BYTES);
+    const expected = [`${short}\n`, `skipped:${Buffer.byteLength(numbers)}`, `${short}\n`, `${words}\n`, `skipped:${Buffer.byteLength(numbers)}`, `${short}\n`];
+    for (const size of [LINE_PIECE_BYTES, 50_000, 70_001]) expect(split(piecesOf(input, size)).lines, `pieces of ${size}`).toEqual(expected);
   });
 
   it('counts commas, objects and arrays outside strings only, escaped quotes included', () => {

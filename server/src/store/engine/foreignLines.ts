@@ -4,26 +4,30 @@
  * line by line and skip a line they cannot parse; a line too big to hold is such a damaged line
  * here: it is skipped (only its length is counted) and the lines after it are read as usual.
  *
- * Memory, whatever the file: the piece being split, one open line (at most the limit, and once as
- * a joined copy), and what the sink keeps. A line is too big to hold when it has more than
- * {@link MAX_FOREIGN_LINE_BYTES} bytes, or (past {@link DENSE_CHECK_BYTES}) more than
- * {@link MAX_FOREIGN_LINE_VALUES} JSON values: `JSON.parse` of a line dense in small values (`[{},{},…]`)
- * takes up to ~35 times its bytes, of a text line about twice; so a line that is parsed costs at
- * most about five times the limit, never more.
+ * A line is too big to hold when it has more than {@link MAX_FOREIGN_LINE_BYTES} bytes, or when,
+ * from {@link DENSE_CHECK_BYTES} on, it holds more JSON values than one per
+ * {@link MIN_BYTES_PER_VALUE} bytes (at most {@link MAX_FOREIGN_LINE_VALUES}): `JSON.parse` takes up to
+ * ~35 times the bytes of a line dense in small values (`[{},{},…]`), about twice those of text. So
+ * a line handed on parses into at most ~10 times its bytes (a shorter one, ~35 times at most
+ * 64 KiB), and memory, whatever the file, is the piece being split, one open line, its parse, and
+ * what the sink keeps.
  */
 import { MAX_RECORD_BYTES } from '../log/lines';
 
 /** The longest line of another agent's file that is read: dsh's own record limit (64 MiB). */
 export const MAX_FOREIGN_LINE_BYTES = MAX_RECORD_BYTES;
 
-/** The most JSON values a line past {@link DENSE_CHECK_BYTES} may hold (each costs up to ~64 bytes parsed). */
+/** The most JSON values any line may hold (each costs up to ~64 bytes parsed). */
 export const MAX_FOREIGN_LINE_VALUES = 1 << 20;
+
+/** A line from {@link DENSE_CHECK_BYTES} on holds at most one JSON value per this many bytes. */
+export const MIN_BYTES_PER_VALUE = 8;
 
 /** Pieces are split at most this many bytes at a time: a line inside one is shorter. */
 export const LINE_PIECE_BYTES = 1 << 20;
 
-/** Lines from this size on (any line longer than a piece) are checked for their values before they are handed on. */
-const DENSE_CHECK_BYTES = LINE_PIECE_BYTES;
+/** Lines from this size on are checked for their values before they are handed on. */
+export const DENSE_CHECK_BYTES = 64 * 1024;
 
 const NEWLINE = 0x0a;
 const QUOTE = 0x22;
@@ -175,17 +179,49 @@ export class BoundedLines {
     }
     const last = piece.lastIndexOf(NEWLINE);
     if (last >= start) {
-      this.sink.lines(piece, start, last + 1);
+      this.handOn(piece, start, last + 1);
       start = last + 1;
     }
     if (start < piece.length) this.keep(piece.subarray(start));
   }
 
   /**
+   * Hands on the complete lines of `piece[start, end)`, skipping the long ones too dense to hold.
+   * Long lines are found by looking for a newline in each {@link DENSE_CHECK_BYTES} after a line
+   * start (backwards from its end: usually a step of that size), not line by line.
+   */
+  private handOn(piece: Buffer, start: number, end: number): void {
+    let from = start;
+    let lineStart = start;
+    while (lineStart + DENSE_CHECK_BYTES < end) {
+      const newline = piece.lastIndexOf(NEWLINE, lineStart + DENSE_CHECK_BYTES - 1);
+      if (newline >= lineStart) {
+        lineStart = newline + 1;
+        continue;
+      }
+      const lineEnd = piece.indexOf(NEWLINE, lineStart + DENSE_CHECK_BYTES) + 1;
+      if (this.tooDense(piece, lineStart, lineEnd)) {
+        if (lineStart > from) this.sink.lines(piece, from, lineStart);
+        this.sink.skipped?.(lineEnd - 1 - lineStart);
+        from = lineEnd;
+      }
+      lineStart = lineEnd;
+    }
+    if (end > from) this.sink.lines(piece, from, end);
+  }
+
+  /** Whether the line `bytes[start, end)` holds too many JSON values to be parsed (see the module comment). */
+  private tooDense(bytes: Buffer, start: number, end: number): boolean {
+    const length = end - start;
+    return length >= DENSE_CHECK_BYTES && holdsMoreValues(bytes, start, end, Math.min(this.maxLineValues, Math.floor(length / MIN_BYTES_PER_VALUE)));
+  }
+
+  /**
    * Adds bytes to the open line: copied while it may still be held, else only counted. A line that
    * outgrows its first piece gets a buffer of the limit's size, of which only the bytes written are
    * resident (the pages of a large allocation are committed as they are touched), so it is never
-   * copied again as it grows, nor joined at its end.
+   * copied again as it grows, nor joined at its end. Only a line longer than a piece does: there
+   * are few such lines, so the size they announce to the garbage collector rarely matters.
    */
   private keep(bytes: Buffer): void {
     const length = this.open + bytes.length;
@@ -221,7 +257,7 @@ export class BoundedLines {
       tail.copy(line!, kept);
     }
     const owned = line !== tail;
-    if (length >= DENSE_CHECK_BYTES && holdsMoreValues(line!, 0, length, this.maxLineValues)) return this.sink.skipped?.(textLength);
+    if (this.tooDense(line!, 0, length)) return this.sink.skipped?.(textLength);
     this.sink.lines(line!, 0, length, owned);
   }
 }

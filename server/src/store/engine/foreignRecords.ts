@@ -15,7 +15,7 @@ import { pushInTurn, readRange, streamRange, type ForeignFileHandle } from './fo
 const NEWLINE = 0x0a;
 
 /** Lines kept parsed for a surface, up to this many bytes of them; the others are kept as bytes and parsed when read. */
-export const PARSED_RECORD_BYTES = 4 * 1024 * 1024;
+export const PARSED_RECORD_BYTES = 1024 * 1024;
 
 /** Bytes of one block of kept lines (a longer line has a block of its own). */
 const BLOCK_BYTES = 4 * 1024 * 1024;

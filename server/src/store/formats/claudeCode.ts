@@ -74,56 +74,72 @@ type ClaudeStep =
   | { kind: 'checkpoint'; line: number; text: string; time: number | undefined };
 
 /**
- * The projection of `records`: direct prompts, assistant text (consecutive records of one
- * assistant message joined, timed by the first) and compaction summaries; tool results,
+ * The projection of records pushed in order: direct prompts, assistant text (consecutive records of
+ * one assistant message joined, timed by the first) and compaction summaries; tool results,
  * attachments, metadata and unknown records are not part of it.
  */
-function* claudeSteps(records: readonly JsonlRecord[]): Generator<ClaudeStep> {
-  let open: { id: unknown; texts: string[]; seq: number; time: number | undefined } | undefined;
-  function* close(): Generator<ClaudeStep> {
-    if (open !== undefined && open.texts.length > 0) yield { kind: 'event', event: assistantEvent(open.seq, open.texts), time: open.time };
-    open = undefined;
-  }
-  for (const { line, value } of records) {
+class ClaudeStepMachine {
+  private open: { id: unknown; texts: string[]; seq: number; time: number | undefined } | undefined;
+
+  /** The steps `record` completes, in order. */
+  push({ line, value }: JsonlRecord): ClaudeStep[] {
     const time = isoTime(value.timestamp);
     if (value.type === 'assistant' && value.isSidechain !== true) {
       const message = asObject(value.message);
-      if (message === undefined || message.model === '<synthetic>') continue;
-      if (open === undefined || message.id === undefined || open.id !== message.id) {
-        yield* close();
-        open = { id: message.id, texts: [], seq: line, time };
+      if (message === undefined || message.model === '<synthetic>') return [];
+      const steps: ClaudeStep[] = [];
+      if (this.open === undefined || message.id === undefined || this.open.id !== message.id) {
+        steps.push(...this.close());
+        this.open = { id: message.id, texts: [], seq: line, time };
       }
-      open.texts.push(...blockTexts(message.content, ['text']));
-      open.seq = line;
-      continue;
+      this.open.texts.push(...blockTexts(message.content, ['text']));
+      this.open.seq = line;
+      return steps;
     }
     if (value.type === 'user' && value.isCompactSummary === true) {
       const text = blockTexts(asObject(value.message)?.content, ['text']).join('\n');
-      yield* close();
-      if (text !== '') yield { kind: 'checkpoint', line, text, time };
-      continue;
+      const steps = this.close();
+      if (text !== '') steps.push({ kind: 'checkpoint', line, text, time });
+      return steps;
     }
     const prompt = claudeDirectPrompt(value);
-    if (prompt !== undefined) {
-      yield* close();
-      yield { kind: 'event', event: userEvent(line, prompt), time };
-    }
+    if (prompt === undefined) return [];
+    return [...this.close(), { kind: 'event', event: userEvent(line, prompt), time }];
   }
-  yield* close();
+
+  /** The assistant message still open, as its step (none when it holds no text). */
+  close(): ClaudeStep[] {
+    const open = this.open;
+    this.open = undefined;
+    return open !== undefined && open.texts.length > 0 ? [{ kind: 'event', event: assistantEvent(open.seq, open.texts), time: open.time }] : [];
+  }
+}
+
+/** The steps of `records`, in order (see {@link ClaudeStepMachine}). */
+function* claudeSteps(records: readonly JsonlRecord[]): Generator<ClaudeStep> {
+  const machine = new ClaudeStepMachine();
+  for (const record of records) yield* machine.push(record);
+  yield* machine.close();
 }
 
 /**
  * The current surface of one transcript: what follows the last compaction (its summary as a
- * checkpoint), direct prompts and assistant text.
+ * checkpoint), direct prompts and assistant text. One pass: a compaction boundary starts the
+ * surface again (each record is read once).
  */
 export function claudeSurfaceEvents(records: readonly JsonlRecord[]): SessionEventRecord[] {
-  let from = 0;
-  records.forEach(({ value }, index) => {
-    if (value.type === 'system' && value.subtype === 'compact_boundary') from = index + 1;
-  });
-  const events: SessionEventRecord[] = [];
-  for (const step of claudeSteps(records.slice(from))) events.push(step.kind === 'event' ? step.event : checkpointEvent(step.line, step.text));
-  return events;
+  let machine = new ClaudeStepMachine();
+  let steps: ClaudeStep[] = [];
+  for (const { line, value } of records) {
+    if (value.type === 'system' && value.subtype === 'compact_boundary') {
+      machine = new ClaudeStepMachine();
+      steps = [];
+      continue;
+    }
+    steps.push(...machine.push({ line, value }));
+  }
+  steps.push(...machine.close());
+  return steps.map((step) => (step.kind === 'event' ? step.event : checkpointEvent(step.line, step.text)));
 }
 
 /**
