@@ -158,7 +158,7 @@ export class BoundedLines {
   /** Feeds the bytes that follow everything pushed so far (the caller may reuse `bytes` once this returns). */
   push(bytes: Uint8Array): void {
     const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    // A line inside one piece is shorter than the piece: no longer than the limit, nor to be checked for its values.
+    // A line inside one piece is shorter than the piece, so no longer than the limit.
     const size = Math.min(LINE_PIECE_BYTES, this.maxLineBytes);
     for (let offset = 0; offset < buffer.length; offset += size) this.pushPiece(buffer.subarray(offset, offset + size));
   }
