@@ -35,9 +35,13 @@ const RESUME_TRAILER = 'Resume the prior task using the summary above.';
 /** Context a `UserPromptSubmit` hook adds to a prompt, as its own part. */
 const HOOK_CONTEXT = /^\s*<qwen:user-prompt-submit-context>\n[\s\S]*\n<\/qwen:user-prompt-submit-context>\s*$/;
 
-/** A first prompt as Qwen Code's session list shows it: at most 200 code points, then `...`. */
+/** A first prompt as Qwen Code's session list shows it: at most 200 code points, then `...` (only its start is read). */
 function qwenPromptLabel(text: string): string {
-  const codePoints = [...text];
+  const codePoints: string[] = [];
+  for (const point of text) {
+    if (codePoints.length > PROMPT_MAX_CODE_POINTS) break;
+    codePoints.push(point);
+  }
   return codePoints.length <= PROMPT_MAX_CODE_POINTS ? text : codePoints.slice(0, PROMPT_MAX_CODE_POINTS).join('') + '...';
 }
 
