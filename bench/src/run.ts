@@ -23,6 +23,7 @@ import { REPO_ROOT } from './server/serverProcess';
 import { runSize, type SizeResult } from './sizeRun';
 import { projectDecoder } from './baselines/projectTitleReader';
 import { initFrameDecoding } from './zstd/frames';
+import { measureBoundCost, renderBoundCost, type BoundCost } from './zstd/bomb';
 
 interface RunOptions {
   quick: boolean;
@@ -83,6 +84,8 @@ async function main(): Promise<void> {
   }
   await initFrameDecoding();
   const decoder = await projectDecoder();
+  log('the bound on a zstd log\'s plaintext: a zstd bomb and an ordinary log');
+  const boundCost: BoundCost = await measureBoundCost();
   const results: SizeResult[] = [];
   for (const sessions of options.sizes) {
     const profileDir = options.profile ? path.join(workDir, `profile-${sessions}`) : undefined;
@@ -109,7 +112,10 @@ async function main(): Promise<void> {
     );
     if (profileDir) log(`server CPU profile of the cold run: ${profileDir}`);
     // Write after every size, so a long full run leaves its figures even if stopped later.
-    writeFileSync(options.out, renderResults(machine, results, { quick: options.quick, seed: options.seed, command, totalMs: performance.now() - started }, start));
+    writeFileSync(
+      options.out,
+      renderResults(machine, results, { quick: options.quick, seed: options.seed, command, totalMs: performance.now() - started }, start) + renderBoundCost(boundCost),
+    );
     writeFileSync(path.join(workDir, `${path.basename(options.out, '.md')}.json`), JSON.stringify({ machine, results }, null, 1));
     log(`wrote ${options.out}; server logs in ${workDir}`);
   }

@@ -261,9 +261,12 @@ export async function loadOpenTranscript(
   for (let position = 0; position < end; ) {
     const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
     if (bytesRead === 0) break; // shrank while being read: what was read is the snapshot
-    loader.push(buffer.subarray(0, bytesRead));
+    // A few KB of zstd may decode to a GiB: the decoding yields, and stops when cancelled.
+    await loader.pushAsync(buffer.subarray(0, bytesRead), signal);
     position += bytesRead;
     throwIfAborted(signal);
   }
+  await loader.prepareFinish(signal);
+  throwIfAborted(signal);
   return loader.finish();
 }

@@ -35,6 +35,8 @@ export interface LoadSessionLogOptions {
   maxRecordBytes?: number;
   /** zstd frame decoder (tests pick one). */
   zstdDecoder?: ZstdFrameDecoder;
+  /** zstd: the most plaintext the log is read as (tests lower it). */
+  maxPlaintextBytes?: number;
   /**
    * True (the default): `events` holds every event. False: `events` is left empty, and only the
    * events on the current surface are kept in memory. 'surface-types': `events` holds just the
@@ -47,6 +49,16 @@ export interface LoadSessionLogOptions {
 export interface SessionLogLoader {
   /** Feeds the bytes that follow everything pushed so far; copies what it keeps, so the caller may reuse `bytes`. */
   push(bytes: Uint8Array): void;
+  /**
+   * {@link push}, yielding to the event loop every few ms of decoding; resolves false when
+   * `signal` stopped it (the loader is then unusable).
+   */
+  pushAsync(bytes: Uint8Array, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Computes what {@link finish} answers, yielding to the event loop while a torn last frame is
+   * decoded; false when `signal` stopped it.
+   */
+  prepareFinish(signal?: AbortSignal): Promise<boolean>;
   /** The log as {@link loadSessionLog} reads the bytes pushed; throws its SessionReadError. Call once, after the last push. */
   finish(): LoadedSessionLog;
 }
@@ -69,6 +81,14 @@ export function createSessionLogLoader(encoding: TranscriptEncoding, options: Lo
     push(bytes) {
       open();
       reader.push(bytes);
+    },
+    pushAsync(bytes, signal) {
+      open();
+      return reader.pushAsync(bytes, signal);
+    },
+    prepareFinish(signal) {
+      open();
+      return reader.prepareRead(signal);
     },
     finish() {
       open();

@@ -21,6 +21,25 @@ export interface ScanState {
 }
 
 /** Feeds complete event lines to a {@link LogFold} with dsh's torn-tail rules. */
+const NEWLINE = 0x0a;
+
+/**
+ * Whether lines after the first defect may still matter: only a `null` record or a `turn/end`
+ * (whose `/` is written as `/`, `\\/` or a `\\u` escape) can change the answer then. A line
+ * without `null`, `/` and `\\u` is only counted, never decoded or parsed (an unparsable one
+ * costs an exception: a log of a billion empty lines took hours).
+ */
+function mayMatterAfterDefect(bytes: Uint8Array): boolean {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return view.includes('/') || view.includes('null') || view.includes('\\u');
+}
+
+function countNewlines(bytes: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === NEWLINE) count++;
+  return count;
+}
+
 export class RecordScanner {
   constructor(
     readonly fold: LogFold,
@@ -47,6 +66,10 @@ export class RecordScanner {
    * (turn/end and step/end lines among them: they reset the closers' tracking whatever their data).
    */
   push(lines: LineSplitter, bytes: Uint8Array): void {
+    if (this.state.issue !== undefined) {
+      this.pushAfterDefect(lines, bytes);
+      return;
+    }
     const skim = this.skim ? lineSkim() : null;
     if (skim === null || !this.fold.foldsSkimmedRuns) {
       lines.push(bytes, this.line);
@@ -72,7 +95,34 @@ export class RecordScanner {
       this.read(bytes, bytes.length, skim.found(run.stop, bytes));
       start = run.stopEnd + 1;
     }
-    if (start < chunk.length) lines.push(chunk.subarray(start), this.line);
+    if (start >= chunk.length) return;
+    if (state.issue !== undefined) this.pushAfterDefect(lines, chunk.subarray(start));
+    else lines.push(chunk.subarray(start), this.line);
+  }
+
+  /**
+   * After the first defect: the complete lines of `chunk` that cannot matter (see
+   * {@link mayMatterAfterDefect}) are counted at once; a chunk holding one that may is read line by line.
+   */
+  private pushAfterDefect(lines: LineSplitter, chunk: Uint8Array): void {
+    // The line an earlier chunk began ends at the first newline (read as every line is).
+    const body = lines.pendingBytes > 0 ? lines.pushFirstLine(chunk, this.line) : chunk;
+    const last = Buffer.from(body.buffer, body.byteOffset, body.byteLength).lastIndexOf(NEWLINE);
+    const complete = body.subarray(0, last + 1);
+    // Lines shorter than the chunk are under the record limit when the chunk is.
+    if (last < 0) {
+      lines.push(body, this.line);
+      return;
+    }
+    // After a fatal failure lines are not even counted (as `read` does).
+    if (this.state.fatal === undefined) {
+      if (complete.length > this.maxRecordBytes || mayMatterAfterDefect(complete)) {
+        lines.push(body, this.line);
+        return;
+      }
+      this.state.lineNumber += countNewlines(complete);
+    }
+    lines.push(body.subarray(last + 1), this.line);
   }
 
   /** Handles one complete line (pass as a {@link LineHandler}). */
@@ -94,6 +144,7 @@ export class RecordScanner {
       };
       return;
     }
+    if (state.issue !== undefined && !mayMatterAfterDefect(bytes)) return;
     let text: string | undefined;
     if (skimmed !== undefined) {
       // A line the fold only counts, continuing the seqs: never decoded or parsed.

@@ -12,8 +12,16 @@ import { LineSplitter, MAX_RECORD_BYTES, SingleLineCollector, utf8Text, type Col
 import { LogFold, emptyFoldState, type EventCollection, type FoldFailure, type FoldOutcome, type LogFoldState } from './logFold';
 import { RecordScanner, type ScanState } from './recordScanner';
 import type { KeptEvent } from './storedLines';
-import { MAX_FRAME_PLAINTEXT_BYTES, defaultZstdDecoder, type PlaintextSink, type ZstdFrameDecoder } from './zstdDecoder';
+import {
+  MAX_FRAME_PLAINTEXT_BYTES,
+  MAX_LOG_PLAINTEXT_BYTES,
+  MAX_ONE_CALL_FRAME_BYTES,
+  defaultZstdDecoder,
+  type PlaintextSink,
+  type ZstdFrameDecoder,
+} from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
+import { ByteQueue, PAST_BOUND, decodeInto, resultOf, runInSlices } from './readerSteps';
 
 /** A transcript's physical encoding. */
 export type TranscriptEncoding = 'raw' | 'zstd';
@@ -30,6 +38,8 @@ export interface SessionLogReaderOptions {
   zstdDecoder?: ZstdFrameDecoder;
   /** Read the lines that cannot change the answer without parsing them (default; tests compare). */
   skimLines?: boolean;
+  /** zstd: the most plaintext the whole log is read as (default {@link MAX_LOG_PLAINTEXT_BYTES}; tests lower it). */
+  maxPlaintextBytes?: number;
 }
 
 /** The log as it reads right now. */
@@ -55,6 +65,8 @@ export interface SessionLogReaderState {
   /** File offset the state covers: continue by pushing the bytes from here. */
   committedBytes: number;
   zstdFrames: number;
+  /** zstd: plaintext of the complete frames decoded so far (counts toward the log's bound). */
+  plaintextBytes?: number;
   header?: SessionHeaderRecord;
   headerFailure?: FoldFailure;
   structureFailure?: FoldFailure;
@@ -65,47 +77,6 @@ export interface SessionLogReaderState {
   openLineBytes?: number;
 }
 
-const EMPTY = new Uint8Array(0);
-
-/** Appended bytes not yet consumed, without quadratic copying. */
-class ByteQueue {
-  private buffer = EMPTY;
-  private start = 0;
-  private end = 0;
-
-  get length(): number {
-    return this.end - this.start;
-  }
-
-  view(): Uint8Array {
-    return this.buffer.subarray(this.start, this.end);
-  }
-
-  append(chunk: Uint8Array): void {
-    if (chunk.length === 0) return;
-    if (this.end + chunk.length > this.buffer.length) {
-      const needed = this.length + chunk.length;
-      const capacity = Math.max(needed, this.buffer.length * 2, 4096);
-      const next = needed <= this.buffer.length ? this.buffer : new Uint8Array(capacity);
-      next.set(this.buffer.subarray(this.start, this.end), 0);
-      this.buffer = next;
-      this.end -= this.start;
-      this.start = 0;
-    }
-    this.buffer.set(chunk, this.end);
-    this.end += chunk.length;
-  }
-
-  consume(count: number): void {
-    this.start += count;
-    if (this.start === this.end) {
-      // Nothing pending: let the memory go (an index keeps many idle readers).
-      this.buffer = EMPTY;
-      this.start = this.end = 0;
-    }
-  }
-}
-
 const corrupt = (message: string): FoldFailure => ({ reason: 'corrupt', message });
 const toError = (failure: FoldFailure): SessionReadError => new SessionReadError(failure.reason, failure.message);
 const HEADERLESS = corrupt('corrupt session log: empty or header-less session log');
@@ -113,28 +84,10 @@ const frameTooLarge = (what: string): FoldFailure => ({
   reason: 'too-large',
   message: `record too large: ${what} may decode past ${MAX_FRAME_PLAINTEXT_BYTES} bytes`,
 });
-
-/**
- * Runs a decoding into `sink`; returns why the decoding failed, if it did. An exception of the
- * sink itself is ours, not the file's: it is rethrown (the caller's catch reports it).
- */
-function decodeInto(decode: (sink: PlaintextSink) => void, sink: PlaintextSink): string | undefined {
-  let sinkError: { error: unknown } | undefined;
-  try {
-    decode((piece) => {
-      try {
-        sink(piece);
-      } catch (error) {
-        sinkError = { error };
-        throw error; // stops the decoding
-      }
-    });
-  } catch (error) {
-    if (sinkError) throw sinkError.error;
-    return error instanceof Error ? error.message : String(error);
-  }
-  return undefined;
-}
+const logTooLarge = (limit: number, at: number): FoldFailure => ({
+  reason: 'too-large',
+  message: `record too large: the log's zstd frames decode past ${limit} bytes (at the frame at byte ${at})`,
+});
 
 /** One transcript being read; see the module comment. */
 export class SessionLogReader {
@@ -144,6 +97,8 @@ export class SessionLogReader {
   private consumedBytes = 0;
   private committedBytes: number;
   private zstdFrames: number;
+  private plaintextBytes: number;
+  private readonly maxPlaintextBytes: number;
   private header: SessionHeaderRecord | undefined;
   /** The header line/frame is complete but the log cannot load because of it. */
   private headerFailure: FoldFailure | undefined;
@@ -153,6 +108,8 @@ export class SessionLogReader {
   private scanner: RecordScanner | undefined;
   private readonly lines: LineSplitter;
   private readonly pending = new ByteQueue();
+  /** What {@link prepareRead} computed, answered by the next {@link read} (a push drops it). */
+  private readAhead: LogReading | undefined;
 
   constructor(
     readonly encoding: TranscriptEncoding,
@@ -166,6 +123,8 @@ export class SessionLogReader {
     this.committedBytes = saved?.committedBytes ?? 0;
     this.consumedBytes = this.committedBytes;
     this.zstdFrames = saved?.zstdFrames ?? 0;
+    this.plaintextBytes = saved?.plaintextBytes ?? 0;
+    this.maxPlaintextBytes = options.maxPlaintextBytes ?? MAX_LOG_PLAINTEXT_BYTES;
     this.header = saved?.header;
     this.headerFailure = saved?.headerFailure;
     this.structureFailure = saved?.structureFailure;
@@ -193,6 +152,7 @@ export class SessionLogReader {
       committedBytes: this.committedBytes,
       zstdFrames: this.zstdFrames,
     };
+    if (this.plaintextBytes > 0) saved.plaintextBytes = this.plaintextBytes;
     if (this.header) saved.header = this.header;
     if (this.headerFailure) saved.headerFailure = this.headerFailure;
     if (this.structureFailure) saved.structureFailure = this.structureFailure;
@@ -219,6 +179,20 @@ export class SessionLogReader {
 
   /** Feeds the bytes that follow everything pushed so far. */
   push(bytes: Uint8Array): void {
+    for (const _ of this.pushSteps(bytes));
+  }
+
+  /**
+   * {@link push}, giving the event loop a turn every few ms while it decodes (a few KB of zstd can
+   * hold a GiB of plaintext). Resolves false when `signal` stopped it: the reader is then unusable.
+   * Nothing else may be called on the reader until it resolves.
+   */
+  pushAsync(bytes: Uint8Array, signal?: AbortSignal): Promise<boolean> {
+    return runInSlices(this.pushSteps(bytes), signal);
+  }
+
+  private *pushSteps(bytes: Uint8Array): Generator<void, void, void> {
+    this.readAhead = undefined;
     this.consumedBytes += bytes.length;
     // zstd frame structure is checked over the whole file before anything is decoded (dsh's
     // order), so it is still walked after a decoding or scanning failure.
@@ -228,7 +202,7 @@ export class SessionLogReader {
     }
     try {
       if (this.encoding === 'raw') this.pushRaw(bytes);
-      else this.pushZstd(bytes);
+      else yield* this.pushZstd(bytes);
     } catch (error) {
       // Our own checks failed in a way we did not foresee; a damaged file must never crash the reader.
       this.structureFailure = corrupt(`corrupt session log: unreadable (${(error as Error).message})`);
@@ -265,7 +239,7 @@ export class SessionLogReader {
     this.committedBytes = this.consumedBytes - this.lines.pendingBytes;
   }
 
-  private pushZstd(bytes: Uint8Array): void {
+  private *pushZstd(bytes: Uint8Array): Generator<void, void, void> {
     this.pending.append(bytes);
     while (this.pending.length > 0) {
       const view = this.pending.view();
@@ -277,10 +251,11 @@ export class SessionLogReader {
       }
       if ('torn' in scan) return;
       // Once the answer is settled, later frames are only walked, never decoded.
-      if (!this.settled) this.foldFrame(view.subarray(0, scan.frame.end), { ...scan.frame, start: this.committedBytes });
+      if (!this.settled) yield* this.foldFrame(view.subarray(0, scan.frame.end), { ...scan.frame, start: this.committedBytes });
       this.pending.consume(scan.frame.end);
       this.committedBytes += scan.frame.end;
       this.zstdFrames++;
+      yield;
     }
   }
 
@@ -289,7 +264,7 @@ export class SessionLogReader {
    * fails validation is corrupt whatever its plaintext said before the failure showed, so after
    * a scanning failure the rest of the frame is still decoded (not scanned) to verify it.
    */
-  private foldFrame(frame: Uint8Array, info: ZstdFrame): void {
+  private *foldFrame(frame: Uint8Array, info: ZstdFrame): Generator<void, void, void> {
     const scanner = this.zstdFrames === 0 ? undefined : (this.scanner as RecordScanner);
     const fail = (failure: FoldFailure) => {
       if (scanner) scanner.state.fatal = failure;
@@ -299,14 +274,33 @@ export class SessionLogReader {
       fail(frameTooLarge(`zstd frame at byte ${info.start}`));
       return;
     }
+    const limit = this.maxPlaintextBytes;
+    if (this.plaintextBytes + (info.contentSize ?? 0) > limit) {
+      fail(logTooLarge(limit, info.start));
+      return;
+    }
     const header = scanner ? undefined : new SingleLineCollector(this.maxRecordBytes);
-    const sink: PlaintextSink = scanner
+    const read: PlaintextSink = scanner
       ? (piece) => {
           if (scanner.state.fatal === undefined) scanner.push(this.lines, piece);
         }
       : (header as SingleLineCollector).push;
+    const sink: PlaintextSink = (piece) => {
+      this.plaintextBytes += piece.length;
+      if (this.plaintextBytes > limit) throw PAST_BOUND;
+      read(piece);
+    };
     const decoder = this.decoder as ZstdFrameDecoder;
-    const why = decodeInto((into) => decoder.decodeFrame(frame, info, into), sink);
+    // A frame that may be large is decoded in steps, so a reader pushed asynchronously can yield.
+    const inSteps = info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES ? decoder.decodeFrameInSteps?.bind(decoder) : undefined;
+    let why: string | undefined;
+    try {
+      why = yield* decodeInto((into) => (inSteps ? inSteps(frame, info, into) : decoder.decodeFrame(frame, info, into)), sink);
+    } catch (error) {
+      if (error !== PAST_BOUND) throw error;
+      fail(logTooLarge(limit, info.start));
+      return;
+    }
     if (why !== undefined) {
       fail(corrupt(`corrupt Zstandard session log: frame at byte ${info.start} failed validation (${why})`));
     } else if (header) {
@@ -324,15 +318,38 @@ export class SessionLogReader {
 
   /** The log as it reads now (the torn tail is read into a copy: pushing may go on afterwards). */
   read(): LogReading {
+    const ahead = this.readAhead;
+    this.readAhead = undefined;
+    return ahead ?? resultOf(this.readSteps());
+  }
+
+  /**
+   * Computes what {@link read} will answer (until the next push), yielding to the event loop while
+   * a torn last frame's blocks are decoded; false when `signal` stopped it.
+   */
+  async prepareRead(signal?: AbortSignal): Promise<boolean> {
+    let reading: LogReading | undefined;
+    const steps = this.readSteps();
+    const finished = await runInSlices(
+      (function* () {
+        reading = yield* steps;
+      })(),
+      signal,
+    );
+    this.readAhead = reading;
+    return finished;
+  }
+
+  private *readSteps(): Generator<void, LogReading, void> {
     try {
-      return this.readNow();
+      return yield* this.readNow();
     } catch (error) {
       const failure = corrupt(`corrupt session log: unreadable (${(error as Error).message})`);
       return { header: this.header, headerIncomplete: false, error: toError(failure) };
     }
   }
 
-  private readNow(): LogReading {
+  private *readNow(): Generator<void, LogReading, void> {
     const header = this.header;
     if (this.structureFailure) return { header, headerIncomplete: false, error: toError(this.structureFailure) };
     if (this.headerFailure) return { header, headerIncomplete: false, error: toError(this.headerFailure) };
@@ -366,12 +383,22 @@ export class SessionLogReader {
       const lines = this.lines.fork();
       const prefix = this.pending.view().subarray(0, torn.blocksEnd);
       const decoder = this.decoder as ZstdFrameDecoder;
-      const why = decodeInto(
-        (into) => decoder.decodeBlocks(prefix, torn, into),
-        (piece) => {
-          if (scanner.state.fatal === undefined) scanner.push(lines, piece);
-        },
-      );
+      let plaintextBytes = this.plaintextBytes;
+      let why: string | undefined;
+      try {
+        const inSteps = torn.plaintextBound > MAX_ONE_CALL_FRAME_BYTES ? decoder.decodeBlocksInSteps?.bind(decoder) : undefined;
+        why = yield* decodeInto(
+          (into) => (inSteps ? inSteps(prefix, torn, into) : decoder.decodeBlocks(prefix, torn, into)),
+          (piece) => {
+            plaintextBytes += piece.length;
+            if (plaintextBytes > this.maxPlaintextBytes) throw PAST_BOUND;
+            if (scanner.state.fatal === undefined) scanner.push(lines, piece);
+          },
+        );
+      } catch (error) {
+        if (error !== PAST_BOUND) throw error;
+        return failed(logTooLarge(this.maxPlaintextBytes, this.committedBytes));
+      }
       if (why === undefined) {
         if (scanner.state.fatal) return failed(scanner.state.fatal);
         fold = tornFold;

@@ -64,6 +64,8 @@ export interface SessionLogSummarizerOptions {
   zstdDecoder?: ZstdFrameDecoder;
   /** Read the lines that cannot change a summary without parsing them (default; tests compare). */
   skimLines?: boolean;
+  /** zstd: the most plaintext the log is read as (tests lower it). */
+  maxPlaintextBytes?: number;
 }
 
 /**
@@ -104,6 +106,22 @@ export class SessionLogSummarizer {
    */
   push(bytes: Uint8Array): void {
     this.reader.push(bytes);
+  }
+
+  /**
+   * {@link push}, yielding to the event loop every few ms of decoding; resolves false when
+   * `signal` stopped it (the summarizer is then unusable).
+   */
+  pushAsync(bytes: Uint8Array, signal?: AbortSignal): Promise<boolean> {
+    return this.reader.pushAsync(bytes, signal);
+  }
+
+  /**
+   * Computes what the next {@link summary} answers, yielding to the event loop while a torn last
+   * frame is decoded; false when `signal` stopped it.
+   */
+  prepareSummary(signal?: AbortSignal): Promise<boolean> {
+    return this.reader.prepareRead(signal);
   }
 
   /** The transcript as `inspect()` would read the bytes pushed so far. */

@@ -28,11 +28,24 @@
  */
 import * as zlib from 'node:zlib';
 import { Decompress, decompress } from 'fzstd';
-import type { TornZstdFrame, ZstdFrame } from './zstdFrames';
+import { blockRunEnds, type TornZstdFrame, type ZstdFrame } from './zstdFrames';
 import { loadWasmZstd, type WasmZstd } from './zstdWasm';
 
 /** A frame whose plaintext could exceed this is refused as too large rather than decoded. */
 export const MAX_FRAME_PLAINTEXT_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * The most plaintext a whole zstd transcript is read as, over all its frames (the torn last one
+ * included): past it the log does not load ('too-large'), as one frame past
+ * {@link MAX_FRAME_PLAINTEXT_BYTES} does. A few KB of RLE blocks declare a GiB.
+ */
+export const MAX_LOG_PLAINTEXT_BYTES = MAX_FRAME_PLAINTEXT_BYTES;
+
+/**
+ * Plaintext (bound) decoded between two chances to yield when a frame is decoded in steps (see
+ * {@link decodeFrameInSteps}).
+ */
+const STEP_PLAINTEXT_BYTES = 4 * 1024 * 1024;
 
 /** Most plaintext a decoder hands over in one piece. */
 export const MAX_PLAINTEXT_PIECE_BYTES = 1024 * 1024;
@@ -60,8 +73,17 @@ export interface ZstdFrameDecoder {
    * failure (the pieces handed over before it are then not the frame's plaintext).
    */
   decodeFrame(frame: Uint8Array, info: ZstdFrame, sink: PlaintextSink): void;
+  /**
+   * {@link decodeFrame} in steps, for a frame whose plaintext bound passes
+   * {@link MAX_ONE_CALL_FRAME_BYTES}: each `next()` decodes about {@link STEP_PLAINTEXT_BYTES}, so
+   * the caller may yield to the event loop, or stop, between them. Without it a reader decodes
+   * such a frame with `decodeFrame` (tests wrap decoders that way).
+   */
+  decodeFrameInSteps?(frame: Uint8Array, info: ZstdFrame, sink: PlaintextSink): Generator<void, void, void>;
   /** Decodes a torn frame's header plus whole blocks (`prefix` ends at a block boundary) into `sink`; throws on failure. */
   decodeBlocks(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): void;
+  /** {@link decodeBlocks} in steps, as {@link decodeFrameInSteps} (fzstd's streaming decoder in every decoder). */
+  decodeBlocksInSteps?(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): Generator<void, void, void>;
 }
 
 /**
@@ -249,13 +271,57 @@ function decodeFrameWithFzstd(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame,
     handOverInPieces(plaintext, sink);
     return;
   }
+  for (const _ of streamFrameInSteps(hasher, frame, info, sink));
+}
+
+/**
+ * fzstd's streaming decoding of one complete frame, a run of whole blocks (about
+ * {@link STEP_PLAINTEXT_BYTES} of plaintext) at a time, yielding between runs; the content size
+ * and checksum are checked at the end.
+ */
+function* streamFrameInSteps(hasher: Xxh64, frame: Uint8Array, info: ZstdFrame, sink: PlaintextSink): Generator<void, void, void> {
   const hash = info.checksum ? hasher.create64(0n) : undefined;
-  const total = streamFzstd(frame, true, sink, hash && ((piece) => hash.update(piece)));
+  let total = 0;
+  const stream = new Decompress((piece) => {
+    if (piece.length === 0) return;
+    total += piece.length;
+    hash?.update(piece);
+    sink(piece);
+  });
+  let from = 0;
+  for (const end of blockRunEnds(frame, STEP_PLAINTEXT_BYTES)) {
+    stream.push(frame.subarray(from, end), end === frame.length);
+    from = end;
+    if (end !== frame.length) yield;
+  }
   if (info.contentSize !== undefined && total !== info.contentSize) {
     throw new Error(`zstd frame content size mismatch (declared ${info.contentSize}, got ${total})`);
   }
   if (hash && Number(hash.digest() & 0xffffffffn) !== readUint32LE(frame, frame.length - 4)) {
     throw new Error('zstd frame checksum mismatch');
+  }
+}
+
+/**
+ * Every decoder's `decodeFrameInSteps`: a frame whose bound passes {@link MAX_ONE_CALL_FRAME_BYTES}
+ * streams through fzstd in each of them (fzstd's streaming decoder is the one that can stop between blocks).
+ */
+function decodeFrameInSteps(frame: Uint8Array, info: ZstdFrame, sink: PlaintextSink): Generator<void, void, void> {
+  refuseLargeWindow(info.windowSize);
+  return streamFrameInSteps(initializedHasher(), frame, info, sink);
+}
+
+/** A torn frame's whole blocks through fzstd's streaming decoder, a run of blocks at a time. */
+function* decodeBlocksInSteps(prefix: Uint8Array, info: TornZstdFrame, sink: PlaintextSink): Generator<void, void, void> {
+  refuseLargeWindow(info.windowSize);
+  const stream = new Decompress((piece) => {
+    if (piece.length > 0) sink(piece);
+  });
+  let from = 0;
+  for (const end of blockRunEnds(prefix, STEP_PLAINTEXT_BYTES)) {
+    stream.push(prefix.subarray(from, end), false);
+    from = end;
+    if (end !== prefix.length) yield;
   }
 }
 
@@ -275,6 +341,8 @@ export function nodeZlibZstdDecoder(): ZstdFrameDecoder | undefined {
   };
   return {
     name: 'node:zlib',
+    decodeFrameInSteps,
+    decodeBlocksInSteps,
     decodeFrame(frame, info, sink) {
       if (info.plaintextBound > MAX_PLAINTEXT_PIECE_BYTES) decodeFrameWithFzstd(hasher, frame, info, sink);
       else handOver(z.zstdDecompressSync(frame, { maxOutputLength }), sink);
@@ -297,7 +365,9 @@ export function fzstdDecoder(options: { oneCall?: boolean } = {}): ZstdFrameDeco
   return {
     name: 'fzstd',
     decodeFrame: (frame, info, sink) => decodeFrameWithFzstd(hasher, frame, info, sink, oneCall),
+    decodeFrameInSteps,
     decodeBlocks: decodeBlocksWithFzstd,
+    decodeBlocksInSteps,
   };
 }
 
@@ -313,6 +383,8 @@ export function wasmZstdDecoder(): ZstdFrameDecoder | undefined {
   if (!wasm) return undefined;
   return {
     name: 'zstd-wasm',
+    decodeFrameInSteps,
+    decodeBlocksInSteps,
     decodeFrame(frame, info, sink) {
       refuseLargeWindow(info.windowSize);
       if (info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES) decodeFrameWithFzstd(hasher, frame, info, sink, false);

@@ -111,3 +111,33 @@ export function scanZstdFrame(bytes: Uint8Array, start: number, fileOffset = sta
   const lastBlockOffset = blockStart - start;
   return { frame: { start, end: offset, checksum, contentSize, windowSize, plaintextBound, lastBlockOffset } };
 }
+
+/**
+ * Where a complete frame (as {@link scanZstdFrame} found it), or a torn frame's header and whole
+ * blocks, may be cut into runs of whole blocks whose plaintext bound is at least `runPlaintext`
+ * each (one block at least); the last offset is the end of the bytes. Offsets count from the frame's start.
+ */
+export function blockRunEnds(frame: Uint8Array, runPlaintext: number): number[] {
+  const descriptor = frame[4];
+  const singleSegment = (descriptor & 0x20) !== 0;
+  const dictionaryFlag = descriptor & 0x03;
+  const contentSizeFlag = descriptor >>> 6;
+  const contentSizeBytes = contentSizeFlag === 0 ? (singleSegment ? 1 : 0) : 1 << contentSizeFlag;
+  let offset = 5 + (singleSegment ? 0 : 1) + (dictionaryFlag === 3 ? 4 : dictionaryFlag) + contentSizeBytes;
+  const ends: number[] = [];
+  let run = 0;
+  while (offset + 3 <= frame.length) {
+    const blockHeader = frame[offset] | (frame[offset + 1] << 8) | (frame[offset + 2] << 16);
+    const blockType = (blockHeader >>> 1) & 0x03;
+    const blockSize = blockHeader >>> 3;
+    offset += 3 + (blockType === 1 ? 1 : blockSize);
+    run += blockType === 2 ? MAX_BLOCK_PLAINTEXT : blockSize;
+    if ((blockHeader & 1) !== 0 || offset >= frame.length) break;
+    if (run >= runPlaintext) {
+      ends.push(offset);
+      run = 0;
+    }
+  }
+  ends.push(frame.length);
+  return ends;
+}

@@ -124,6 +124,8 @@ export class SummarizePool {
   private lastDoneAt = -Infinity;
   private inline: boolean;
   private disposed = false;
+  /** Aborted by {@link dispose}: stops the tasks running in the main thread at their next slice. */
+  private readonly closing = new AbortController();
 
   constructor(options: SummarizePoolOptions = {}) {
     this.size = Math.max(0, Math.floor(options.size ?? defaultIndexWorkers()));
@@ -174,6 +176,7 @@ export class SummarizePool {
   dispose(): Promise<number[]> {
     if (this.disposed) return Promise.resolve([]);
     this.disposed = true;
+    this.closing.abort();
     const unfinished = [...this.retries, ...this.queue.drain(), ...this.slots.flatMap((slot) => slot.inFlight)];
     this.retries = [];
     const exits = this.slots.splice(0).map((slot) => {
@@ -206,7 +209,7 @@ export class SummarizePool {
   }
 
   private runInline(request: WorkerRequest): Promise<SummarizeOutcome> {
-    return summarizeTranscriptFile(request.task, this.files);
+    return summarizeTranscriptFile(request.task, this.files, { signal: this.closing.signal });
   }
 
   private nextPending(): Pending | undefined {

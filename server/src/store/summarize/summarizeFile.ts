@@ -259,6 +259,7 @@ async function readInto(
   summarizer: SessionLogSummarizer,
   size: number,
   digest: PrefixDigest | undefined,
+  signal?: AbortSignal,
 ): Promise<{ position: number; decodeError: unknown }> {
   let position = summarizer.consumedBytes;
   let decodeError: unknown;
@@ -270,8 +271,10 @@ async function readInto(
       if (bytesRead === 0) break; // the file shrank while being read; the next refresh starts over
       const bytes = buffer.subarray(0, bytesRead);
       try {
-        summarizer.push(bytes);
+        // A few KB of zstd may decode to a GiB: the decoding yields, and stops when the index closes.
+        if (!(await summarizer.pushAsync(bytes, signal))) throw new Error('the session index was closed');
       } catch (error) {
+        if (signal?.aborted) throw error;
         decodeError = error;
       }
       digest?.add(bytes, summarizer.resumeOffset);
@@ -288,6 +291,8 @@ export interface SummarizeOptions {
    * true; false folds every line, as the tests' oracle does).
    */
   skimLines?: boolean;
+  /** Stops the read (the outcome is then `failed`): the index is being closed. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -316,7 +321,8 @@ export async function summarizeTranscriptFile(
     const summarizer = continued?.summarizer ?? new SessionLogSummarizer(task.encoding, options);
     // The digest is only worth computing when the state it guards is kept.
     const digest = continued?.digest ?? (keepState ? new PrefixDigest() : undefined);
-    const { position, decodeError } = await readInto(handle, summarizer, opened.size, digest);
+    const { position, decodeError } = await readInto(handle, summarizer, opened.size, digest, options.signal);
+    if (decodeError === undefined && !(await summarizer.prepareSummary(options.signal))) throw new Error('the session index was closed');
     const summary = interpret(summaryOf(summarizer, decodeError));
     const outcome: SummarizeOutcome = { kind: 'summary', opened, position, resumed: continued !== undefined, summary };
     if (resumed !== undefined && 'refused' in resumed) outcome.notResumed = resumed.refused;
