@@ -3,6 +3,7 @@
  * decoded to text, so a huge log never becomes one huge string and a record over the size limit
  * is never decoded at all.
  */
+import { LongLine } from './longLine';
 
 /** A single record (one line) larger than this makes the log unreadable ('too-large'). */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
@@ -17,9 +18,17 @@ export function utf8Text(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
+/**
+ * A pending line longer than this is kept in one {@link LongLine} (grown in place, its memory
+ * given back the moment the line ends or passes the limit) rather than in pieces.
+ */
+const LONG_LINE_BYTES = 1024 * 1024;
+
 /** Splits a byte stream into `\n`-terminated lines; an unterminated tail stays pending until more bytes arrive. */
 export class LineSplitter {
+  /** The pending line's bytes: in pieces while short, then all in `long`. */
   private fragments: Uint8Array[] = [];
+  private long: LongLine | undefined;
   private fragmentLength = 0;
 
   constructor(readonly maxLineBytes: number = MAX_RECORD_BYTES) {}
@@ -29,13 +38,20 @@ export class LineSplitter {
     return this.fragmentLength;
   }
 
+  /** Bytes of the pending line actually kept (none once it is past the limit). */
+  get heldBytes(): number {
+    return this.fragmentLength > this.maxLineBytes ? 0 : this.fragmentLength;
+  }
+
   /** The pending line's bytes (a copy), for serialization; undefined once it is past the limit. */
   pendingLine(): Uint8Array | undefined {
-    return this.fragmentLength > this.maxLineBytes ? undefined : this.joined();
+    if (this.fragmentLength > this.maxLineBytes) return undefined;
+    return this.long ? this.long.view().slice() : this.joined();
   }
 
   /** Restores a pending line saved with {@link pendingLine} (or one past the limit, by length). */
   restorePending(line: Uint8Array | undefined, length: number): void {
+    this.clear();
     this.fragments = line === undefined || line.length === 0 ? [] : [line];
     this.fragmentLength = length;
   }
@@ -43,7 +59,7 @@ export class LineSplitter {
   /** An independent copy. */
   fork(): LineSplitter {
     const copy = new LineSplitter(this.maxLineBytes);
-    copy.fragments = [...this.fragments];
+    copy.fragments = this.long ? [this.long.view().slice()] : [...this.fragments];
     copy.fragmentLength = this.fragmentLength;
     return copy;
   }
@@ -62,18 +78,20 @@ export class LineSplitter {
       const length = this.fragmentLength + tail.length;
       if (length > this.maxLineBytes) onLine(undefined, length);
       else onLine(this.fragmentLength === 0 ? tail : this.joined(tail), length);
-      this.fragments = [];
+      this.clear();
       this.fragmentLength = 0;
       lineStart = newline + 1;
     }
     if (lineStart < chunk.length) {
       const rest = chunk.length - lineStart;
       // Past the limit the line can only be reported as too large, so its bytes need not be kept.
-      if (this.fragmentLength + rest <= this.maxLineBytes) {
+      if (this.fragmentLength + rest > this.maxLineBytes) {
+        this.clear();
+      } else if (this.long !== undefined || this.fragmentLength + rest > LONG_LINE_BYTES) {
+        this.keepLong(chunk.subarray(lineStart));
+      } else {
         // A copy even of a Buffer, whose own `slice` is a view the caller may overwrite.
         this.fragments.push(Uint8Array.prototype.slice.call(chunk, lineStart));
-      } else {
-        this.fragments = [];
       }
       this.fragmentLength += rest;
     }
@@ -87,7 +105,29 @@ export class LineSplitter {
     return chunk.subarray(end);
   }
 
+  /** Appends to the long pending line, moving the pieces into it first. */
+  private keepLong(bytes: Uint8Array): void {
+    if (this.long === undefined) {
+      this.long = new LongLine(this.maxLineBytes);
+      for (const fragment of this.fragments) this.long.append(fragment);
+      this.fragments = [];
+    }
+    this.long.append(bytes);
+  }
+
+  /** Forgets the pending line's bytes (its length is the caller's to reset). */
+  private clear(): void {
+    this.fragments = [];
+    this.long?.release();
+    this.long = undefined;
+  }
+
+  /** The pending line's bytes and `extra`: a view of the long line (valid until it changes), else a copy. */
   private joined(extra?: Uint8Array): Uint8Array {
+    if (this.long !== undefined) {
+      if (extra) this.long.append(extra);
+      return this.long.view();
+    }
     const out = new Uint8Array(this.fragmentLength + (extra?.length ?? 0));
     let offset = 0;
     for (const fragment of this.fragments) {
