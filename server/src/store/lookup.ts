@@ -258,15 +258,19 @@ export async function loadOpenTranscript(
   const loader = createSessionLogLoader(encoding, loadOptions);
   const buffer = new Uint8Array(Math.min(READ_CHUNK_BYTES, size)); // the loader copies what it keeps
   const end = encoding === 'raw' ? await rawCommittedEnd(handle, size, buffer) : size;
-  for (let position = 0; position < end; ) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
-    if (bytesRead === 0) break; // shrank while being read: what was read is the snapshot
-    // A few KB of zstd may decode to a GiB: the decoding yields, and stops when cancelled.
-    await loader.pushAsync(buffer.subarray(0, bytesRead), signal);
-    position += bytesRead;
+  try {
+    for (let position = 0; position < end; ) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position), position);
+      if (bytesRead === 0) break; // shrank while being read: what was read is the snapshot
+      // A few KB of zstd may decode to a GiB: the decoding yields, and stops when cancelled.
+      await loader.pushAsync(buffer.subarray(0, bytesRead), signal);
+      position += bytesRead;
+      throwIfAborted(signal);
+    }
+    await loader.prepareFinish(signal);
     throwIfAborted(signal);
+    return loader.finish();
+  } finally {
+    loader.releaseMemory(); // a long line's memory from the read budget, when the load stopped early
   }
-  await loader.prepareFinish(signal);
-  throwIfAborted(signal);
-  return loader.finish();
 }

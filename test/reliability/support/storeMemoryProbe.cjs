@@ -2,6 +2,7 @@
 // Child process for the memory-bound tests: open the BUILT store over a root, index it, list it and
 // read the given sessions, then report what it got and the process's peak RSS growth (Linux
 // /proc/self/status: VmHWM = peak resident set, VmRSS = current) as one JSON line on stdout.
+// With `--together` before the ids, the sessions are all read at once, while the store indexes.
 const { readFileSync } = require('node:fs');
 const path = require('node:path');
 
@@ -11,23 +12,27 @@ function statusKb(field) {
 }
 
 async function main() {
-  const [root, ...ids] = process.argv.slice(2);
+  const [root, ...rest] = process.argv.slice(2);
+  const together = rest[0] === '--together';
+  const ids = together ? rest.slice(1) : rest;
   const { openSessionStore } = require(path.resolve(__dirname, '../../../server/dist/store/index.js'));
   // Warm up what any read needs (modules, wasm) on an empty root, so the baseline includes it.
   global.gc?.();
   const baselineKb = statusKb('VmRSS');
   const store = openSessionStore({ root, log: () => undefined });
-  await store.whenIndexed();
-  const listed = (await store.listSessions()).map((s) => ({ id: s.id, title: s.title }));
   const reads = {};
-  for (const id of ids) {
+  const read = async (id) => {
     try {
       const surface = await store.readSurface(id);
       reads[id] = { ok: true, events: surface.events.length, capturedThroughSeq: surface.capturedThroughSeq };
     } catch (error) {
       reads[id] = { ok: false, name: error && error.name, reason: error && error.reason, message: String(error && error.message).slice(0, 200) };
     }
-  }
+  };
+  if (together) await Promise.all(ids.map(read));
+  await store.whenIndexed();
+  const listed = (await store.listSessions()).map((s) => ({ id: s.id, title: s.title }));
+  if (!together) for (const id of ids) await read(id);
   store.dispose();
   const peakKb = statusKb('VmHWM');
   process.stdout.write(JSON.stringify({ listed, reads, baselineKb, peakKb, growthKb: peakKb - baselineKb }) + '\n');

@@ -61,6 +61,8 @@ export interface SessionLogLoader {
   prepareFinish(signal?: AbortSignal): Promise<boolean>;
   /** The log as {@link loadSessionLog} reads the bytes pushed; throws its SessionReadError. Call once, after the last push. */
   finish(): LoadedSessionLog;
+  /** Gives back what the loader drew from the process's read budget (done by `finish`; call it when a load is abandoned). */
+  releaseMemory(): void;
 }
 
 /**
@@ -93,8 +95,13 @@ export function createSessionLogLoader(encoding: TranscriptEncoding, options: Lo
     finish() {
       open();
       finished = true;
-      return loadedLog(reader.read(), keepEvents);
+      try {
+        return loadedLog(reader.read(), keepEvents);
+      } finally {
+        reader.releaseMemory();
+      }
     },
+    releaseMemory: () => reader.releaseMemory(),
   };
 }
 

@@ -21,10 +21,6 @@ export class LongLine {
     this.buffer = new ResizableBuffer(0, { maxByteLength: maxBytes });
   }
 
-  get byteLength(): number {
-    return this.length;
-  }
-
   /** Appends `bytes` (copied); the line must stay within its `maxBytes`. */
   append(bytes: Uint8Array): void {
     const at = this.length;

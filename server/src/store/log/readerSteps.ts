@@ -52,14 +52,21 @@ export const PAST_BOUND = new Error('past the log plaintext bound');
 const SLICE_MS = 8;
 
 /**
- * Drives `steps` to their end, giving the event loop a turn every {@link SLICE_MS}; stops early
- * (returning false, the steps abandoned) once `signal` is aborted.
+ * What a step yields: nothing, or a promise (that never rejects) the driver waits for before the
+ * next step, such as memory from the read budget. Steps run synchronously never yield a promise.
  */
-export async function runInSlices(steps: Generator<void, void, void>, signal?: AbortSignal): Promise<boolean> {
+export type Step = void | Promise<void>;
+
+/**
+ * Drives `steps` to their end, giving the event loop a turn every {@link SLICE_MS} and waiting for
+ * what a step asks; stops early (returning false, the steps abandoned) once `signal` is aborted.
+ */
+export async function runInSlices(steps: Generator<Step, void, void>, signal?: AbortSignal): Promise<boolean> {
   let sliceStart = performance.now();
   for (let step = steps.next(); step.done !== true; step = steps.next()) {
-    if (performance.now() - sliceStart < SLICE_MS) continue;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (step.value instanceof Promise) await step.value;
+    else if (performance.now() - sliceStart < SLICE_MS) continue;
+    else await new Promise<void>((resolve) => setImmediate(resolve));
     if (signal?.aborted) {
       steps.return();
       return false;
@@ -73,7 +80,7 @@ export async function runInSlices(steps: Generator<void, void, void>, signal?: A
  * Runs a decoding into `sink`; returns why the decoding failed, if it did. An exception of the
  * sink itself is ours, not the file's: it is rethrown (the caller's catch reports it).
  */
-export function* decodeInto(decode: (sink: PlaintextSink) => Generator<void, void, void> | void, sink: PlaintextSink): Generator<void, string | undefined, void> {
+export function* decodeInto(decode: (sink: PlaintextSink) => Generator<Step, void, void> | void, sink: PlaintextSink): Generator<Step, string | undefined, void> {
   let sinkError: { error: unknown } | undefined;
   try {
     const steps = decode((piece) => {
@@ -93,7 +100,7 @@ export function* decodeInto(decode: (sink: PlaintextSink) => Generator<void, voi
 }
 
 /** Runs steps that never yield (a synchronous decoding) to their result. */
-export function resultOf<T>(steps: Generator<void, T, void>): T {
+export function resultOf<T>(steps: Generator<Step, T, void>): T {
   for (;;) {
     const step = steps.next();
     if (step.done === true) return step.value;

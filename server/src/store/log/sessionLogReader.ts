@@ -21,7 +21,8 @@ import {
   type ZstdFrameDecoder,
 } from './zstdDecoder';
 import { scanZstdFrame, type ZstdFrame } from './zstdFrames';
-import { ByteQueue, PAST_BOUND, decodeInto, resultOf, runInSlices } from './readerSteps';
+import { ByteQueue, PAST_BOUND, decodeInto, resultOf, runInSlices, type Step } from './readerSteps';
+import { HeldMemory } from './heldMemory';
 
 /** A transcript's physical encoding. */
 export type TranscriptEncoding = 'raw' | 'zstd';
@@ -108,6 +109,8 @@ export class SessionLogReader {
   private scanner: RecordScanner | undefined;
   private readonly lines: LineSplitter;
   private readonly pending = new ByteQueue();
+  /** Memory from the process's read budget while the reader holds a lot (see heldMemory.ts). */
+  private readonly memory: HeldMemory;
   /** What {@link prepareRead} computed, answered by the next {@link read} (a push drops it). */
   private readAhead: LogReading | undefined;
 
@@ -125,6 +128,7 @@ export class SessionLogReader {
     this.zstdFrames = saved?.zstdFrames ?? 0;
     this.plaintextBytes = saved?.plaintextBytes ?? 0;
     this.maxPlaintextBytes = options.maxPlaintextBytes ?? MAX_LOG_PLAINTEXT_BYTES;
+    this.memory = new HeldMemory(this.maxRecordBytes);
     this.header = saved?.header;
     this.headerFailure = saved?.headerFailure;
     this.structureFailure = saved?.structureFailure;
@@ -188,10 +192,28 @@ export class SessionLogReader {
    * Nothing else may be called on the reader until it resolves.
    */
   pushAsync(bytes: Uint8Array, signal?: AbortSignal): Promise<boolean> {
-    return runInSlices(this.pushSteps(bytes), signal);
+    return this.memory.driving(signal, () => runInSlices(this.pushSteps(bytes), signal));
   }
 
-  private *pushSteps(bytes: Uint8Array): Generator<void, void, void> {
+  /** Gives back the memory the reader drew from the read budget: call when done with it. */
+  releaseMemory(): void {
+    this.memory.giveBack();
+  }
+
+  /** `steps` with the memory check between them: a long line may grow in any of them. */
+  private *holdingBetween(steps: Generator<void, void, void>): Generator<Step, void, void> {
+    for (const _ of steps) {
+      yield;
+      yield* this.holding(0);
+    }
+  }
+
+  /** What the reader holds at once, plus `more` about to come. */
+  private holding(more: number): Generator<Step, void, void> {
+    return this.memory.hold(this.lines.heldBytes + this.pending.length + more);
+  }
+
+  private *pushSteps(bytes: Uint8Array): Generator<Step, void, void> {
     this.readAhead = undefined;
     this.consumedBytes += bytes.length;
     // zstd frame structure is checked over the whole file before anything is decoded (dsh's
@@ -201,8 +223,10 @@ export class SessionLogReader {
       return;
     }
     try {
+      yield* this.holding(bytes.length);
       if (this.encoding === 'raw') this.pushRaw(bytes);
       else yield* this.pushZstd(bytes);
+      yield* this.holding(0);
     } catch (error) {
       // Our own checks failed in a way we did not foresee; a damaged file must never crash the reader.
       this.structureFailure = corrupt(`corrupt session log: unreadable (${(error as Error).message})`);
@@ -239,7 +263,7 @@ export class SessionLogReader {
     this.committedBytes = this.consumedBytes - this.lines.pendingBytes;
   }
 
-  private *pushZstd(bytes: Uint8Array): Generator<void, void, void> {
+  private *pushZstd(bytes: Uint8Array): Generator<Step, void, void> {
     this.pending.append(bytes);
     while (this.pending.length > 0) {
       const view = this.pending.view();
@@ -256,6 +280,7 @@ export class SessionLogReader {
       this.committedBytes += scan.frame.end;
       this.zstdFrames++;
       yield;
+      yield* this.holding(0);
     }
   }
 
@@ -264,7 +289,7 @@ export class SessionLogReader {
    * fails validation is corrupt whatever its plaintext said before the failure showed, so after
    * a scanning failure the rest of the frame is still decoded (not scanned) to verify it.
    */
-  private *foldFrame(frame: Uint8Array, info: ZstdFrame): Generator<void, void, void> {
+  private *foldFrame(frame: Uint8Array, info: ZstdFrame): Generator<Step, void, void> {
     const scanner = this.zstdFrames === 0 ? undefined : (this.scanner as RecordScanner);
     const fail = (failure: FoldFailure) => {
       if (scanner) scanner.state.fatal = failure;
@@ -295,7 +320,7 @@ export class SessionLogReader {
     const inSteps = info.plaintextBound > MAX_ONE_CALL_FRAME_BYTES ? decoder.decodeFrameInSteps?.bind(decoder) : undefined;
     let why: string | undefined;
     try {
-      why = yield* decodeInto((into) => (inSteps ? inSteps(frame, info, into) : decoder.decodeFrame(frame, info, into)), sink);
+      why = yield* decodeInto((into) => (inSteps ? this.holdingBetween(inSteps(frame, info, into)) : decoder.decodeFrame(frame, info, into)), sink);
     } catch (error) {
       if (error !== PAST_BOUND) throw error;
       fail(logTooLarge(limit, info.start));
@@ -340,7 +365,7 @@ export class SessionLogReader {
     return finished;
   }
 
-  private *readSteps(): Generator<void, LogReading, void> {
+  private *readSteps(): Generator<Step, LogReading, void> {
     try {
       return yield* this.readNow();
     } catch (error) {
@@ -349,7 +374,7 @@ export class SessionLogReader {
     }
   }
 
-  private *readNow(): Generator<void, LogReading, void> {
+  private *readNow(): Generator<Step, LogReading, void> {
     const header = this.header;
     if (this.structureFailure) return { header, headerIncomplete: false, error: toError(this.structureFailure) };
     if (this.headerFailure) return { header, headerIncomplete: false, error: toError(this.headerFailure) };

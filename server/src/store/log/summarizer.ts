@@ -124,6 +124,11 @@ export class SessionLogSummarizer {
     return this.reader.prepareRead(signal);
   }
 
+  /** Gives back what the summarizer drew from the process's read budget: call when done reading. */
+  releaseMemory(): void {
+    this.reader.releaseMemory();
+  }
+
   /** The transcript as `inspect()` would read the bytes pushed so far. */
   summary(): LogSummary {
     const reading = this.reader.read();

@@ -15,7 +15,8 @@ import { Worker } from 'node:worker_threads';
 import { reapplyRuntimeV8Flags } from '../runtimeV8Flags';
 import { FifoQueue } from '../concurrency';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
-import type { WorkerReply, WorkerRequest } from './protocol';
+import { lendReadMemoryCell, returnReadMemoryCell } from '../memoryBudget';
+import type { SummarizeWorkerData, WorkerReply, WorkerRequest } from './protocol';
 import { summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
 /** The worker entry's file name: next to this module in tsc's output and in the extension bundle's dist/. */
@@ -246,12 +247,17 @@ export class SummarizePool {
 
   private start(): Slot | undefined {
     let worker: Worker;
+    // The worker's long lines draw on the process's read budget; what it held is freed when it exits.
+    const readMemory = lendReadMemoryCell();
     try {
-      worker = new Worker(this.workerFile, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+      const workerData: SummarizeWorkerData = { readMemory };
+      worker = new Worker(this.workerFile, { workerData, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
     } catch (error) {
+      returnReadMemoryCell(readMemory);
       this.startFailed(`cannot start an index worker: ${error instanceof Error ? error.message : String(error)}`);
       return undefined;
     }
+    worker.once('exit', () => returnReadMemoryCell(readMemory));
     worker.unref(); // an idle worker never keeps the process alive
     const slot: Slot = { worker, inFlight: [], ready: false };
     worker.on('message', (reply: WorkerReply) => this.received(slot, reply));

@@ -313,12 +313,14 @@ export async function summarizeTranscriptFile(
   } catch (error) {
     return { kind: 'failed', error: taskErrorOf(error) };
   }
+  let reading: SessionLogSummarizer | undefined;
   try {
     const opened = fileIdentity(await handle.stat());
     const resumed = await resume(task, handle, opened, options);
     const continued = resumed !== undefined && 'summarizer' in resumed ? resumed : undefined;
     const keepState = task.keepState !== false;
     const summarizer = continued?.summarizer ?? new SessionLogSummarizer(task.encoding, options);
+    reading = summarizer;
     // The digest is only worth computing when the state it guards is kept.
     const digest = continued?.digest ?? (keepState ? new PrefixDigest() : undefined);
     const { position, decodeError } = await readInto(handle, summarizer, opened.size, digest, options.signal);
@@ -332,6 +334,7 @@ export async function summarizeTranscriptFile(
   } catch (error) {
     return { kind: 'failed', error: taskErrorOf(error) };
   } finally {
+    reading?.releaseMemory();
     await handle.close().catch(() => undefined);
   }
 }

@@ -3,10 +3,11 @@
  * is sent, one at a time in arrival order, and posts each outcome back with the task's id.
  */
 import { lstatSync, statSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { joinReadMemoryBudget } from '../memoryBudget';
 import { openTranscriptSync, type TranscriptFiles } from '../transcriptFiles';
 import { summarizeTranscriptFile, taskErrorOf, type SummarizeOutcome } from './summarizeFile';
-import type { WorkerReply, WorkerRequest } from './protocol';
+import type { SummarizeWorkerData, WorkerReply, WorkerRequest } from './protocol';
 
 /**
  * Synchronous reads: a worker has nothing else to do meanwhile, and a blocking read avoids a
@@ -20,6 +21,10 @@ const blockingFiles: TranscriptFiles = {
 
 const port = parentPort;
 if (!port) throw new Error('summarizeWorker.js runs only as a worker thread');
+
+// Long lines draw on the budget of the whole process, not one of this thread's own.
+const readMemory = (workerData as SummarizeWorkerData | undefined)?.readMemory;
+if (readMemory !== undefined) joinReadMemoryBudget(readMemory);
 
 // A worker's stdout is the process's, which in stdio mode carries the protocol: anything written
 // there (a dependency's diagnostics) goes to stderr instead.
