@@ -104,7 +104,7 @@ describe('a zstd bomb in the store', () => {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(times.length).toBeGreaterThan(1);
-    recordFigure('zstd bomb', 'completion answer times (ms)', `max ${Math.max(...times)} of ${times.length}`);
+    recordFigure('zstd bomb', 'completion answer times (ms)', `first ${times[0]}, then max ${Math.max(...times.slice(1))} of ${times.length - 1}`);
 
     const rows = await pollUntil(async () => {
       const listed = await within(server.client.executeCommand<Array<{ sessionId: string }>>(SessionCommands.candidates, { limit: 100 }), ANSWER_DEADLINE_MS, 'candidates');
