@@ -6,7 +6,8 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { acquireReadMemory, lendReadMemoryCell, readMemoryInUse, READ_MEMORY_BUDGET_BYTES, returnReadMemoryCell } from './memoryBudget';
+import { acquireReadMemory, lendReadMemoryCell, READ_MEMORY_BUDGET_BYTES, returnReadMemoryCell } from './memoryBudget';
+import { readMemoryInUse } from '../testing/readMemoryInUse';
 
 const MiB = 1024 * 1024;
 const BUILT = path.resolve(__dirname, '../../dist/store/memoryBudget.js');
@@ -24,19 +25,19 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 
 describe('the read memory budget', () => {
   it('grants up to the budget; a request past it waits for a release', async () => {
-    expect(readMemoryInUse()).toBe(0);
+    expect(await readMemoryInUse()).toBe(0);
     const first = await acquireReadMemory(READ_MEMORY_BUDGET_BYTES - 8 * MiB);
     const small = await acquireReadMemory(8 * MiB);
-    expect(readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES);
+    expect(await readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES);
     const waiting = acquireReadMemory(MiB);
     expect(await settled(waiting)).toBe(false);
     small();
     small(); // a second call gives back nothing more
     const third = await waiting;
-    expect(readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES - 7 * MiB);
+    expect(await readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES - 7 * MiB);
     first();
     third();
-    expect(readMemoryInUse()).toBe(0);
+    expect(await readMemoryInUse()).toBe(0);
   });
 
   it('a request over the budget is cut to it, granted once nothing else is held', async () => {
@@ -45,7 +46,7 @@ describe('the read memory budget', () => {
     expect(await settled(huge)).toBe(false);
     other();
     const release = await huge;
-    expect(readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES);
+    expect(await readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES);
     release();
   });
 
@@ -57,7 +58,7 @@ describe('the read memory budget', () => {
     controller.abort(new Error('cancelled'));
     await expect(waiting).rejects.toThrow('cancelled');
     all();
-    expect(readMemoryInUse()).toBe(0);
+    expect(await readMemoryInUse()).toBe(0);
     await expect(acquireReadMemory(MiB, controller.signal)).rejects.toThrow('cancelled');
   });
 
@@ -72,14 +73,14 @@ describe('the read memory budget', () => {
     );
     try {
       expect(await once(worker, 'message')).toEqual(['held']);
-      expect(readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES - MiB);
+      expect(await readMemoryInUse()).toBe(READ_MEMORY_BUDGET_BYTES - MiB);
       const waiting = acquireReadMemory(2 * MiB);
       expect(await settled(waiting)).toBe(false);
       // The worker ends without releasing anything: its creator gives its cell back.
       await worker.terminate();
       returnReadMemoryCell(share);
       const release = await waiting;
-      expect(readMemoryInUse()).toBe(2 * MiB);
+      expect(await readMemoryInUse()).toBe(2 * MiB);
       release();
     } finally {
       await worker.terminate();

@@ -123,13 +123,6 @@ export async function acquireReadMemory(bytes: number, signal?: AbortSignal): Pr
   }
 }
 
-/**
- * Bytes granted and not yet released, process-wide.
- * @forTests
- */
-export function readMemoryInUse(): number {
-  return heldKib(currentBudget().cells) * 1024;
-}
 
 /** A cell of this thread's budget for a worker it starts; undefined when all are lent (the worker then keeps its own budget). */
 export function lendReadMemoryCell(): ReadMemoryShare | undefined {

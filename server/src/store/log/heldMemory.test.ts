@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { headerLine } from '../../testing/testLogs';
-import { readMemoryInUse } from '../memoryBudget';
+import { readMemoryInUse } from '../../testing/readMemoryInUse';
 import { FREE_HOLDING_BYTES } from './heldMemory';
 import { MAX_RECORD_BYTES } from './lines';
 import { SessionLogSummarizer } from './summarizer';
@@ -24,15 +24,15 @@ describe('readers draw on the read budget', () => {
     const first = new SessionLogSummarizer('raw');
     const second = new SessionLogSummarizer('raw');
     expect(await first.pushAsync(longTail('first'))).toBe(true);
-    expect(readMemoryInUse()).toBe(MAX_RECORD_BYTES);
+    expect(await readMemoryInUse()).toBe(MAX_RECORD_BYTES);
     const pushing = second.pushAsync(longTail('second'));
     expect(await settled(pushing)).toBe(false);
     first.releaseMemory();
     expect(await pushing).toBe(true);
-    expect(readMemoryInUse()).toBe(MAX_RECORD_BYTES);
+    expect(await readMemoryInUse()).toBe(MAX_RECORD_BYTES);
     // The line ends: the reader holds little again, and the grant goes back with that push.
     expect(await second.pushAsync(Buffer.from('"}\n'))).toBe(true);
-    expect(readMemoryInUse()).toBe(0);
+    expect(await readMemoryInUse()).toBe(0);
   });
 
   it('an abort stops a waiting reader; a synchronous push never asks', async () => {
@@ -44,8 +44,8 @@ describe('readers draw on the read budget', () => {
     controller.abort();
     expect(await pushing).toBe(false);
     holder.releaseMemory();
-    expect(readMemoryInUse()).toBe(0);
+    expect(await readMemoryInUse()).toBe(0);
     new SessionLogSummarizer('raw').push(longTail('sync'));
-    expect(readMemoryInUse()).toBe(0);
+    expect(await readMemoryInUse()).toBe(0);
   });
 });

@@ -6,7 +6,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
 import { concatBytes, headerLine, rawTranscript, zstdFrame } from '../../testing/testLogs';
-import { availableZstdDecoders, initZstdSupport, loadSessionLog, SessionLogSummarizer, type ZstdFrameDecoder } from './index';
+import { availableZstdDecoders } from '../../testing/zstdDecoders';
+import { initZstdSupport, loadSessionLog, SessionLogSummarizer, type ZstdFrameDecoder } from './index';
 import { MAX_LOG_PLAINTEXT_BYTES } from './zstdDecoder';
 
 await initZstdSupport();
