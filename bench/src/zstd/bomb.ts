@@ -7,7 +7,8 @@
 import { SessionLogSummarizer } from 'dsh-session-ls/dist/store/log/summarizer';
 import { initZstdSupport } from 'dsh-session-ls/dist/store/log/zstdDecoder';
 import { Corpus } from '../generate/corpus';
-import { concatBytes, zstdFrame, zstdFrameOf } from '../generate/dshLog';
+import { execFileSync } from 'node:child_process';
+import { ZSTD_CLI_ARGS, builtinZstdCompressor, likeDshFrame } from '../generate/dshLog';
 import { Random } from '../generate/random';
 import { generateSessionLog, type SessionSpec } from '../generate/sessionLog';
 
@@ -26,6 +27,16 @@ export interface BoundCost {
   unboundedMs: number;
 }
 
+const builtin = builtinZstdCompressor();
+
+/** One zstd frame of `bytes` as dsh writes it (node:zlib when it has zstd, else the `zstd` command). */
+function zstdFrameOf(bytes: Uint8Array): Uint8Array {
+  if (builtin !== undefined) return new Uint8Array(builtin(bytes));
+  return likeDshFrame(new Uint8Array(execFileSync('zstd', ZSTD_CLI_ARGS, { input: bytes, maxBuffer: 1 << 30 })));
+}
+
+const concatBytes = (parts: readonly Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts));
+
 function rleFrame(mib: number): Uint8Array {
   const blocks = mib * 8;
   const body = new Uint8Array(blocks * 4);
@@ -40,7 +51,7 @@ function rleFrame(mib: number): Uint8Array {
 export function zstdBomb(frames = 16, mib = 1000): Uint8Array {
   const header = JSON.stringify({ type: 'session', version: 0, id: 'bomb', createdAt: 1, cwd: '/bench', delegationDepth: 0 });
   const frame = rleFrame(mib);
-  return concatBytes([zstdFrame([header]), ...Array.from({ length: frames }, () => frame)]);
+  return concatBytes([zstdFrameOf(Buffer.from(`${header}\n`)), ...Array.from({ length: frames }, () => frame)]);
 }
 
 /** An ordinary dsh-shaped log of about `targetBytes` (the bench's generator; one frame per batch). */
