@@ -1,7 +1,8 @@
 // A scripted model server on 127.0.0.1 for generating Claude Code and Codex fixture stores offline.
 // It speaks just enough of the Anthropic Messages API (JSON and streaming SSE) and the OpenAI
 // Responses API (streaming SSE) for the real CLIs to run a turn, and the OpenAI Chat Completions
-// API (chatCompletions.mjs, for Qwen Code). Replies are chosen by keywords in
+// API (chatCompletions.mjs, for Qwen Code; openaiChat.mjs under /opencode/v1, for opencode).
+// Replies are chosen by keywords in
 // the last user text:
 //   TOOL  → one shell tool call (Claude: Bash; Codex: the first function tool it offers), then text;
 //   STALL → stream half a reply and hang (the generator kills the CLI: an interrupted turn);
@@ -13,6 +14,7 @@
 import { createServer } from 'node:http';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { chatCompletions } from './chatCompletions.mjs';
+import { chatCompletions as opencodeChat } from './openaiChat.mjs';
 
 const [portFile, requestLog] = process.argv.slice(2);
 let counter = 0;
@@ -184,6 +186,9 @@ const server = createServer((req, res) => {
         anthropic(req, res, body);
       } else if (req.method === 'POST' && url.endsWith('/responses')) {
         responses(req, res, body);
+      } else if (req.method === 'POST' && url.endsWith('/opencode/v1/chat/completions')) {
+        // opencode's provider is configured with this base URL (generateOpencode.mjs).
+        opencodeChat(req, res, body);
       } else if (req.method === 'POST' && url.endsWith('/chat/completions')) {
         chatCompletions(req, res, body);
       } else if (url.endsWith('/models')) {
