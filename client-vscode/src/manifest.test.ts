@@ -36,12 +36,12 @@ describe('contributed settings', () => {
   it('offer other agents off by default: agents unset means dsh alone, the homes unset mean the agents’ own defaults', () => {
     expect(properties['dshSessions.agents']).toMatchObject({
       type: ['array', 'null'],
-      items: { type: 'string', enum: ['dsh', 'claude-code', 'codex', 'qwen-code'] },
+      items: { type: 'string', enum: ['dsh', 'claude-code', 'codex', 'qwen-code', 'opencode'] },
       minItems: 1,
       uniqueItems: true,
       default: null,
     });
-    for (const key of ['claudeCodeHome', 'codexHome', 'qwenCodeHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
+    for (const key of ['claudeCodeHome', 'codexHome', 'qwenCodeHome', 'opencodeHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
   });
 
   it('offer the place of file mentions with the server’s values and default', () => {
@@ -69,10 +69,11 @@ describe('contributed settings', () => {
       'dshSessions.claudeCodeHome': 'machine-overridable',
       'dshSessions.codexHome': 'machine-overridable',
       'dshSessions.qwenCodeHome': 'machine-overridable',
+      'dshSessions.opencodeHome': 'machine-overridable',
       'dshSessions.fileMentions': 'window',
       'dshSessions.redactSecrets': 'window',
     });
-    for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome', 'qwenCodeHome']) {
+    for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome', 'qwenCodeHome', 'opencodeHome']) {
       expect(String(properties[`dshSessions.${key}`]!.markdownDescription), key).toContain('**Remote**');
     }
     // A workspace in Restricted Mode cannot choose which stores are read.
@@ -82,6 +83,7 @@ describe('contributed settings', () => {
       'dshSessions.claudeCodeHome',
       'dshSessions.codexHome',
       'dshSessions.qwenCodeHome',
+      'dshSessions.opencodeHome',
     ]);
   });
 
@@ -102,7 +104,7 @@ describe('contributed settings', () => {
   it('match the settings of the LSP contract', () => {
     const rows = contractSettings;
     // Every setting but our own additions (other agents, where file mentions go, redaction), which the contract does not know.
-    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.qwenCodeHome', 'dshSessions.fileMentions', 'dshSessions.redactSecrets'];
+    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.qwenCodeHome', 'dshSessions.opencodeHome', 'dshSessions.fileMentions', 'dshSessions.redactSecrets'];
     expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties).filter((key) => !extension.includes(key)));
     for (const row of rows) {
       const property = properties[`dshSessions.${row.key}`]!;

@@ -20,10 +20,14 @@ export interface ForeignAgentInfo {
   readonly homeFlag: string;
   /** The environment variable that moves its home (then `~/<homeFolder>`). */
   readonly homeEnv: string;
-  /** Its home's folder name under the user's home directory. */
+  /** The home's folder under `homeEnv`'s directory, when that variable names a parent (as `XDG_DATA_HOME` does); else the variable names the home. */
+  readonly homeEnvFolder?: string;
+  /** Its home's folder (a relative path) under the user's home directory. */
   readonly homeFolder: string;
-  /** The folder of its home that holds the session folders. */
+  /** What of its home holds its sessions: the folder of the session folders, or (`sessionsDatabase`) one database file. */
   readonly sessionsFolder: string;
+  /** Whether `sessionsFolder` names one database file rather than a folder. */
+  readonly sessionsDatabase?: boolean;
 }
 
 /** Every agent other than dsh, in the order they are listed and hinted at. */
@@ -57,6 +61,18 @@ export const FOREIGN_AGENT_INFO = [
     homeEnv: 'QWEN_HOME',
     homeFolder: '.qwen',
     sessionsFolder: 'projects',
+  },
+  {
+    name: 'opencode',
+    title: 'opencode',
+    scheme: 'opencode-session:',
+    homeSetting: 'opencodeHome',
+    homeFlag: '--opencode-home',
+    homeEnv: 'XDG_DATA_HOME',
+    homeEnvFolder: 'opencode',
+    homeFolder: '.local/share/opencode',
+    sessionsFolder: 'opencode.db',
+    sessionsDatabase: true,
   },
 ] as const satisfies readonly ForeignAgentInfo[];
 

@@ -1,4 +1,4 @@
-import { AGENTS, FOREIGN_AGENT_INFO, type AgentHomeSetting } from '@dsh-session-ls/shared';
+import { AGENTS, FOREIGN_AGENT_INFO, type AgentHomeSetting, type ForeignAgentInfo } from '@dsh-session-ls/shared';
 import { didYouMean, nearestWord } from './suggest';
 
 /** `--agents LIST` and each other agent's home flag (`shared`'s agents table): which stores are read (our extension). */
@@ -57,8 +57,12 @@ function helpOption(name: string, description: string): string {
 /** The help text's lines of `--agents` and each other agent's home flag. */
 const AGENT_HELP = [
   helpOption('--agents LIST', `whose sessions to read, comma-separated: ${AGENTS.join(', ')} (default dsh; also for the language server)`),
-  ...FOREIGN_AGENT_INFO.map((info) =>
-    helpOption(`${info.homeFlag} DIR`, `${info.title}'s home, the folder holding ${info.sessionsFolder}/ (default: $${info.homeEnv}, else ~/${info.homeFolder})`),
+  ...(FOREIGN_AGENT_INFO as readonly ForeignAgentInfo[]).map((info) =>
+    helpOption(
+      `${info.homeFlag} DIR`,
+      `${info.title}'s home, the folder holding ${info.sessionsFolder}${info.sessionsDatabase === true ? '' : '/'} ` +
+        `(default: $${info.homeEnv}${info.homeEnvFolder === undefined ? '' : `/${info.homeEnvFolder}`}, else ~/${info.homeFolder})`,
+    ),
   ),
 ].join('\n');
 

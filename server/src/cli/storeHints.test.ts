@@ -54,6 +54,7 @@ describe('describeEmptyStores', () => {
     claudeCodeHome: path.join(USER, '.claude'),
     codexHome: path.join(USER, '.codex'),
     qwenCodeHome: path.join(USER, '.qwen'),
+    opencodeHome: path.join(USER, '.local', 'share', 'opencode'),
     ...overrides,
   });
   const none = new Map();
@@ -104,7 +105,7 @@ describe('describeEmptyStores', () => {
 });
 
 describe('searchedStore', () => {
-  const locations: StoreLocations = { agents: ['dsh', 'codex'], sessionsRoot: '/r', claudeCodeHome: '/c', codexHome: '/x', qwenCodeHome: '/q' };
+  const locations: StoreLocations = { agents: ['dsh', 'codex'], sessionsRoot: '/r', claudeCodeHome: '/c', codexHome: '/x', qwenCodeHome: '/q', opencodeHome: '/o' };
 
   it("names the folder an agent's session is looked for in, or the --agents value that turns the agent on", () => {
     expect(searchedStore('dsh', locations)).toBe('searched the dsh sessions root /r');

@@ -2,6 +2,9 @@ import { readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { FOREIGN_AGENTS, FOREIGN_AGENT_INFO, agentHomeSetting, displaySafeText, foreignAgentInfo, type AgentHomes, type AgentName, type ForeignAgent } from '@dsh-session-ls/shared';
 import { formatOf } from '../store/formats/registry';
+import { isDatabaseAdapter } from '../store/formats/database';
+import { sqliteMissingMessage } from '../store/engine/databaseStore';
+import { loadSqlite } from '../store/engine/databaseSnapshot';
 import { TRANSCRIPT_NAMES } from '../store/layout';
 
 /**
@@ -76,6 +79,7 @@ function holdsFilesAtDepth(folder: string, depth: number, matches: (name: string
 /** Whether `home` is laid out as `agent`'s home: session files where that agent writes them (or its title index, if it keeps one). */
 export function looksLikeAgentHome(agent: ForeignAgent, home: string): boolean {
   const format = formatOf(agent);
+  if (isDatabaseAdapter(format)) return entriesOf(home)?.some((entry) => entry.isFile() && entry.name === format.file) === true;
   if (holdsFilesAtDepth(path.join(home, format.base), format.leafDepth, (name) => format.isSessionFile(name))) return true;
   const titleIndex = format.titleIndex?.file;
   return titleIndex !== undefined && entriesOf(home)?.some((entry) => entry.isFile() && entry.name === titleIndex) === true;
@@ -132,13 +136,17 @@ function emptyAgentHome(agent: ForeignAgent, home: string): EmptyStore {
     found.note = 'it does not exist';
     return found;
   }
-  const base = path.join(home, format.base);
-  if (!isDirectory(base)) found.note = `it has no ${format.base} folder`;
   const title = AGENT_TITLES[agent];
   // Too high: the folder holding the home (the user's home folder, or any folder around it).
   const candidates = [path.join(home, homeFolder)];
-  // Too low: the base folder itself, or a folder inside it.
-  if (path.basename(home) === format.base) candidates.push(path.dirname(home));
+  if (isDatabaseAdapter(format)) {
+    if (!looksLikeAgentHome(agent, home)) found.note = `it has no ${format.file}`;
+    else if (loadSqlite() === undefined) found.note = sqliteMissingMessage(agent);
+  } else {
+    if (!isDirectory(path.join(home, format.base))) found.note = `it has no ${format.base} folder`;
+    // Too low: the base folder itself, or a folder inside it.
+    if (path.basename(home) === format.base) candidates.push(path.dirname(home));
+  }
   const right = candidates.find((candidate) => looksLikeAgentHome(agent, candidate));
   if (right !== undefined) found.hint = `${shown(home)} is not ${title}'s home but ${shown(right)} is: did you mean ${homeFlag} ${shellWord(shown(right))}?`;
   return found;

@@ -30,10 +30,11 @@ describe('DshSessionSettings', () => {
       maxReferences: 3,
       candidateLimit: 50,
       maxReferenceBytes: 65_536,
-      agents: ['dsh', 'claude-code', 'codex', 'qwen-code'],
+      agents: ['dsh', 'claude-code', 'codex', 'qwen-code', 'opencode'],
       claudeCodeHome: '~/.claude',
       codexHome: '~/.codex',
       qwenCodeHome: '~/.qwen',
+      opencodeHome: '~/.local/share/opencode',
       fileMentions: 'after',
       redactSecrets: false,
     };

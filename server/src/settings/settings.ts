@@ -7,6 +7,7 @@ import {
   type AgentHomeSetting,
   type AgentHomes,
   type AgentName,
+  type ForeignAgentInfo,
   DEFAULT_SESSION_REFERENCE_CONFIG,
   SESSION_REFERENCE_CONFIG_KEYS,
   SETTINGS_SECTION,
@@ -31,9 +32,10 @@ export const DEFAULT_AGENTS: readonly AgentName[] = Object.freeze(['dsh']);
 /** Each foreign agent's default home, by its setting: its environment variable's folder, else `~/<its folder>`. */
 export function defaultAgentHomes(env: NodeJS.ProcessEnv): AgentHomes {
   const homes = {} as AgentHomes;
-  for (const { homeSetting, homeEnv, homeFolder } of FOREIGN_AGENT_INFO) {
+  for (const { homeSetting, homeEnv, homeEnvFolder, homeFolder } of FOREIGN_AGENT_INFO as readonly ForeignAgentInfo[]) {
     const dir = env[homeEnv];
-    homes[homeSetting] = dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir)) : path.join(os.homedir(), homeFolder);
+    homes[homeSetting as AgentHomeSetting] =
+      dir !== undefined && dir.trim() !== '' ? path.resolve(workingDirectory(env), expandHome(dir), homeEnvFolder ?? '') : path.join(os.homedir(), homeFolder);
   }
   return homes;
 }

@@ -14,6 +14,8 @@ import { MAX_FOREIGN_FILE_BYTES, type FormatAdapter } from '../formats/adapter';
 import { PlaintextTooLarge } from '../formats/compressed';
 import type { JsonlRecord } from '../formats/records';
 import { formatOf } from '../formats/registry';
+import { isDatabaseAdapter } from '../formats/database';
+import { openDatabaseStore } from './databaseStore';
 import type { ForeignFiles } from './foreignRead';
 import { readForeignRecords } from './foreignRecords';
 
@@ -100,7 +102,11 @@ export interface ForeignStoreOptions {
  * `onDidChange` listeners. Damage (torn lines, garbage, a damaged cache) is skipped, never fatal.
  */
 export function openForeignStore(agent: ForeignAgent, home: string, options: ForeignStoreOptions | ((message: string) => void) = {}): ForeignSessionStore {
-  return new ForeignStore(agent, home, typeof options === 'function' ? { log: options } : options);
+  const opened = typeof options === 'function' ? { log: options } : options;
+  // An agent whose sessions are rows of one database has its own store (`databaseStore.ts`).
+  const format = formatOf(agent);
+  if (isDatabaseAdapter(format)) return openDatabaseStore(format, home, opened);
+  return new ForeignStore(format, home, opened);
 }
 
 
@@ -134,12 +140,15 @@ class ForeignStore implements ForeignSessionStore {
   private notifyTimer: ReturnType<typeof setTimeout> | undefined;
   private lastNotifyAt = -Infinity;
 
+  readonly agent: ForeignAgent;
+
   constructor(
-    readonly agent: ForeignAgent,
+    format: FormatAdapter,
     readonly home: string,
     private readonly options: ForeignStoreOptions,
   ) {
-    this.format = formatOf(agent);
+    this.agent = format.agent;
+    this.format = format;
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.log = options.log ?? (() => undefined);
     this.walk = new HomeWalk(this.index, this.format, home, { log: this.log, ...(options.files === undefined ? {} : { files: options.files }) });

@@ -8,12 +8,19 @@ import type { FormatAdapter } from './adapter';
 import { claudeFormat } from './claudeCode';
 import { codexFormat } from './codex';
 import { qwenCodeFormat } from './qwenCode';
+import type { DatabaseAdapter } from './database';
+import { opencodeFormat } from './opencode';
 
 export type { FormatAdapter } from './adapter';
 
-const ADAPTERS: Readonly<Record<ForeignAgent, FormatAdapter>> = { 'claude-code': claudeFormat, codex: codexFormat, 'qwen-code': qwenCodeFormat };
+const ADAPTERS: Readonly<Record<ForeignAgent, FormatAdapter | DatabaseAdapter>> = {
+  'claude-code': claudeFormat,
+  codex: codexFormat,
+  'qwen-code': qwenCodeFormat,
+  opencode: opencodeFormat,
+};
 
-/** The format adapter of `agent`. */
-export function formatOf(agent: ForeignAgent): FormatAdapter {
+/** The adapter of `agent`: of its session files, or (`isDatabaseAdapter`) of its one database. */
+export function formatOf(agent: ForeignAgent): FormatAdapter | DatabaseAdapter {
   return ADAPTERS[agent];
 }
