@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync, readdirSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import type { SessionStore, StoredSessionSummary } from '../resolver/sessionStor
 import type { SessionStoreService } from './service';
 import { composeAgentStores, storeServesAgent } from './composite';
 import { openForeignStore } from './engine/foreignStore';
+import { loadSqlite } from './engine/databaseSnapshot';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
 const FIXTURES = fileURLToPath(new URL('../../../test/agent-stores/fixtures/', import.meta.url));
@@ -534,5 +535,140 @@ describe('Codex compressed rollouts (.jsonl.zst, compressed by the zstd CLI as C
     // record yet: not listed, and reading it is not-found, never a crash.
     expect(listing.some((s) => s.id === CX_UNTITLED)).toBe(false);
     await expect(store.readSurface(CX_UNTITLED)).rejects.toMatchObject({ name: 'SessionReadError', reason: 'not-found' });
+  });
+});
+
+// opencode's database, written by opencode 1.18.33: test/agent-stores/tools/generateOpencode.mjs. Its rows
+// are in opencode.db-wal (never checkpointed), as opencode leaves them.
+const OPENCODE = path.join(FIXTURES, 'opencode');
+const OC_CHAT = 'ses_db528adf7ffesWQ0nGNsMTymth';
+const OC_TOOLS = 'ses_db5289112ffeePBiDfPO1FfEZw';
+const OC_COMPACTED = 'ses_db52854d9ffe6CloKsBV65ABRm';
+const OC_CWD = '/tmp/dsh-opencode-fixtures/proj ü 日本';
+const HAS_SQLITE = loadSqlite() !== undefined;
+
+/** Every file of a folder: name → bytes and modification time (what reading must leave as it was). */
+function folderState(dir: string): Record<string, { bytes: string; mtimeMs: number }> {
+  return Object.fromEntries(
+    readdirSync(dir).map((name) => [name, { bytes: readFileSync(path.join(dir, name)).toString('base64'), mtimeMs: statSync(path.join(dir, name)).mtimeMs }]),
+  );
+}
+
+describe.skipIf(!HAS_SQLITE)('opencode store (real database; needs node:sqlite, Node 22.13 or newer)', () => {
+  it('lists every session with its title as opencode session list shows it, its cwd and its start', async () => {
+    const store = openForeignStore('opencode', OPENCODE);
+    const listing = await store.listSessions();
+    expect(listing.map((s) => [s.id, s.title, s.cwd, s.agent])).toEqual([
+      [OC_COMPACTED, '圧縮された 日本語 session', OC_CWD, 'opencode'],
+      [OC_TOOLS, 'Tool and file read', OC_CWD, 'opencode'],
+      [OC_CHAT, 'Fixture title: hello, a short chat', OC_CWD, 'opencode'],
+    ]);
+    expect(listing[0]!.createdAt).toBe(1796551977766);
+    store.dispose();
+  });
+
+  it('reads the rows still in the write-ahead log exactly as the checkpointed database', async () => {
+    const live = openForeignStore('opencode', OPENCODE);
+    const checkpointed = openForeignStore('opencode', path.join(FIXTURES, 'opencode-checkpointed'));
+    expect(await live.listSessions()).toEqual(await checkpointed.listSessions());
+    for (const id of [OC_CHAT, OC_TOOLS, OC_COMPACTED]) expect(await surfaceTexts(live, id)).toEqual(await surfaceTexts(checkpointed, id));
+    live.dispose();
+    checkpointed.dispose();
+  });
+
+  it('projects what opencode resumes: after a compaction its summary as a checkpoint, prompts and answers, no tool output', async () => {
+    const store = openForeignStore('opencode', OPENCODE);
+    expect(await surfaceTexts(store, OC_COMPACTED)).toEqual([
+      'checkpoint: Summary: the user asked about fixtures, 日本語のテキストと圧縮. Continue from here.',
+      'user: 圧縮の後の質問',
+      'assistant: Reply 14: you said "圧縮の後の質問".',
+    ]);
+    expect(await surfaceTexts(store, OC_TOOLS)).toEqual([
+      'user: please run TOOL now',
+      'assistant: The tool ran; its output began: fixture-tool-output\n',
+      `user: READ "${OC_CWD}/notes.txt"`,
+      'assistant: The tool ran; its output began: <path>/tmp/dsh-opencode-fixtures/proj ü ',
+    ]);
+    await expect(store.readSurface('ses_nope')).rejects.toMatchObject({ reason: 'not-found', message: 'session "ses_nope" not found' });
+    store.dispose();
+  });
+
+  it('keeps the whole session in its log: the turns before the compaction, then the summary replacing them', async () => {
+    const store = openForeignStore('opencode', OPENCODE);
+    const log = await store.readLog(OC_COMPACTED);
+    expect(log.title).toBe('圧縮された 日本語 session');
+    expect(log.events.map((event) => [event.type, event.surfaceOp])).toEqual([
+      ['user/message', 'append'],
+      ['assistant/message', 'append'],
+      ['user/message', 'append'],
+      ['assistant/message', 'append'],
+      ['user/message', { op: 'replace', start: 1, end: 4 }],
+      ['user/message', 'append'],
+      ['assistant/message', 'append'],
+    ]);
+    store.dispose();
+  });
+
+  it('never fails on a damaged database: a torn log keeps what it committed, garbage and a cut file list nothing', async () => {
+    const logged: string[] = [];
+    const torn = openForeignStore('opencode', path.join(FIXTURES, 'damaged', 'opencode-torn-wal'), (message) => logged.push(message));
+    // The torn frame (opencode's last bookkeeping write) fails its checksum: the log ends before it, as after a crash.
+    expect((await torn.listSessions()).map((s) => s.id)).toEqual([OC_COMPACTED, OC_TOOLS, OC_CHAT]);
+    const intact = openForeignStore('opencode', OPENCODE);
+    for (const id of [OC_CHAT, OC_TOOLS, OC_COMPACTED]) expect(await surfaceTexts(torn, id)).toEqual(await surfaceTexts(intact, id));
+    intact.dispose();
+    for (const name of ['opencode-garbage', 'opencode-truncated']) {
+      const damaged = openForeignStore('opencode', path.join(FIXTURES, 'damaged', name), (message) => logged.push(message));
+      expect(await damaged.listSessions(), name).toEqual([]);
+      await expect(damaged.readSurface(OC_CHAT)).rejects.toMatchObject({ reason: 'not-found' });
+      damaged.dispose();
+    }
+    expect(logged.filter((line) => line.includes('opencode store: skipped'))).toHaveLength(2);
+    expect(await openForeignStore('opencode', path.join(FIXTURES, 'missing')).listSessions()).toEqual([]);
+    torn.dispose();
+  });
+
+  it('writes nothing beside the database while opencode holds it open and writes, and sees each commit', async () => {
+    const home = copyOf(OPENCODE);
+    // As opencode leaves it after exiting: a database and its log, no index (-shm) a reader could create.
+    const untouched = folderState(home);
+    const reader = openForeignStore('opencode', home);
+    await reader.listSessions();
+    await surfaceTexts(reader, OC_COMPACTED);
+    reader.dispose();
+    expect(folderState(home)).toEqual(untouched);
+    const sqlite = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => { exec(sql: string): void; close(): void } };
+    // The test plays opencode: WAL mode, no automatic checkpoint, a write transaction left open.
+    const writer = new sqlite.DatabaseSync(path.join(home, 'opencode.db'));
+    writer.exec('PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;');
+    const insert = (id: string, title: string): string =>
+      `INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES ('${id}', 'global', 's', '/w', '${title}', '1', 1796600000000, 1796600000000)`;
+    writer.exec(insert('ses_committed', 'Committed while open'));
+    writer.exec(`BEGIN IMMEDIATE; ${insert('ses_pending', 'Not yet committed')}`);
+    const before = folderState(home);
+    const store = openForeignStore('opencode', home);
+    expect((await store.listSessions()).map((s) => s.id)).toEqual(['ses_committed', OC_COMPACTED, OC_TOOLS, OC_CHAT]);
+    expect(await surfaceTexts(store, OC_CHAT)).toHaveLength(2);
+    expect(folderState(home)).toEqual(before);
+    writer.exec('COMMIT');
+    await listedUntil(store, (listing) => listing.some((s) => s.id === 'ses_pending'));
+    const afterCommit = folderState(home);
+    await surfaceTexts(store, OC_COMPACTED);
+    expect(folderState(home)).toEqual(afterCommit);
+    store.dispose();
+    writer.close();
+  });
+});
+
+describe.skipIf(HAS_SQLITE)('opencode store on a Node without node:sqlite (before 22.13)', () => {
+  it('lists nothing, says once why and which agents still work, and a read fails as unsupported', async () => {
+    const logged: string[] = [];
+    const store = openForeignStore('opencode', OPENCODE, (message) => logged.push(message));
+    expect(await store.listSessions()).toEqual([]);
+    expect(await store.listSessions()).toEqual([]);
+    const said = `opencode sessions need Node 22.13 or newer, for node:sqlite; this is Node ${process.versions.node}, where dsh, Claude Code, Codex and Qwen Code sessions still work`;
+    expect(logged).toEqual([`opencode store: ${said}`]);
+    await expect(store.readSurface(OC_CHAT)).rejects.toMatchObject({ reason: 'unsupported', message: said });
+    store.dispose();
   });
 });
