@@ -10,6 +10,7 @@ import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
 import { foreignCacheRoot, toCached } from './foreignCache';
 import { openForeignStore, type ForeignSessionStore, type ForeignStoreOptions } from './foreignStore';
 import { nodeForeignFiles } from './foreignRead';
+import { loadSqlite } from './databaseSnapshot';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.
 const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
@@ -418,5 +419,77 @@ describe('foreign store: damage, sharing, read-only', () => {
     await listedUntil(store, (listing) => listing.length === 0, 'the vanished home was still listed');
     store.dispose();
     expect(handles.call(store)).toEqual({ watches: 0, timers: 0 });
+  });
+});
+
+// opencode's sessions are rows of one database (opencode 1.18.33: generateOpencode.mjs); the test plays opencode writing it.
+describe.skipIf(loadSqlite() === undefined)('opencode store: freshness of a database home (needs node:sqlite, Node 22.13 or newer)', () => {
+  const OC_CHAT = 'ses_db528adf7ffesWQ0nGNsMTymth';
+  /** A copy of the fixture home, and a connection writing it as opencode does (WAL, never checkpointed). */
+  function writtenHome(): { home: string; write: (sql: string) => void; close: () => void } {
+    const home = path.join(tempDir(), 'home');
+    cpSync(path.join(FIXTURES, 'opencode'), home, { recursive: true });
+    const sqlite = process.getBuiltinModule('node:sqlite') as { DatabaseSync: new (file: string) => { exec(sql: string): void; close(): void } };
+    const db = new sqlite.DatabaseSync(path.join(home, 'opencode.db'));
+    db.exec('PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;');
+    return { home, write: (sql) => db.exec(sql), close: () => db.close() };
+  }
+  const insert = (id: string): string =>
+    `INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES ('${id}', 'global', 's', '/w', 'New', '1', 1796600000000, 1796600000000)`;
+
+  it('lists a commit, a rename and a deletion through the watch on the home, told once each, and not a write that changes no row', async () => {
+    const { home, write, close } = writtenHome();
+    const store = openForeignStore('opencode', home, { tuning: { notifyThrottleMs: 0 } });
+    let fired = 0;
+    store.onDidChange(() => fired++);
+    const before = await store.listSessions();
+    write(insert('ses_new'));
+    await listedUntil(store, (listing) => listing.some((s) => s.id === 'ses_new'), 'the committed session never appeared');
+    write(`UPDATE session SET title = 'Renamed' WHERE id = '${OC_CHAT}'`);
+    await listedUntil(store, (listing) => listing.find((s) => s.id === OC_CHAT)?.title === 'Renamed', 'the rename never showed');
+    await vi.waitFor(() => expect(fired).toBe(2));
+    const renamed = await store.listSessions();
+    // A write that changes no row: a read looks at the database again, and the listing stays the same array.
+    write(`UPDATE session SET time_updated = time_updated + 1 WHERE id = '${OC_CHAT}'`);
+    await store.readSurface(OC_CHAT);
+    expect(await store.listSessions()).toBe(renamed);
+    write("DELETE FROM session WHERE id = 'ses_new'");
+    await listedUntil(store, (listing) => !listing.some((s) => s.id === 'ses_new'), 'the deleted session was still listed');
+    expect(renamed).not.toBe(before);
+    await vi.waitFor(() => expect(fired).toBe(3));
+    store.dispose();
+    close();
+  });
+
+  it('finds a commit by the sweep alone when the home cannot be watched', async () => {
+    const { home, write, close } = writtenHome();
+    const noWatches = () => {
+      throw Object.assign(new Error('no space left for watches'), { code: 'ENOSPC' });
+    };
+    const store = openForeignStore('opencode', home, { tuning: { watchFactory: noWatches, sweepPeriodMs: 50 } });
+    await store.listSessions();
+    write(insert('ses_swept'));
+    await listedUntil(store, (listing) => listing.some((s) => s.id === 'ses_swept'), 'the sweep never found the commit');
+    store.dispose();
+    close();
+  });
+
+  it('reads a session committed a moment ago before any watch reported it, and holds nothing once disposed', async () => {
+    const { home, write, close } = writtenHome();
+    const inert = () => ({ close() {}, on() {} }) as unknown as import('node:fs').FSWatcher;
+    const store = openForeignStore('opencode', home, { tuning: { watchFactory: inert, sweepPeriodMs: 600_000 } });
+    await store.listSessions();
+    write(insert('ses_unseen'));
+    write(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_1', 'ses_unseen', 1, 1, '{"role":"user"}')`);
+    write(`INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES ('prt_1', 'msg_1', 'ses_unseen', 1, 1, '{"type":"text","text":"just written"}')`);
+    const surface = await store.readSurface('ses_unseen');
+    expect(surface.events.map((event) => (event.data as { content: Array<{ text: string }> }).content[0]!.text)).toEqual(['just written']);
+    const snapshot = (store as unknown as { snapshot: { folder: string } }).snapshot.folder;
+    expect(existsSync(snapshot)).toBe(true);
+    const handles = (store as unknown as { handles(): { watches: number; timers: number } }).handles;
+    store.dispose();
+    expect(handles.call(store)).toEqual({ watches: 0, timers: 0 });
+    expect(existsSync(snapshot)).toBe(false);
+    close();
   });
 });
