@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CompletionList, Diagnostic } from 'vscode-languageserver-protocol';
@@ -29,7 +29,7 @@ function cli(args: string[]) {
   const result = spawnSync(process.execPath, [SERVER_BIN, ...args], {
     cwd: scratch,
     encoding: 'utf8',
-    env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'no-dsh-home'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', QWEN_HOME: '' },
+    env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), DSH_HOME: path.join(scratch, 'no-dsh-home'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '', QWEN_HOME: '', XDG_DATA_HOME: '' },
     timeout: 60_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -86,8 +86,8 @@ describe('dsh-session-ls with other agents (CLI)', () => {
   });
 
   it('refuses an unknown agent as a usage error naming it', () => {
-    const { code, stderr } = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'dsh,opencode']);
-    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code; "opencode" is none of them\n');
+    const { code, stderr } = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'dsh,aider']);
+    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, opencode; "aider" is none of them\n');
     expect(code).toBe(2);
   });
 });
@@ -255,5 +255,42 @@ describe('Qwen Code sessions through the built CLI and server', () => {
     const rename = { uuid: 'f0000000-0000-4000-8000-0000000000aa', parentUuid: last.uuid, sessionId: last.sessionId, cwd: last.cwd, type: 'system', subtype: 'custom_title', systemPayload: { customTitle: 'Renamed while served', titleSource: 'manual' } };
     appendFileSync(file, JSON.stringify(rename) + '\n');
     expect((await labelled('Renamed while served')).detail).toBe('[qwen-code] /tmp/dsh-agent-fixtures/proj 日本 q');
+  });
+});
+
+// opencode's database (opencode 1.18.33, test/agent-stores/tools/generateOpencode.mjs); the CLI runs on this Node.
+const OPENCODE_HOME = path.join(FIXTURES, 'opencode');
+const OC_COMPACTED = 'ses_db52854d9ffe6CloKsBV65ABRm';
+const OPENCODE_MENTION = formatSessionReferenceMention({ sessionId: OC_COMPACTED, label: 'Compressed', agent: 'opencode' });
+const OPENCODE_FLAGS = ['--agents', 'dsh,opencode', '--opencode-home', OPENCODE_HOME];
+const HAS_SQLITE = (process.getBuiltinModule?.('node:sqlite') as object | undefined) !== undefined;
+
+describe.skipIf(!HAS_SQLITE)('dsh-session-ls with opencode (CLI; needs node:sqlite, Node 22.13 or newer)', () => {
+  it('lists opencode sessions under their titles and prepares one as the history opencode resumes, writing nothing', () => {
+    const rows = cli(['candidates', '--root', EXAMPLE_STORE, '--cwd', '/tmp/dsh-opencode-fixtures/proj ü 日本', '--json', ...OPENCODE_FLAGS]);
+    expect(rows.stderr).toBe('');
+    const listed = (JSON.parse(rows.stdout) as Array<{ sessionId: string; agent?: string; label: string; mention: string }>).filter((row) => row.agent === 'opencode');
+    expect(listed.map((row) => row.label)).toEqual(['圧縮された 日本語 session', 'Tool and file read', 'Fixture title: hello, a short chat']);
+    expect(listed[0]!.mention).toBe(`@[圧縮された 日本語 session](opencode-session:${OPENCODE_MENTION.split('opencode-session:')[1]}`);
+    const prepared = cli(['prepare', '--text', `See ${OPENCODE_MENTION}`, '--root', EXAMPLE_STORE, '--json', ...OPENCODE_FLAGS]);
+    expect(prepared.stderr).toBe('');
+    expect(prepared.code).toBe(0);
+    const text = ((JSON.parse(prepared.stdout) as PreparedReferencedMessage).additionalContext!.content[0] as { text: string }).text;
+    expect(text).toContain(`{"agent":"opencode","sessionId":"${OC_COMPACTED}","label":"Compressed"`);
+    expect(text).toContain('"conversation":[{"role":"user","text":"Summary: the user asked about fixtures, 日本語のテキストと圧縮. Continue from here."},{"role":"user","text":"圧縮の後の質問"}');
+    expect(readdirSync(OPENCODE_HOME).sort()).toEqual(['opencode.db', 'opencode.db-wal']);
+  });
+});
+
+describe.skipIf(HAS_SQLITE)('dsh-session-ls with opencode on a Node without node:sqlite (before 22.13)', () => {
+  it('says plainly that opencode needs a newer Node and which agents work, and fails an opencode mention with that reason', () => {
+    const said = `opencode sessions need Node 22.13 or newer, for node:sqlite; this is Node ${process.versions.node}, where dsh, Claude Code, Codex and Qwen Code sessions still work`;
+    const rows = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'opencode', '--opencode-home', OPENCODE_HOME]);
+    expect(rows.code).toBe(0);
+    expect(rows.stdout).toContain(`No sessions found in the opencode home ${OPENCODE_HOME} (${said})`);
+    expect(rows.stderr).toBe(`[dsh-session-ls] opencode store: ${said}\n`);
+    const prepared = cli(['prepare', '--text', `See ${OPENCODE_MENTION}`, '--root', EXAMPLE_STORE, ...OPENCODE_FLAGS]);
+    expect(prepared.code).not.toBe(0);
+    expect(prepared.stderr).toContain(`SESSION_REFERENCE_READ_FAILED: failed to read referenced session: ${said}`);
   });
 });

@@ -188,7 +188,7 @@ describe('dshSession.transcript of another agent’s session', () => {
 
   it('refuses an unknown agent, and fails to read an agent that is not enabled; a dsh id is still dsh’s', async () => {
     const { services } = workspaceWith('', { ...ALL_AGENTS, agents: ['dsh', 'codex'] });
-    await expect(executeSessionCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'opencode' }], services)).rejects.toMatchObject({
+    await expect(executeSessionCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'aider' }], services)).rejects.toMatchObject({
       code: 'SESSION_REFERENCE_INVALID_REFERENCE',
     });
     await expect(executeSessionCommand(SessionCommands.transcript, [{ sessionId: CC_RENAMED, agent: 'claude-code' }], services)).rejects.toMatchObject({

@@ -20,6 +20,7 @@ describe('SettingsState precedence', () => {
       claudeCodeHome: path.join(os.homedir(), '.claude'),
       codexHome: path.join(os.homedir(), '.codex'),
       qwenCodeHome: path.join(os.homedir(), '.qwen'),
+      opencodeHome: path.join(os.homedir(), '.local', 'share', 'opencode'),
       fileMentions: 'after',
       redactSecrets: false,
     });
@@ -60,12 +61,18 @@ describe('SettingsState precedence', () => {
     expect(state.settings.fileMentions).toBe('after');
   });
 
+  it("takes opencode's home from XDG_DATA_HOME, which names the parent of its data folder", () => {
+    const state = new SettingsState();
+    state.update({ ...sources(), env: { XDG_DATA_HOME: '/data', CODEX_HOME: '/cx' } });
+    expect(state.settings).toMatchObject({ opencodeHome: '/data/opencode', codexHome: '/cx' });
+  });
+
   it('takes agents and the agent homes from initializationOptions first, env defaults for the homes', () => {
     const state = new SettingsState();
     state.update({ ...sources({ initializationOptions: { agents: ['codex', 'dsh', 'codex'] }, section: { agents: ['claude-code'], codexHome: 'rel' } }), env: { CLAUDE_CONFIG_DIR: '/cc', CODEX_HOME: '/cx' }, baseDir: '/ws' });
     expect(state.settings).toMatchObject({ agents: ['codex', 'dsh'], claudeCodeHome: '/cc', codexHome: '/ws/rel' });
-    const problems = state.update({ ...sources({ section: { agents: ['dsh', 'opencode'] } }), env: {} });
-    expect(problems.map((p) => p.error.message)).toEqual(['agents must be a non-empty array of "dsh", "claude-code", "codex" and "qwen-code"']);
+    const problems = state.update({ ...sources({ section: { agents: ['dsh', 'aider'] } }), env: {} });
+    expect(problems.map((p) => p.error.message)).toEqual(['agents must be a non-empty array of "dsh", "claude-code", "codex", "qwen-code" and "opencode"']);
     expect(state.settings.agents).toEqual(['codex', 'dsh']);
     state.update({ ...sources({ section: { agents: [] } }), env: {} });
     expect(state.settings.agents).toEqual(['codex', 'dsh']);
