@@ -9,6 +9,8 @@ import { computeDiagnostics } from './diagnostics';
 import { predictedPrepareError } from '../testing/prepareError';
 import { AGENT_NOT_ENABLED_CODE, foreignAgentsEnabled } from './foreignMentions';
 import { provideMentionHover } from './hover';
+import { provideSessionCompletion } from './completion';
+import { loadSqlite } from '../store/engine/databaseSnapshot';
 import { analyzeMentions, findDocumentMentions, sessionKey } from './mentionAnalysis';
 import { conversationSession } from '../testing/mentionFixtures';
 import { openDocument, testWorkspace } from '../testing/testWorkspace';
@@ -251,5 +253,54 @@ describe('Qwen Code sessions in the language service', () => {
     expect(context).toContain('Second turn, another process: READ the notes file');
     expect(context).not.toContain('fixture notes');
     expect(context).toContain('\\"agent\\":\\"qwen-code\\"');
+  });
+});
+
+// opencode's database (opencode 1.18.33: test/agent-stores/tools/generateOpencode.mjs), read on a Node with node:sqlite.
+const OPENCODE = { agents: ['dsh', 'opencode'], opencodeHome: path.join(FIXTURES, 'opencode') };
+const OC_COMPACTED = 'ses_db52854d9ffe6CloKsBV65ABRm';
+const opencode = (label = 'Compressed') => formatSessionReferenceMention({ sessionId: OC_COMPACTED, label, agent: 'opencode' });
+
+describe.skipIf(loadSqlite() === undefined)('opencode mentions (needs node:sqlite, Node 22.13 or newer)', () => {
+  it('completes opencode sessions into its scheme, hovers one under its title, with no error diagnostic', async () => {
+    const text = 'ask @圧縮';
+    const { document, services } = workspaceWith(text, OPENCODE);
+    await services.sessions.listSessions();
+    const list = await provideSessionCompletion(document, document.positionAt(text.length), services);
+    const item = list.items.find((candidate) => (candidate.data as { agent?: string } | undefined)?.agent === 'opencode');
+    expect((item?.textEdit as { newText: string } | undefined)?.newText).toContain('(opencode-session:');
+    const mention = `see ${opencode('Old label')} now`;
+    const value = (await hoverOver(mention, opencode('Old label'), OPENCODE)) ?? '';
+    expect(value).toContain('**圧縮された 日本語 session**');
+    expect(value).toContain('cwd: /tmp/dsh-opencode-fixtures/proj ü 日本');
+    expect(value).toContain('- opencode session: dsh itself reads this mention as plain text');
+    const { document: prompt, services: promptServices } = workspaceWith(mention, OPENCODE);
+    await promptServices.sessions.listSessions();
+    expect(predictedPrepareError(await computeDiagnostics(prompt, promptServices))).toBeUndefined();
+  });
+
+  it('prepares the history opencode resumes, and opens its whole transcript with the compaction where it happened', async () => {
+    const { services } = workspaceWith('', OPENCODE);
+    const prepared = await executeSessionCommand(SessionCommands.prepare, [{ text: `see ${opencode()}` }], services);
+    const context = (prepared.additionalContext!.content[0] as { text: string }).text;
+    expect(context).toContain('"text":"圧縮の後の質問"');
+    expect(context).not.toContain('二番目の質問です');
+    const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: OC_COMPACTED, agent: 'opencode' }], services);
+    expect(markdown.startsWith('# 圧縮された 日本語 session\n')).toBe(true);
+    const at = ['日本語で話しましょう、圧縮のテスト', '二番目の質問です', 'Summary: the user asked about fixtures', '圧縮の後の質問'].map((needle) => markdown.indexOf(needle));
+    expect(at.every((offset) => offset > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+});
+
+describe.skipIf(loadSqlite() !== undefined)('opencode mentions on a Node without node:sqlite (before 22.13)', () => {
+  it('hover and prepare say opencode sessions need a newer Node', async () => {
+    const value = (await hoverOver(`see ${opencode()}`, opencode(), OPENCODE)) ?? '';
+    expect(value).toContain('opencode sessions need Node 22.13 or newer');
+    const { services } = workspaceWith('', OPENCODE);
+    await expect(executeSessionCommand(SessionCommands.prepare, [{ text: `see ${opencode()}` }], services)).rejects.toMatchObject({
+      code: 'SESSION_REFERENCE_READ_FAILED',
+      message: expect.stringContaining('opencode sessions need Node 22.13 or newer'),
+    });
   });
 });
