@@ -1,8 +1,8 @@
 /**
  * `node bench/dist/mixed.js [--sessions 5000] [--foreign 5000] [--seed 1] [--out FILE]` (after
  * `tsc -b bench/tsconfig.json`): `@` completion latency on a mixed store — a synthetic dsh store of
- * `--sessions` sessions plus `--foreign` Claude Code and Codex sessions (half each, made from the
- * real fixture files) — against the same dsh store served alone. Both servers start cold on a fresh
+ * `--sessions` sessions plus `--foreign` other agents' sessions (split evenly between Claude Code,
+ * Codex, Qwen Code and, with node:sqlite, opencode; made from the real fixture files) — against the same dsh store served alone. Both servers start cold on a fresh
  * cache; completion is measured once the first complete listing is answered, as `npm run bench`
  * does (20 warm-up, 200 measured requests per query kind). Writes bench/RESULTS-mixed.md.
  * `--before-bin PATH`: also the mixed store served by another build (e.g. one without the foreign
@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { cpuSeconds, describeMachine } from './machine';
 import { hotSpots } from './profile';
-import { ensureForeignHomes } from './generate/foreignSessions';
+import { ensureForeignHomes, foreignAgentArgs } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
 import { measureCompletion, waitForCompleteAnswer, waitForListedCount, type LatencyFigure } from './server/measure';
 import { makeQueries } from './server/queries';
@@ -48,13 +48,15 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
  * transcripts, read every byte, decompress Codex's `.jsonl.zst` with the store's frame decoder,
  * as the dsh floor does (baselines/floor.ts).
  */
-function foreignFloorMs(claudeHome: string, codexHome: string, qwenHome: string): { ms: number; plaintextBytes: number } {
+function foreignFloorMs(claudeHome: string, codexHome: string, qwenHome: string, opencodeHome?: string): { ms: number; plaintextBytes: number } {
   const started = performance.now();
   let plaintextBytes = 0;
   const files = [
     ...filesUnder(path.join(claudeHome, 'projects'), (name) => name.endsWith('.jsonl')),
     ...filesUnder(path.join(codexHome, 'sessions'), (name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.zst')),
     ...filesUnder(path.join(qwenHome, 'projects'), (name) => name.endsWith('.jsonl')),
+    // opencode's database is read whole (copied) once per change.
+    ...(opencodeHome === undefined ? [] : [path.join(opencodeHome, 'opencode.db')]),
   ];
   const reader = new WholeFileReader();
   for (const file of files) {
@@ -87,14 +89,14 @@ async function main(): Promise<void> {
   const dshLabels = readExpectedLabels(store);
   const allLabels = new Map([...dshLabels, ...homes.labels]);
   const queries = makeQueries(allLabels, [...store.cwds, ...homes.cwds], seed, 60);
-  const agentArgs = ['--agents', 'dsh,claude-code,codex,qwen-code', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome, '--qwen-code-home', homes.qwenHome];
+  const agentArgs = foreignAgentArgs(homes);
 
   // The floors (npm run bench's budgets hold for the mixed store too): one warm-up pass for the page cache, then the median of 3.
   await initFrameDecoding();
   const floors = { dsh: [] as number[], mixed: [] as number[] };
   for (let pass = 0; pass <= 3; pass++) {
     const dsh = runFloor(store.root).ms;
-    const foreignMs = foreignFloorMs(homes.claudeHome, homes.codexHome, homes.qwenHome).ms;
+    const foreignMs = foreignFloorMs(homes.claudeHome, homes.codexHome, homes.qwenHome, homes.opencodeHome).ms;
     if (pass === 0) continue;
     floors.dsh.push(dsh);
     floors.mixed.push(dsh + foreignMs);
@@ -175,11 +177,11 @@ async function main(): Promise<void> {
 
   const machine = describeMachine();
   const lines = [
-    '# Mixed-store completion (dsh + Claude Code + Codex + Qwen Code)',
+    `# Mixed-store completion (dsh + Claude Code + Codex + Qwen Code${homes.opencodeHome === undefined ? '' : ' + opencode'})`,
     '',
     `Command: \`node bench/dist/mixed.js ${argv.join(' ')}\`; machine: ${JSON.stringify(machine)}.`,
     '',
-    `${sessions} dsh sessions; ${homes.perAgent} Claude Code and ${homes.perAgent} Codex sessions made from the real fixture files. Round trips of \`textDocument/completion\` in ms (20 warm-up, 200 measured per kind, sequential). Restarted: the same server started again on the caches its first run wrote. Load average at the end: ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}.`,
+    `${sessions} dsh sessions; ${homes.perAgent} Claude Code, ${homes.perAgent} Codex${homes.opencodeHome === undefined ? ' and' : ','} ${homes.perAgent} Qwen Code${homes.opencodeHome === undefined ? '' : ` and ${homes.perAgent} opencode`} sessions made from the real fixture files. Round trips of \`textDocument/completion\` in ms (20 warm-up, 200 measured per kind, sequential). Restarted: the same server started again on the caches its first run wrote. Load average at the end: ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}.`,
     '',
     '| server | cold: complete listing (s) | restarted: complete listing (s) | peak RSS (MB) | server CPU during the 880 completions (s) |',
     '|---|---|---|---|---|',

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { cpuSeconds } from './machine';
-import { ensureForeignHomes } from './generate/foreignSessions';
+import { ensureForeignHomes, foreignAgentArgs } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
 import { waitForListedCount } from './server/measure';
 import { startServer, type RunningServer, type ServerLaunch } from './server/serverProcess';
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const homes = ensureForeignHomes(path.join(workDir, `foreign-${foreign}-seed-1`), foreign, 1, log);
   const dshTotal = readExpectedLabels(store).size;
   const mixedTotal = dshTotal + homes.labels.length;
-  const agentArgs = ['--agents', 'dsh,claude-code,codex,qwen-code', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome, '--qwen-code-home', homes.qwenHome];
+  const agentArgs = foreignAgentArgs(homes);
   const profileRoot = argv.includes('--profile') ? path.join(workDir, 'profile-restart') : undefined;
   if (profileRoot !== undefined) rmSync(profileRoot, { recursive: true, force: true });
 

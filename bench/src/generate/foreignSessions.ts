@@ -1,16 +1,18 @@
 /**
- * Synthetic Claude Code, Codex and Qwen Code homes for the mixed-store bench, made from the real
- * fixture files (test/agent-stores/fixtures/, written by the real CLIs): each session is a fixture
- * transcript with a fresh id and cwd, and a title of its own (Claude Code: a `custom-title`
- * record; Codex: a `thread_name` line in `session_index.jsonl`; Qwen Code: a `custom_title`
- * record chained to the last one). Reused when already generated.
+ * Synthetic Claude Code, Codex, Qwen Code and (on a Node with node:sqlite) opencode homes for the
+ * mixed-store bench, made from the real fixture files (test/agent-stores/fixtures/, written by the
+ * real CLIs): each session is a fixture transcript with a fresh id and cwd, and a title of its own
+ * (Claude Code: a `custom-title` record; Codex: a `thread_name` line in `session_index.jsonl`; Qwen
+ * Code: a `custom_title` record chained to the last one; opencode: its session row, see
+ * opencodeSessions.ts). Reused when already generated.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../server/serverProcess';
 import { Random } from './random';
+import { canMakeOpencodeHome, writeOpencodeHome, type OpencodeSession } from './opencodeSessions';
 
-const GENERATOR_VERSION = 2;
+const GENERATOR_VERSION = 3;
 const FIXTURES = path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures');
 // The untitled sessions of each fixture home (no rename of their own to replace).
 const CLAUDE_TEMPLATE = path.join(FIXTURES, 'claude-code', 'projects', '-tmp-dsh-agent-fixtures-proj---', '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a02.jsonl');
@@ -21,8 +23,8 @@ const TEMPLATE_CWD = '/tmp/dsh-agent-fixtures/proj-日本';
 const QWEN_TEMPLATE = path.join(FIXTURES, 'qwen-code', 'projects', '-tmp-dsh-agent-fixtures-proj----q', 'chats', '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01.jsonl');
 const QWEN_ID = '9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01';
 const QWEN_TEMPLATE_CWD = '/tmp/dsh-agent-fixtures/proj 日本 q';
-/** The agents a generated home is made for. */
-const AGENTS = 3;
+/** The agents a generated home is made for from session files (opencode's database comes on top). */
+const FILE_AGENTS = 3;
 const WORDS = ['parser', 'lexer', 'cache', 'index', 'fixture', 'weather', 'deploy', 'refactor', 'review', 'migrate', 'tests', 'bench', 'docs', 'router', 'schema', 'auth'];
 
 /** The generated homes. */
@@ -34,6 +36,8 @@ export interface ForeignHomes {
   claudeHome: string;
   codexHome: string;
   qwenHome: string;
+  /** opencode's home, when this Node could make (and the server can read) one. */
+  opencodeHome?: string;
   /** Expected label of each session (its generated title), keyed by id. */
   labels: [string, string][];
   cwds: string[];
@@ -52,13 +56,34 @@ function qwenSession(template: string, id: string, cwd: string, title: string): 
   return text + JSON.stringify(rename) + '\n';
 }
 
-/** `count` sessions in all: a third each of Claude Code, Codex and Qwen Code, under `dir` (reused when generated with the same knobs). */
+/** The server's command-line flags that read `homes` beside dsh's store. */
+export function foreignAgentArgs(homes: ForeignHomes): string[] {
+  const opencode = homes.opencodeHome === undefined ? [] : ['--opencode-home', homes.opencodeHome];
+  return [
+    '--agents',
+    `dsh,claude-code,codex,qwen-code${opencode.length === 0 ? '' : ',opencode'}`,
+    '--claude-code-home',
+    homes.claudeHome,
+    '--codex-home',
+    homes.codexHome,
+    '--qwen-code-home',
+    homes.qwenHome,
+    ...opencode,
+  ];
+}
+
+/**
+ * `count` sessions in all, split evenly between Claude Code, Codex, Qwen Code and (with node:sqlite)
+ * opencode, under `dir` (reused when generated with the same knobs).
+ */
 export function ensureForeignHomes(dir: string, count: number, seed: number, log: (message: string) => void): ForeignHomes {
   const manifestFile = path.join(dir, 'manifest.json');
-  const perAgent = Math.ceil(count / AGENTS);
+  const withOpencode = canMakeOpencodeHome();
+  const agents = FILE_AGENTS + (withOpencode ? 1 : 0);
+  const perAgent = Math.ceil(count / agents);
   if (existsSync(manifestFile)) {
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as ForeignHomes;
-    if (manifest.generatorVersion === GENERATOR_VERSION && manifest.perAgent === perAgent && manifest.seed === seed) return manifest;
+    if (manifest.generatorVersion === GENERATOR_VERSION && manifest.perAgent === perAgent && manifest.seed === seed && (manifest.opencodeHome !== undefined) === withOpencode) return manifest;
   }
   rmSync(dir, { recursive: true, force: true });
   const random = new Random(seed ^ 0x17f0);
@@ -72,6 +97,7 @@ export function ensureForeignHomes(dir: string, count: number, seed: number, log
   const labels: [string, string][] = [];
   const title = (): string => Array.from({ length: random.int(2, 5) }, () => random.pick(WORDS)).join(' ');
   const index: string[] = [];
+  const opencodeSessions: OpencodeSession[] = [];
   for (let i = 0; i < perAgent; i++) {
     const cwd = random.pick(cwds);
     // Claude Code: the fixture transcript under a new id and cwd, with a custom title at its end.
@@ -102,11 +128,18 @@ export function ensureForeignHomes(dir: string, count: number, seed: number, log
     mkdirSync(chats, { recursive: true });
     writeFileSync(path.join(chats, `${qwenId}.jsonl`), qwenSession(qwenText, qwenId, cwd, qwenTitle));
     labels.push([qwenId, qwenTitle]);
-    if ((i + 1) % 1000 === 0) log(`foreign sessions: ${AGENTS * (i + 1)} of ${AGENTS * perAgent}`);
+    if (withOpencode) {
+      const opencodeSession = { id: `ses_bench_${String(i).padStart(7, '0')}`, title: `${title()} ${i}`, cwd: random.pick(cwds) };
+      opencodeSessions.push(opencodeSession);
+      labels.push([opencodeSession.id, opencodeSession.title]);
+    }
+    if ((i + 1) % 1000 === 0) log(`foreign sessions: ${agents * (i + 1)} of ${agents * perAgent}`);
   }
   mkdirSync(codexHome, { recursive: true });
   appendFileSync(path.join(codexHome, 'session_index.jsonl'), index.join('\n') + '\n');
-  const manifest: ForeignHomes = { generatorVersion: GENERATOR_VERSION, seed, perAgent, claudeHome, codexHome, qwenHome, labels, cwds };
+  const opencodeHome = withOpencode ? path.join(dir, 'opencode-home') : undefined;
+  if (opencodeHome !== undefined) writeOpencodeHome(opencodeHome, opencodeSessions);
+  const manifest: ForeignHomes = { generatorVersion: GENERATOR_VERSION, seed, perAgent, claudeHome, codexHome, qwenHome, ...(opencodeHome === undefined ? {} : { opencodeHome }), labels, cwds };
   writeFileSync(manifestFile + '.tmp', JSON.stringify(manifest));
   renameSync(manifestFile + '.tmp', manifestFile);
   return manifest;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { FOREIGN_AGENT_INFO, foreignAgentInfo, type ForeignAgent, type ForeignAgentInfo } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
 import { compareStoreOrder } from '../../resolver/storeOrder';
-import { SessionReadError, type AgentSessionLog, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
+import { SessionReadError, type AgentSessionLog, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
 import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
 import { Emitter } from '../emitter';
 import type { Subscription } from '../service';
@@ -41,16 +41,25 @@ export function sqliteMissingMessage(agent: ForeignAgent): string {
   return `${foreignAgentInfo(agent).title} sessions need ${SQLITE_RUNTIME} or newer, for node:sqlite; this is Node ${process.versions.node}, where ${named} sessions still work`;
 }
 
+/** A database home's store: the interface of the session-file engine's stores (`foreignStore.ts`). */
+export interface DatabaseSessionStore extends SessionStore {
+  readonly agent: ForeignAgent;
+  readonly home: string;
+  readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
+  onDidChange(listener: () => void): Subscription;
+  dispose(): void;
+}
+
 /** Opens the store of `adapter`'s database in `home`, strictly read-only. */
 export function openDatabaseStore(
   adapter: DatabaseAdapter,
   home: string,
   options: { log?: (message: string) => void; tuning?: Partial<DatabaseStoreTuning> } = {},
-): DatabaseStore {
+): DatabaseSessionStore {
   return new DatabaseStore(adapter, home, options.log ?? (() => undefined), { ...DEFAULT_TUNING, ...options.tuning });
 }
 
-export class DatabaseStore {
+class DatabaseStore implements DatabaseSessionStore {
   readonly agent: ForeignAgent;
   private readonly file: string;
   private snapshot: DatabaseSnapshot | undefined;
