@@ -15,7 +15,8 @@
 //      (PATCH /session/:id), then one more turn.
 // opencode leaves its database in WAL mode with the rows in `opencode.db-wal` (not checkpointed):
 // fixtures/opencode/ keeps both files as the CLI left them; fixtures/opencode-checkpointed/ is the
-// same database checkpointed into one file. Damaged copies go under fixtures/damaged/.
+// same database checkpointed into one file. Damaged copies go under fixtures/damaged/. Then
+// checkOpencodeLive.mjs reads the work folder's home while the real opencode holds it open and writes.
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
