@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { SessionCommands, encodeAgentSessionUri, encodeSessionReferenceUri, formatSessionReferenceMention } from '@dsh-session-ls/shared';
 import { DiagnosticSeverity, type MarkupContent } from 'vscode-languageserver-types';
 import { provideDocumentLinks } from './documentLinks';
@@ -30,9 +30,14 @@ const codex = (label = 'Lexer') => formatSessionReferenceMention({ sessionId: CX
 // A dsh session that shares the Codex session's id: the two must never be taken for one another.
 const DSH_SESSIONS = [conversationSession(CX_RENAMED, { cwd: '/w', title: 'dsh twin', createdAt: NOW - 86_400_000 }), conversationSession('a', { cwd: '/w', title: 'Alpha' })];
 
+// Workspaces are disposed after each test: a store may hold resources (opencode's: a snapshot of its database).
+const openWorkspaces: Array<{ dispose(): void }> = [];
+afterEach(() => openWorkspaces.splice(0).forEach((workspace) => workspace.dispose()));
+
 function workspaceWith(text: string, section: Record<string, unknown> = ALL_AGENTS) {
   const document = openDocument('file:///w/m.md', text);
   const { workspace } = testWorkspace(DSH_SESSIONS, { folders: ['/w'], documents: [document], now: NOW, section });
+  openWorkspaces.push(workspace);
   return { document, services: workspace.view({ partial: true }) };
 }
 
