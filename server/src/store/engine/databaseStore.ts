@@ -202,8 +202,11 @@ class DatabaseStore implements DatabaseSessionStore {
       this.replace(snapshot, rows.map((row) => Object.freeze({ ...row, agent: this.agent })));
     } catch (error) {
       snapshot?.dispose();
+      const why = error instanceof Error ? error.message : String(error);
+      this.report(`read:${why}`, `skipped ${this.file}: ${why}`);
+      // A file system error is no fact about the database: what was known stays, and the next look tries again.
+      if (typeof (error as NodeJS.ErrnoException).syscall === 'string') return;
       // A damaged or half-written database lists nothing until it changes again; never fatal.
-      this.report(`read:${error instanceof Error ? error.message : String(error)}`, `skipped ${this.file}: ${error instanceof Error ? error.message : String(error)}`);
       this.replace(undefined, []);
     }
   }
