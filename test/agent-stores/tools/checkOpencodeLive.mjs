@@ -29,7 +29,7 @@ rmSync(portFile, { force: true });
 const model = spawn(process.execPath, [path.join(here, 'modelServer.mjs'), portFile, path.join(work, 'requests-live.jsonl')], { stdio: 'ignore' });
 while (!existsSync(portFile)) await sleep(50);
 const configFile = path.join(xdg('config'), 'opencode', 'opencode.json');
-writeFileSync(configFile, readFileSync(configFile, 'utf8').replace(/127\.0\.0\.1:\d+\/v1/, `127.0.0.1:${readFileSync(portFile, 'utf8')}/v1`));
+writeFileSync(configFile, readFileSync(configFile, 'utf8').replace(/127\.0\.0\.1:\d+\/(?:opencode\/)?v1/, `127.0.0.1:${readFileSync(portFile, 'utf8')}/opencode/v1`));
 const serve = spawn(bin, ['serve', '--port', '0', '--hostname', '127.0.0.1'], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
 let served = '';
 serve.stdout.on('data', (chunk) => (served += chunk));
