@@ -8,7 +8,8 @@
 //
 // opencode reads a provider from its config: a custom one through @ai-sdk/openai-compatible (bundled
 // in the binary) with baseURL http://127.0.0.1:<port>/opencode/v1 (modelServer.mjs's route for it).
-// Everything it writes goes under a private HOME and XDG folders in /tmp/dsh-opencode-fixtures. Sessions, in a cwd with a space and non-ASCII:
+// Everything it writes goes under a private HOME and XDG folders in /tmp/dsh-opencode-fixtures.
+// Sessions, in a cwd with a space and non-ASCII:
 //   1. a short chat, titled by opencode's title generation (the model's answer);
 //   2. `--title` given, a shell call, then a file read in a second process (`--session`);
 //   3. CJK turns, compacted (POST /session/:id/summarize of `opencode serve`), renamed
