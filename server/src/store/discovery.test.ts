@@ -37,7 +37,7 @@ describe('discover', () => {
       '_no-cwd/e/session.jsonl',
     ]);
     const b = result.transcripts.find((t) => t.sessionDir === 'b');
-    expect(b).toMatchObject({ projectDir: '--p--', encoding: 'zstd' });
+    expect(b).toMatchObject({ projectDir: '--p--', key: '--p--/b/session.jsonl.zstd' });
   });
 
   it('reports flat files and symbolic links, and ignores stray root files, temp files and other names', async () => {
@@ -127,7 +127,7 @@ describe('discover', () => {
 
   it('narrows to one session directory or flat file', async () => {
     const a = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'a' });
-    expect(a.transcripts).toEqual([{ key: '--p--/a/session.jsonl', projectDir: '--p--', sessionDir: 'a', encoding: 'raw' }]);
+    expect(a.transcripts).toEqual([{ key: '--p--/a/session.jsonl', projectDir: '--p--', sessionDir: 'a' }]);
     expect(a.directories).toEqual(['--p--/a']);
     const flat = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'flat.jsonl' });
     expect(flat.problems).toEqual([{ key: '--p--/flat.jsonl', reason: DISCOVERY_REASONS.flat }]);

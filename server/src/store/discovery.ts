@@ -1,12 +1,17 @@
 /**
  * Discovery: which transcripts a sessions root holds (dsh-session-store.md §1.4), never
  * following a symbolic link below the root. Header-level checks happen later, in the index.
+ * Which files are sessions, which names a session folder is looked up by and which stray files
+ * are reported the format's layout says (`formats/adapter.ts`, dsh's by default); the walk is of
+ * a layout whose base is the root, with project and session folders (`leafDepth` 2), each
+ * session folder looked up by the layout's `sessionFileNames`.
  */
 import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
-import { isFlatTranscriptName, TRANSCRIPT_NAMES, transcriptEncoding, type TranscriptEncoding } from './layout';
+import type { SessionLayout } from './formats/adapter';
+import { dshLayout, FLAT_LAYOUT_REASON } from './formats/dshLayout';
 import { quickSync } from './quickSync';
 import { fileIdentity, type FileIdentity } from './transcriptFiles';
 import type { StoreProblem } from './service';
@@ -17,7 +22,6 @@ export interface TranscriptLocation {
   key: string;
   projectDir: string;
   sessionDir: string;
-  encoding: TranscriptEncoding;
 }
 
 /** What one part of the root holds: transcripts to index and entries skipped at this level. */
@@ -79,7 +83,7 @@ export function inScope(key: string, scope: DiscoveryScope): boolean {
 /** Problem reasons, worded once. */
 export const DISCOVERY_REASONS = {
   symlink: 'symbolic link not followed (a sessions root is read without following links below it)',
-  flat: 'unsupported flat-file layout: a transcript directly in a project directory',
+  flat: FLAT_LAYOUT_REASON,
 } as const;
 
 /**
@@ -300,7 +304,13 @@ async function pointsToDirectory(files: DirectoryFiles, file: string): Promise<b
  * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
  * directories (or flat files), 3 = transcripts.
  */
-async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable<Found[]> | AsyncIterable<Found[]>, result: DiscoveryResult): Promise<void> {
+async function classify(
+  files: DirectoryFiles,
+  root: string,
+  relToRoot: Iterable<Found[]> | AsyncIterable<Found[]>,
+  result: DiscoveryResult,
+  layout: SessionLayout,
+): Promise<void> {
   for await (const batch of relToRoot) {
     for (const entry of batch) {
       // A root holds hundreds of thousands of entries, each looked up synchronously: let answers run between slices.
@@ -316,18 +326,18 @@ async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable
           result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
         }
       } else if (depth === 2) {
-        if (isFlatTranscriptName(rel.slice(first + 1)) && (entry.kind === 'file' || entry.kind === 'symlink')) {
-          result.problems.push({ key: rel, reason: DISCOVERY_REASONS.flat });
+        const stray = entry.kind === 'file' || entry.kind === 'symlink' ? layout.strayFileProblem?.(rel.slice(first + 1)) : undefined;
+        if (stray !== undefined) {
+          result.problems.push({ key: rel, reason: stray });
         } else if (entry.kind === 'symlink' && (await pointsToDirectory(files, keyPath(root, rel)))) {
           result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
         }
       } else if (depth === 3) {
-        const encoding = transcriptEncoding(rel.slice(second + 1));
-        if (!encoding) continue;
+        if (!layout.isSessionFile(rel.slice(second + 1))) continue;
         if (entry.kind === 'symlink') {
           result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
         } else if (entry.kind === 'file') {
-          result.transcripts.push({ key: rel, projectDir: rel.slice(0, first), sessionDir: rel.slice(first + 1, second), encoding });
+          result.transcripts.push({ key: rel, projectDir: rel.slice(0, first), sessionDir: rel.slice(first + 1, second) });
           if (entry.identity !== undefined) result.seen.set(rel, entry.identity);
         }
       }
@@ -335,17 +345,15 @@ async function classify(files: DirectoryFiles, root: string, relToRoot: Iterable
   }
 }
 
-/** The names looked up in every session directory. */
-export const TRANSCRIPT_FILE_NAMES: readonly string[] = Object.values(TRANSCRIPT_NAMES);
 
 /**
  * The root's own level: its real project directories (in `directories`) and the skipped
  * entries directly in it. A root scan then discovers one project directory at a time, so the
  * discovery of a 100,000-session root never exists at once.
  */
-export async function discoverRootLevel(root: string, files: DirectoryFiles = nodeDirectoryFiles): Promise<DiscoveryResult> {
+export async function discoverRootLevel(root: string, files: DirectoryFiles = nodeDirectoryFiles, layout: SessionLayout = dshLayout): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
-  await classify(files, root, walkEntries(files, root, 1), result);
+  await classify(files, root, walkEntries(files, root, 1), result, layout);
   return result;
 }
 
@@ -354,21 +362,28 @@ export async function discoverRootLevel(root: string, files: DirectoryFiles = no
  * A missing scope yields nothing; I/O errors below the root are tolerated. `prefetched`: a
  * project scope's entries, looked up before (relative to the project directory).
  */
-export async function discover(root: string, scope: DiscoveryScope, files: DirectoryFiles = nodeDirectoryFiles, prefetched?: PrefetchedEntries): Promise<DiscoveryResult> {
+export async function discover(
+  root: string,
+  scope: DiscoveryScope,
+  files: DirectoryFiles = nodeDirectoryFiles,
+  prefetched?: PrefetchedEntries,
+  layout: SessionLayout = dshLayout,
+): Promise<DiscoveryResult> {
   const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
+  const leafNames = layout.sessionFileNames;
   if (scope.kind === 'root') {
-    await classify(files, root, walkEntries(files, root, 3, TRANSCRIPT_FILE_NAMES), result);
+    await classify(files, root, walkEntries(files, root, 3, leafNames), result, layout);
     return result;
   }
   const projectPath = keyPath(root, scope.projectDir);
   if (scope.kind === 'project') {
     const kind = await lstatKind(files, projectPath);
     if (kind === 'symlink') {
-      await classify(files, root, [[{ rel: scope.projectDir, kind }]], result);
+      await classify(files, root, [[{ rel: scope.projectDir, kind }]], result, layout);
     } else if (kind === 'dir') {
       result.directories.push(scope.projectDir);
-      const found = walkEntries(files, projectPath, 2, TRANSCRIPT_FILE_NAMES, prefetched);
-      await classify(files, root, underProject(scope.projectDir, found), result);
+      const found = walkEntries(files, projectPath, 2, leafNames, prefetched);
+      await classify(files, root, underProject(scope.projectDir, found), result, layout);
     }
     return result;
   }
@@ -378,11 +393,11 @@ export async function discover(root: string, scope: DiscoveryScope, files: Direc
   if (sessionKind === 'missing') return result;
   const found: Found[] = [{ rel: sessionRel, kind: sessionKind }];
   if (sessionKind === 'dir') {
-    for (const name of TRANSCRIPT_FILE_NAMES) {
+    for (const name of leafNames ?? []) {
       const entry = await lstatEntry(files, keyPath(root, `${sessionRel}/${name}`));
       if (entry !== undefined) found.push({ rel: `${sessionRel}/${name}`, ...entry });
     }
   }
-  await classify(files, root, [found], result);
+  await classify(files, root, [found], result, layout);
   return result;
 }

@@ -21,7 +21,8 @@ import { RootAttachment } from './disk/rootAttachment';
 import { Scanner } from './disk/scanning';
 import { StoreState, type Attached } from './disk/state';
 import { DEFAULT_TUNING, type DiskStoreTuning } from './disk/tuning';
-import { readSessionSurface } from './lookup';
+import type { DshFormat } from './formats/dsh';
+import { dshFormatFor } from './formats/registry';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { SummarizePool } from './summarize/pool';
 import type { FileIdentity } from './transcriptFiles';
@@ -35,6 +36,7 @@ export class DiskSessionStore implements SessionStoreService {
   readonly root: string;
   private readonly state: StoreState;
   private readonly pool: SummarizePool;
+  private readonly format: DshFormat;
   private readonly publication: Publication;
   private readonly cache: CacheWriter;
   private readonly freshness: Freshness;
@@ -49,12 +51,13 @@ export class DiskSessionStore implements SessionStoreService {
       files: state.tuning.files,
       log: state.log,
     });
+    const format = (this.format = dshFormatFor(this.pool, state.tuning.files));
     const events = new StoreEvents();
-    this.cache = new CacheWriter(state, options.cacheDir);
+    this.cache = new CacheWriter(state, options.cacheDir, format.layout);
     this.publication = new Publication(state);
-    const scanner = new Scanner(state, events, this.cache);
+    const scanner = new Scanner(state, events, this.cache, format.layout);
     this.freshness = new Freshness(state, events, scanner);
-    const attachment = (this.attachment = new RootAttachment(state, this.pool, events, scanner, this.cache));
+    const attachment = (this.attachment = new RootAttachment(state, format, events, scanner, this.cache));
     events.consume((event) => this.route(event));
     state.background(attachment.attach());
   }
@@ -120,10 +123,10 @@ export class DiskSessionStore implements SessionStoreService {
     const { attached, tuning } = this.state;
     if (attached) {
       const knownFailure = (key: string, identity: FileIdentity) => attached.index.knownFailure(key, identity);
-      return readSessionSurface(attached.realRoot, sessionId, tuning.files, signal, knownFailure);
+      return this.format.readSurface(attached.realRoot, sessionId, signal, knownFailure);
     }
     const root = await tuning.directories.realpath(this.root).catch(() => undefined);
-    return readSessionSurface(root, sessionId, tuning.files, signal);
+    return this.format.readSurface(root, sessionId, signal);
   }
 
   // ---- service ------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ function transcript(
 ): IndexedTranscript {
   const file = encoding === 'raw' ? 'session.jsonl' : 'session.jsonl.zstd';
   return {
-    location: { key: `${projectDir}/${sessionDir}/${file}`, projectDir, sessionDir, encoding },
+    location: { key: `${projectDir}/${sessionDir}/${file}`, projectDir, sessionDir },
     summary: summary && { capturedThroughSeq: null, eventCount: 0, ...summary },
   };
 }

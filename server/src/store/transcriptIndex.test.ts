@@ -9,6 +9,7 @@ import { SummarizePool } from './summarize/pool';
 import type { SummarizeTask } from './summarize/summarizeFile';
 import { recordingFiles } from '../testing/testFiles';
 import { RESUMABLE_TRANSCRIPTS, TranscriptIndex } from './transcriptIndex';
+import { dshFormat } from './formats/dsh';
 
 /** A modification time (seconds) written within the last RECENT_WRITE_MS, later for a larger `order`. */
 function recently(order: number): number {
@@ -28,7 +29,7 @@ function writeTranscript(root: string, id: string, prompt: string, title: string
 /** Makes the raw transcript at `key` known to `index`; returns the key. */
 function addTo(index: TranscriptIndex, key: string): string {
   const [projectDir, sessionDir] = key.split('/');
-  index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+  index.add({ key, projectDir, sessionDir });
   return key;
 }
 
@@ -41,7 +42,7 @@ function recordingIndex(root: string, concurrency: number): { index: TranscriptI
       return super.run(task);
     }
   }
-  return { index: new TranscriptIndex(root, nodeTranscriptFiles, concurrency, new RecordingPool({ size: 0 })), tasks };
+  return { index: new TranscriptIndex(root, nodeTranscriptFiles, concurrency, dshFormat(new RecordingPool({ size: 0 }), nodeTranscriptFiles)), tasks };
 }
 
 let base: string;
@@ -136,7 +137,7 @@ describe('TranscriptIndex resume states', () => {
     writeFileSync(file, rawTranscript([headerLine('rw-1'), ...turn('First')]));
     const index = new TranscriptIndex(root, nodeTranscriptFiles, 1);
     const [projectDir, sessionDir] = key.split('/');
-    index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+    index.add({ key, projectDir, sessionDir });
     expect(await index.refresh(key)).toBe('changed');
     expect(index.get(key)?.summary?.title).toBe('First');
     // Grown: the title inside changed and a turn was added; same inode, so it looks like an append.
@@ -189,9 +190,9 @@ describe('TranscriptIndex resume states', () => {
         return super.run(task);
       }
     }
-    const index = new TranscriptIndex(root, files, 1, new CountingPool({ size: 0, files }));
+    const index = new TranscriptIndex(root, files, 1, dshFormat(new CountingPool({ size: 0, files }), files));
     const [projectDir, sessionDir] = key.split('/');
-    index.add({ key, projectDir, sessionDir, encoding: 'raw' });
+    index.add({ key, projectDir, sessionDir });
     expect(await index.refresh(key)).toBe('changed');
     expect(index.get(key)).toMatchObject({ readFailed: true, summary: { headerProblem: expect.stringContaining('EACCES') } });
     expect(index.failedKeys()).toEqual([key]);
@@ -213,7 +214,7 @@ describe('TranscriptIndex resume states', () => {
     const index = new TranscriptIndex(base, nodeTranscriptFiles, 1);
     for (const key of ['p/a/session.jsonl', 'p/b/session.jsonl.zstd', 'q/a/session.jsonl']) {
       const [projectDir, sessionDir] = key.split('/');
-      index.add({ key, projectDir, sessionDir, encoding: key.endsWith('.zstd') ? 'zstd' : 'raw' });
+      index.add({ key, projectDir, sessionDir });
     }
     expect(index.keysIn({ kind: 'project', projectDir: 'p' }).sort()).toEqual(['p/a/session.jsonl', 'p/b/session.jsonl.zstd']);
     expect(index.keysIn({ kind: 'session', projectDir: 'q', sessionDir: 'a' })).toEqual(['q/a/session.jsonl']);

@@ -4,14 +4,15 @@
  * recently written one; an older one from scratch, see RESUMABLE_TRANSCRIPTS); a shrunk or
  * replaced one from scratch.
  */
-import { pathBindingProblem } from './binding';
 import { ConcurrencyLimit } from './concurrency';
 import { keyPath, type DiscoveryScope, type TranscriptLocation } from './discovery';
 import { initZstdSupport } from './log';
 import { quickSync } from './quickSync';
 import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
-import { HEADER_REASONS, mayResume, type ResumeState } from './summarize/summarizeFile';
+import { HEADER_REASONS, type ResumeState } from './summarize/summarizeFile';
+import type { IndexFormat } from './formats/adapter';
+import { dshFormat } from './formats/dsh';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptSummary';
 
@@ -87,8 +88,8 @@ export class TranscriptIndex {
     private readonly root: string,
     private readonly files: TranscriptFiles,
     concurrency: number,
-    /** Where transcripts are read and folded (the store owns it); inline by default. */
-    private readonly pool: SummarizePool = new SummarizePool({ size: 0, files }),
+    /** How transcripts are read and folded (dsh's format, through the store's pool); inline by default. */
+    private readonly format: IndexFormat<TranscriptSummary, ResumeState> = dshFormat(new SummarizePool({ size: 0, files }), files),
   ) {
     this.limit = new ConcurrencyLimit(concurrency);
   }
@@ -284,7 +285,7 @@ export class TranscriptIndex {
   }
 
   private async revalidate(entry: IndexEntry, seen: FileIdentity | undefined): Promise<RefreshOutcome> {
-    const { key, encoding } = entry.location;
+    const { key } = entry.location;
     const file = keyPath(this.root, key);
     let current: FileIdentity | undefined;
     try {
@@ -305,36 +306,22 @@ export class TranscriptIndex {
     }
     const previous = entry.summary;
     // Only a summary an append may continue hands over its state: damage is sticky.
-    const saved = previous !== undefined && mayResume(previous) ? entry.saved : undefined;
+    const saved = previous !== undefined && this.format.mayResume(previous) ? entry.saved : undefined;
     // A first index of 10,000 old transcripts would otherwise hash, serialize and hand over
     // thousands of states (until the pruning's threshold rose) that no append ever uses.
     const keepState = writtenRecently(current, Date.now()) && current.mtimeMs >= this.resumeThreshold;
     // What the task reads: the whole file, or what was appended when it resumes.
     const bytes = Math.max(0, current.size - (saved !== undefined ? (entry.identity?.size ?? 0) : 0));
-    const outcome = await this.pool.run({ file, encoding, previous: entry.identity, saved, keepState }, bytes);
+    const outcome = await this.format.readFacts({ root: this.root, key, file, previous: entry.identity, resume: saved, keepState, bytes }, previous);
     if (outcome.kind === 'failed') return this.unreadable(entry, outcome.error, current);
     if (this.entries.get(key) !== entry) return 'gone';
-    let summary = outcome.summary;
-    const identity = { ...outcome.opened, size: outcome.position };
-    if (summary.header) {
-      try {
-        // The header never changes in an append; neither does whether it derives this path.
-        const problem =
-          outcome.resumed && previous?.header !== undefined
-            ? previous.headerProblem
-            : await pathBindingProblem(this.root, key, encoding, summary.header, identity, this.files);
-        if (problem !== undefined) summary = { ...summary, headerProblem: problem };
-      } catch (error) {
-        return this.unreadable(entry, error, current);
-      }
-      if (this.entries.get(key) !== entry) return 'gone';
-    }
+    const { identity, facts: summary } = outcome;
     entry.identity = identity;
     entry.readFailed = undefined;
     this.failed.delete(key);
     this.setSummary(entry, summary);
     // What the next append resumes from: the compact saved state (the worker kept no live summarizer).
-    this.keepForResume(entry, outcome.saved);
+    this.keepForResume(entry, outcome.resume);
     return 'changed';
   }
 }

@@ -8,7 +8,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { storeWorkSlices } from '../concurrency';
 import { nodeDirectoryFiles } from '../directoryFiles';
-import { TRANSCRIPT_FILE_NAMES } from '../discovery';
+import type { SessionLayout } from '../formats/adapter';
 import { EarlyLookups } from '../lookups/earlyLookups';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { sameIdentity, type FileIdentity } from '../transcriptFiles';
@@ -61,6 +61,8 @@ export class CacheWriter {
   constructor(
     private readonly state: StoreState,
     cacheDir: string | undefined,
+    /** The format's layout: the names early lookups look a session folder up by. */
+    private readonly layout: SessionLayout,
   ) {
     this.cacheDir = cacheDir === undefined ? undefined : path.resolve(cacheDir);
     this.saveTimer = state.timer();
@@ -138,7 +140,7 @@ export class CacheWriter {
     if (tuning.lookupWorkerFile === undefined || tuning.directories !== nodeDirectoryFiles) return;
     const bytes = (await fsp.stat(cacheFile).catch(() => undefined))?.size ?? -1;
     if (bytes < tuning.earlyLookupsCacheBytes || !state.isCurrent(attached)) return;
-    attached.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: TRANSCRIPT_FILE_NAMES }, tuning.lookupWorkerFile, state.log);
+    attached.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: this.layout.sessionFileNames ?? [] }, tuning.lookupWorkerFile, state.log);
   }
 
   /**

@@ -45,7 +45,7 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
   };
   const state = new StoreState('/root', { ...DEFAULT_TUNING, clock, files, ...tuning }, () => undefined);
   const entries = new Map<string, IndexedTranscript>(
-    keys.map((key) => [key, { location: { key, projectDir: key.split('/')[0], sessionDir: key.split('/')[1], encoding: 'raw' }, identity: IDENTITY }]),
+    keys.map((key) => [key, { location: { key, projectDir: key.split('/')[0], sessionDir: key.split('/')[1] }, identity: IDENTITY }]),
   );
   const attached = {
     generation: state.generation,

@@ -13,7 +13,7 @@ import type { Attached } from './state';
 
 function location(key: string): TranscriptLocation {
   const [projectDir, sessionDir] = key.split('/');
-  return { key, projectDir, sessionDir, encoding: 'raw' };
+  return { key, projectDir, sessionDir };
 }
 
 /** What discovery found: a project scope's directories name the project itself too. */

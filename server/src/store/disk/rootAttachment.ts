@@ -6,7 +6,7 @@
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import { DirectoryWatches } from '../directoryWatches';
 import { ScopedKeys } from '../scopedKeys';
-import type { SummarizePool } from '../summarize/pool';
+import type { DshFormat } from '../formats/dsh';
 import { TranscriptIndex } from '../transcriptIndex';
 import type { CacheWriter } from './cacheWriter';
 import type { TimerSlot } from './clock';
@@ -27,7 +27,8 @@ export class RootAttachment {
 
   constructor(
     private readonly state: StoreState,
-    private readonly pool: SummarizePool,
+    /** dsh's format, reading through the store's worker pool. */
+    private readonly format: DshFormat,
     private readonly events: StoreEvents,
     private readonly scanner: Pick<Scanner, 'scan'>,
     private readonly cache: Pick<CacheWriter, 'load'>,
@@ -59,7 +60,7 @@ export class RootAttachment {
       generation,
       realRoot,
       rootIdentity,
-      index: new TranscriptIndex(realRoot, tuning.files, tuning.concurrency, this.pool),
+      index: new TranscriptIndex(realRoot, tuning.files, tuning.concurrency, this.format),
       watches: new DirectoryWatches(
         realRoot,
         (dir, name) => events.emit({ type: 'watched', generation, dir, name }),

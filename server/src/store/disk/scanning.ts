@@ -5,6 +5,7 @@
  */
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
 import { discover, discoverRootLevel, sessionScopeOf, type DiscoveryScope } from '../discovery';
+import type { SessionLayout } from '../formats/adapter';
 import type { FileIdentity } from '../transcriptFiles';
 import type { RefreshOutcome } from '../transcriptIndex';
 import type { CacheWriter } from './cacheWriter';
@@ -23,6 +24,8 @@ export class Scanner {
     private readonly state: StoreState,
     private readonly events: StoreEvents,
     private readonly cache: Pick<CacheWriter, 'adopt'>,
+    /** Which files of the root are sessions (the format's). */
+    private readonly layout: SessionLayout,
   ) {}
 
   /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
@@ -72,7 +75,7 @@ export class Scanner {
   private async reconcileRootLevel(attached: Attached): Promise<string[] | undefined> {
     const { state } = this;
     if (!state.isCurrent(attached)) return undefined;
-    const found = await discoverRootLevel(attached.realRoot, state.tuning.directories);
+    const found = await discoverRootLevel(attached.realRoot, state.tuning.directories, this.layout);
     await attached.cacheLoading;
     if (!state.isCurrent(attached)) return undefined;
     this.report(attached, applyRootLevel(attached, found));
@@ -85,7 +88,7 @@ export class Scanner {
     if (!state.isCurrent(attached)) return undefined;
     // The first scan's project directories were looked up early, in a worker (see earlyLookups.ts).
     const prefetched = scope.kind === 'project' ? await attached.lookups?.project(scope.projectDir) : undefined;
-    const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched);
+    const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched, this.layout);
     await attached.cacheLoading;
     if (!state.isCurrent(attached)) return undefined;
     const change = await applyScope(attached, scope, found, (key) => this.cache.adopt(attached, key));

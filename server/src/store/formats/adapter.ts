@@ -2,17 +2,85 @@
  * What the index engine needs of one agent's format: which files are sessions, and what a file's
  * bytes mean (listing facts, surface, whole log, and the fold an append resumes). An adapter is
  * pure: no timers, no watches, no store state. Adapters are registered in `registry.ts`.
+ *
+ * Two shapes of it: {@link SessionLayout}, which files under a root are sessions (every agent's;
+ * a {@link FormatAdapter} is one), and {@link IndexFormat}, a file's bytes and earlier resume
+ * state → listing facts and a new resume state, which the engines read through (dsh's framed
+ * and compressed logs folded in worker threads, `dsh.ts`; the other agents' line folds,
+ * `../engine/foreignFormat.ts`). A {@link FormatAdapter} adds the line fold over JSONL records.
  */
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import type { SessionEventRecord, SessionSurface, StoredSessionSummary } from '../../resolver/sessionStore';
 import type { LineFold } from './lineFold';
 import type { JsonlRecord } from './records';
+import type { FileIdentity } from '../transcriptFiles';
 
 /** Largest transcript read whole (a bigger one is not listed, and not read). */
 export const MAX_FOREIGN_FILE_BYTES = 64 * 1024 * 1024;
 
 /** Listing facts of one session file, before the store adds its agent. */
 export type SessionFacts = Omit<StoredSessionSummary, 'agent'>;
+
+/** Which files under a root (an agent's home, dsh's sessions root) are sessions. */
+export interface SessionLayout {
+  /** The folder under the root that holds the session folders ('' for the root itself). */
+  readonly base: string;
+  /** Depth below `base` of the folders that hold session files (1 for `base/<folder>`, 3 for `base/YYYY/MM/DD`). */
+  readonly leafDepth: number;
+  /** Whether a file name in a leaf folder is a session file. */
+  isSessionFile(name: string): boolean;
+  /**
+   * Every name a session file may have, when a leaf folder holds one session under one of a few
+   * fixed names (dsh): a leaf folder is then looked up by these names, never listed.
+   */
+  readonly sessionFileNames?: readonly string[];
+  /**
+   * Why a file directly in a folder one level above the leaf folders is skipped and reported
+   * (a session file of a layout the agent no longer writes), or undefined: ignored.
+   */
+  strayFileProblem?(name: string): string | undefined;
+}
+
+/** One read of a session file for the index. */
+export interface FactsRequest<Resume> {
+  /** The (real) root and the file's root-relative key, `/`-separated. */
+  readonly root: string;
+  readonly key: string;
+  /** The file's absolute path. */
+  readonly file: string;
+  /** The file's identity as just looked up, when the engine stat'ed it (a read reads at most its size). */
+  readonly identity?: FileIdentity;
+  /** The file version the previous facts describe, and what an append of it resumes from. */
+  readonly previous?: FileIdentity;
+  readonly resume?: Resume;
+  /** Whether the outcome should carry what the next append resumes from. */
+  readonly keepState: boolean;
+  /** What the read will cost in bytes (the whole file, or what was appended). */
+  readonly bytes: number;
+}
+
+/** What a read for the index found. */
+export type FactsOutcome<Facts, Resume> =
+  | {
+      readonly kind: 'read';
+      /** The identity of the version read (its size: the bytes read). */
+      readonly identity: FileIdentity;
+      readonly facts: Facts;
+      /** Whether `resume` was continued (only the appended bytes were read). */
+      readonly resumed: boolean;
+      readonly resume?: Resume;
+    }
+  /** The file could not be opened or read: no fact about it. */
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+/** A format read for an index: a file's bytes (and an earlier resume state) → listing facts and a new resume state. */
+export interface IndexFormat<Facts, Resume> {
+  readonly layout: SessionLayout;
+  /** Reads one file; never rejects (a failure is an outcome). */
+  readFacts(request: FactsRequest<Resume>, previousFacts: Facts | undefined): Promise<FactsOutcome<Facts, Resume>>;
+  /** Whether an append may continue from these facts (damage is sticky: a damaged file is read again whole). */
+  mayResume(facts: Facts): boolean;
+}
 
 /**
  * A file at the top of the agent's home whose records name sessions (id → title), overriding the

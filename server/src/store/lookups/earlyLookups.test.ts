@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../../../test/support/conformance';
 import { pollUntil } from '../../../../test/support/lspClient';
 import { nodeDirectoryFiles, type DirectoryFiles } from '../directoryFiles';
-import { discover, discoverRootLevel, TRANSCRIPT_FILE_NAMES } from '../discovery';
+import { discover, discoverRootLevel } from '../discovery';
+import { dshLayout } from '../formats/dshLayout';
+
+const TRANSCRIPT_FILE_NAMES = dshLayout.sessionFileNames ?? [];
 import { DiskSessionStore } from '../diskStore';
 import { relativeLogPath, TRANSCRIPT_NAMES } from '../layout';
 import { sortedDiscovery, writeDiscoveryTree, writeTreeFile } from '../../testing/discoveryTree';

@@ -11,6 +11,7 @@ import { DEMO_1, DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, 
 import { nodeTranscriptFiles } from '../transcriptFiles';
 import { TranscriptIndex } from '../transcriptIndex';
 import type { TranscriptSummary } from '../transcriptSummary';
+import { dshFormat } from '../formats/dsh';
 import { SummarizePool } from './pool';
 import { mayResume, summarizeTranscriptFile, type SummarizeOutcome, type SummarizeTask } from './summarizeFile';
 
@@ -177,10 +178,10 @@ describe('workers start only when the work pays for them (INLINE_INDEX_BYTES)', 
 
   /** Indexes every key of `store` through `summarizer` (the index's own path: lstat, then the pool). */
   async function index(store: { root: string; keys: string[] }, summarizer: SummarizePool): Promise<(TranscriptSummary | undefined)[]> {
-    const built = new TranscriptIndex(store.root, nodeTranscriptFiles, 16, summarizer);
+    const built = new TranscriptIndex(store.root, nodeTranscriptFiles, 16, dshFormat(summarizer, nodeTranscriptFiles));
     for (const key of store.keys) {
       const [projectDir, sessionDir] = key.split('/');
-      built.add({ key, projectDir, sessionDir, encoding: 'raw' });
+      built.add({ key, projectDir, sessionDir });
     }
     expect(await Promise.all(store.keys.map((key) => built.refresh(key)))).toEqual(store.keys.map(() => 'changed'));
     return store.keys.map((key) => built.get(key)?.summary);
