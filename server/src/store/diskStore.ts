@@ -79,7 +79,10 @@ export class DiskSessionStore implements SessionStoreService {
       case 'scopeStale':
         return freshness.markDirty(event.scope);
       case 'watched':
-        return freshness.onWatchEvent(event.generation, event.dir, event.name);
+        return freshness.onWatchEvent(event.attached, event.dir, event.name);
+      case 'rootChanged':
+        freshness.setRoot(event.attached);
+        return publication.setRoot(event.attached, event.problem);
       case 'indexed':
         return this.indexed(event.attached);
       case 'settled':
@@ -120,7 +123,8 @@ export class DiskSessionStore implements SessionStoreService {
 
   /** A fresh snapshot of one session's surface, read directly from disk. */
   async readSurface(sessionId: string, signal?: AbortSignal): Promise<SessionSurface> {
-    const { attached, tuning } = this.state;
+    const { tuning } = this.state;
+    const attached = this.attachment.current;
     if (attached) {
       const knownFailure = (key: string, identity: FileIdentity) => attached.index.knownFailure(key, identity);
       return this.format.readSurface(attached.realRoot, sessionId, signal, knownFailure);
@@ -160,7 +164,7 @@ export class DiskSessionStore implements SessionStoreService {
     const { state } = this;
     state.windingDown = true;
     this.freshness.forgetRoot();
-    const attached = state.attached;
+    const attached = this.attachment.current;
     if (attached) await this.cache.saveNow(attached);
   }
 
@@ -168,10 +172,7 @@ export class DiskSessionStore implements SessionStoreService {
     const { state } = this;
     if (state.disposed) return;
     state.disposed = true;
-    state.generation++;
-    state.attached?.watches.dispose();
-    state.attached?.lookups?.dispose();
-    state.attached = undefined;
+    this.attachment.dispose();
     state.clearTimers();
     state.finishIndexing();
     this.publication.dispose();
@@ -186,7 +187,7 @@ export class DiskSessionStore implements SessionStoreService {
    * how many times the listing has been built or patched. @forTests
    */
   probe(): { handles: { watches: number; timers: number }; completedRescans: number; listingRebuilds: number } {
-    const watches = this.state.attached?.watches;
+    const watches = this.attachment.current?.watches;
     const pending = this.state.pendingTimers() + (watches?.adding ? 1 : 0);
     return { handles: { watches: watches?.count ?? 0, timers: pending }, completedRescans: this.freshness.completedRescans, listingRebuilds: this.publication.rebuilds };
   }

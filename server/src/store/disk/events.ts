@@ -4,6 +4,7 @@
  * consumer, deciding which part acts on it. Calls go one way only, down: attachment and
  * freshness ask the scanner and the cache for work and get its result back.
  */
+import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { DiscoveryScope } from '../discovery';
 import type { Attached } from './state';
 
@@ -20,8 +21,10 @@ export type StoreEvent =
   | { readonly type: 'directoriesChanged'; readonly attached: Attached }
   /** A scope needs another look (a transcript went: discovery says what the path is now). */
   | { readonly type: 'scopeStale'; readonly scope: DiscoveryScope }
-  /** A watch of generation `generation` saw a change in `dir` (to `name`, if known). */
-  | { readonly type: 'watched'; readonly generation: number; readonly dir: string; readonly name: string | undefined }
+  /** A watch of `attached` saw a change in `dir` (to `name`, if known). */
+  | { readonly type: 'watched'; readonly attached: Attached; readonly dir: string; readonly name: string | undefined }
+  /** The root attached now (undefined: none), or why none is (see StoreStatus.rootProblem). */
+  | { readonly type: 'rootChanged'; readonly attached: Attached | undefined; readonly problem: SessionsRootProblem | undefined }
   /** The first index of `attached` is built. */
   | { readonly type: 'indexed'; readonly attached: Attached }
   /** A look at the disk finished (or the root is known to be absent): listeners may hear of its changes now. */

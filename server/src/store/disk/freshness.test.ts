@@ -48,7 +48,7 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
     keys.map((key) => [key, { location: { key, projectDir: key.split('/')[0], sessionDir: key.split('/')[1] }, identity: IDENTITY }]),
   );
   const attached = {
-    generation: state.generation,
+    retired: false,
     realRoot: '/root',
     index: {
       failedKeys: () => [],
@@ -59,7 +59,6 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
     watches: { update: () => undefined, isWatched: (dir: string) => watched.includes(dir) },
     directories: new ScopedKeys(),
   } as unknown as Attached;
-  state.attached = attached;
   const flushes: number[] = [];
   const scans: DiscoveryScope[][] = [];
   const refreshes: string[] = [];
@@ -81,6 +80,7 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
       return rootAttached;
     },
   });
+  freshness.setRoot(attached);
   return {
     clock,
     state,
@@ -108,47 +108,47 @@ async function advance(clock: FakeClock, ms: number, step = ms): Promise<void> {
 
 describe('freshness scheduling in fake time', () => {
   it('reads a burst of watch events once after a quiet time, never postponed past the longest debounce', async () => {
-    const { clock, state, freshness, flushes, scans } = setUp({ debounceMs: 30, maxDebounceMs: 200 });
+    const { clock, state, attached, freshness, flushes, scans } = setUp({ debounceMs: 30, maxDebounceMs: 200 });
     state.indexing = false;
     const start = clock.now();
     // An event every 20 ms for half a second: never 30 ms of quiet.
     for (let t = 0; t < 500; t += 20) {
-      freshness.onWatchEvent(state.generation, 'p/s', 'session.jsonl');
+      freshness.onWatchEvent(attached, 'p/s', 'session.jsonl');
       await advance(clock, 20);
     }
     await advance(clock, 100);
     expect(flushes.map((t) => t - start)).toEqual([200, 400, 510]);
     for (const scopes of scans) expect(scopes).toEqual([{ kind: 'session', projectDir: 'p', sessionDir: 's' }]);
     // One event, then quiet: read 30 ms later.
-    freshness.onWatchEvent(state.generation, 'p', undefined);
+    freshness.onWatchEvent(attached, 'p', undefined);
     await advance(clock, 100, 1);
     expect(flushes.map((t) => t - start)).toEqual([200, 400, 510, 630]);
     expect(scans.at(-1)).toEqual([{ kind: 'project', projectDir: 'p' }]);
   });
 
-  it('ignores events of an older generation, and reads nothing while the first index is built', async () => {
-    const { clock, state, freshness, flushes } = setUp({ debounceMs: 30 });
+  it('ignores events of a dropped root, and reads nothing while the first index is built', async () => {
+    const { clock, state, attached, freshness, flushes } = setUp({ debounceMs: 30 });
     state.indexing = false;
-    freshness.onWatchEvent(state.generation - 1, 'p', undefined);
+    freshness.onWatchEvent({ ...attached, retired: true }, 'p', undefined);
     await advance(clock, 1000, 10);
     expect(flushes).toEqual([]);
     state.indexing = true;
     freshness.markDirty({ kind: 'root' });
-    freshness.onWatchEvent(state.generation, 'p', undefined);
+    freshness.onWatchEvent(attached, 'p', undefined);
     await advance(clock, 10_000, 10);
     expect(flushes).toEqual([]);
     expect(state.pendingTimers()).toBe(0);
   });
 
   it('reports on the event stream: a look finished, or a replaced root, which it does not scan', async () => {
-    const { clock, state, freshness, scans, emitted, replaceRoot } = setUp({ debounceMs: 30 });
+    const { clock, state, attached, freshness, scans, emitted, replaceRoot } = setUp({ debounceMs: 30 });
     state.indexing = false;
-    freshness.onWatchEvent(state.generation, 'p', undefined);
+    freshness.onWatchEvent(attached, 'p', undefined);
     await advance(clock, 100, 10);
     expect(scans).toEqual([[{ kind: 'project', projectDir: 'p' }]]);
     expect(emitted).toEqual(['settled']);
     replaceRoot();
-    freshness.onWatchEvent(state.generation, 'p', undefined);
+    freshness.onWatchEvent(attached, 'p', undefined);
     await advance(clock, 100, 10);
     expect(scans.at(-1)).toEqual([]);
     expect(emitted).toEqual(['settled', 'rootReplaced']);

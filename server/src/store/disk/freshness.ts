@@ -61,6 +61,8 @@ export class Freshness {
   private readonly watchTimer: TimerSlot;
   /** Full rescans (re-reads of the root scope) completed, for tests that wait for one. */
   private rescans = 0;
+  /** The attached root, as root attachment last reported it. */
+  private attached: Attached | undefined;
 
   constructor(
     private readonly state: StoreState,
@@ -138,9 +140,14 @@ export class Freshness {
     this.scheduleSweep(attached);
   }
 
-  /** A watch of generation `generation` saw a change in `dir` (to `name`, if known). */
-  onWatchEvent(generation: number, dir: string, name: string | undefined): void {
-    if (generation === this.state.generation && !this.state.disposed) this.markDirty(scopeOfChange(dir, name));
+  /** The root attached now (undefined: none): what the looks are at. */
+  setRoot(attached: Attached | undefined): void {
+    this.attached = attached;
+  }
+
+  /** A watch of `attached` saw a change in `dir` (to `name`, if known). */
+  onWatchEvent(attached: Attached, dir: string, name: string | undefined): void {
+    if (this.state.isCurrent(attached)) this.markDirty(scopeOfChange(dir, name));
   }
 
   /** Queues a scope for re-reading after a short quiet time (a burst is read once). */
@@ -149,7 +156,7 @@ export class Freshness {
     if (state.disposed) return;
     this.pending.add(scope);
     // Nothing competes with the first index: it ends by re-reading the whole root, which covers this.
-    if (state.indexing && state.attached) return;
+    if (state.indexing && this.attached) return;
     const now = state.clock.now();
     if (!this.flushTimer.active) this.pendingSince = now;
     const wait = Math.max(0, Math.min(state.tuning.debounceMs, this.pendingSince + state.tuning.maxDebounceMs - now));
@@ -164,7 +171,7 @@ export class Freshness {
     }
     this.flushing = true;
     try {
-      const attached = state.attached;
+      const attached = this.attached;
       const root = this.pending.includesRoot;
       const scopes = this.pending.take();
       if (!attached || !state.isCurrent(attached)) return;

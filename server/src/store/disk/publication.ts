@@ -2,6 +2,7 @@
  * Listing publication: the cached, sorted listing (rebuilt or patched only when stale), the
  * throttled `onDidChange` / `onStatus` notifications and the once-per-problem reports.
  */
+import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { toStoreProblem, type DiscoveryProblem } from '../discovery';
 import { Emitter } from '../emitter';
@@ -60,6 +61,9 @@ export class Publication {
   private lastNotifyAt = 0;
   private readonly statusTimer: TimerSlot;
   private lastStatusAt = 0;
+  /** The attached root and why none is, as root attachment last reported them. */
+  private attached: Attached | undefined;
+  private rootProblem: SessionsRootProblem | undefined;
 
   readonly changes: Emitter<void>;
   readonly problems: Emitter<StoreProblem>;
@@ -74,8 +78,14 @@ export class Publication {
     this.statuses = new Emitter(onListenerError);
   }
 
+  /** The root attached now (undefined: none), or why none is. */
+  setRoot(attached: Attached | undefined, problem: SessionsRootProblem | undefined): void {
+    this.attached = attached;
+    this.rootProblem = problem;
+  }
+
   status(): StoreStatus {
-    const { attached, rootProblem } = this.state;
+    const { attached, rootProblem } = this;
     const index = attached?.index;
     return {
       indexing: this.state.indexing,
@@ -104,7 +114,8 @@ export class Publication {
   }
 
   private rebuild(): void {
-    const { clock, attached } = this.state;
+    const { clock } = this.state;
+    const { attached } = this;
     this.listingDirty = false;
     this.rebuilds++;
     const rereadKeys = this.rereadKeys;

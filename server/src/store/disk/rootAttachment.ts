@@ -1,7 +1,9 @@
 /**
  * Root attachment: resolves the sessions root, builds the first index of it, and notices when
  * it goes or is replaced (then everything of it is dropped and the root is polled for). It
- * asks the cache and the scanner for the first index and reports on the event stream.
+ * asks the cache and the scanner for the first index and reports on the event stream. Which root
+ * is attached, why none is, and the attempts to attach are its own: the others hear of the root
+ * (`rootChanged`) and retire work of a dropped one (`Attached.retired`, set here only).
  */
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import { DirectoryWatches } from '../directoryWatches';
@@ -24,6 +26,12 @@ function rootProblemOf(error: unknown): SessionsRootProblem {
 
 export class RootAttachment {
   private readonly pollTimer: TimerSlot;
+  /** The attached root, if any. */
+  private attached: Attached | undefined;
+  /** Why the root is not read, while it is not (see StoreStatus.rootProblem). */
+  private rootProblem: SessionsRootProblem | undefined;
+  /** Bumped by every attempt to attach and every drop: an attempt that is no longer the last one stops. */
+  private attempt = 0;
 
   constructor(
     private readonly state: StoreState,
@@ -36,11 +44,16 @@ export class RootAttachment {
     this.pollTimer = state.timer();
   }
 
+  /** The attached root, if any. */
+  get current(): Attached | undefined {
+    return this.attached;
+  }
+
   /** Resolves the root once (realpath) and builds the first index; a missing root is polled for. */
   async attach(): Promise<void> {
     const { state, events } = this;
     const { tuning } = state;
-    const generation = ++state.generation;
+    const generation = ++this.attempt;
     let realRoot: string;
     let rootIdentity: Attached['rootIdentity'];
     try {
@@ -49,21 +62,21 @@ export class RootAttachment {
       if (!stats.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
       rootIdentity = { dev: stats.dev, ino: stats.ino };
     } catch (error) {
-      if (generation === state.generation && !state.disposed) {
+      if (generation === this.attempt && !state.disposed) {
         this.noteRootProblem(rootProblemOf(error), error);
         this.waitForRoot();
       }
       return;
     }
-    if (generation !== state.generation || state.disposed) return;
+    if (generation !== this.attempt || state.disposed) return;
     const attached: Attached = {
-      generation,
+      retired: false,
       realRoot,
       rootIdentity,
       index: new TranscriptIndex(realRoot, tuning.files, tuning.concurrency, this.format),
       watches: new DirectoryWatches(
         realRoot,
-        (dir, name) => events.emit({ type: 'watched', generation, dir, name }),
+        (dir, name) => events.emit({ type: 'watched', attached, dir, name }),
         tuning.maxWatches,
         state.log,
         tuning.directories.watch,
@@ -71,8 +84,9 @@ export class RootAttachment {
       discoveryProblems: new Map(),
       directories: new ScopedKeys(),
     };
-    state.attached = attached;
-    state.rootProblem = undefined;
+    this.attached = attached;
+    this.rootProblem = undefined;
+    events.emit({ type: 'rootChanged', attached, problem: undefined });
     state.indexing = true;
     // Watch the root before the first scan, so nothing created meanwhile goes unseen.
     attached.watches.update([]);
@@ -103,13 +117,13 @@ export class RootAttachment {
       state.background(
         state.tuning.directories.stat(state.root).then(
           (stats) => {
-            if (state.disposed || state.attached) return;
+            if (state.disposed || this.attached) return;
             if (stats.isDirectory()) return this.attach();
             this.reportRootProblem('not-a-directory');
             this.pollTimer.set(poll, state.tuning.rootPollMs);
           },
           (error: unknown) => {
-            if (state.disposed || state.attached) return;
+            if (state.disposed || this.attached) return;
             this.reportRootProblem(rootProblemOf(error), error);
             this.pollTimer.set(poll, state.tuning.rootPollMs);
           },
@@ -125,8 +139,9 @@ export class RootAttachment {
    */
   private noteRootProblem(problem: SessionsRootProblem, error?: unknown): boolean {
     const { state } = this;
-    if (problem === state.rootProblem) return false;
-    state.rootProblem = problem;
+    if (problem === this.rootProblem) return false;
+    this.rootProblem = problem;
+    this.events.emit({ type: 'rootChanged', attached: undefined, problem });
     if (problem === 'inaccessible') state.log(`cannot open the sessions root ${state.root}: ${error instanceof Error ? error.message : String(error)}`);
     return true;
   }
@@ -139,14 +154,29 @@ export class RootAttachment {
   /** The root vanished or was replaced: drop everything and look for it again. */
   detach(): void {
     const { state } = this;
-    const attached = state.attached;
-    if (!attached) return;
-    state.generation++;
-    attached.watches.dispose();
-    attached.lookups?.dispose();
-    state.attached = undefined;
+    if (!this.drop()) return;
+    this.events.emit({ type: 'rootChanged', attached: undefined, problem: this.rootProblem });
     this.events.emit({ type: 'detached' });
     state.log(`sessions root ${state.root} is gone; waiting for it to appear`);
     this.waitForRoot();
+  }
+
+  /** The store is disposed: the attached root (if any) is dropped, and no attempt goes on. */
+  dispose(): void {
+    this.attempt++;
+    if (this.drop()) this.events.emit({ type: 'rootChanged', attached: undefined, problem: this.rootProblem });
+    this.pollTimer.clear();
+  }
+
+  /** Retires the attached root, its watches and early lookups; false when none was attached. */
+  private drop(): boolean {
+    const attached = this.attached;
+    if (!attached) return false;
+    this.attempt++;
+    attached.retired = true;
+    attached.watches.dispose();
+    attached.lookups?.dispose();
+    this.attached = undefined;
+    return true;
   }
 }

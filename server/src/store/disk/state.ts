@@ -1,8 +1,9 @@
 /**
- * What the parts of the disk store share: the attached root (if any), the generation that
- * retires stale work, the indexing flag, the timers (for dispose and leak checks) and the log.
+ * What the parts of the disk store share: the configuration (root, tuning, clock, log), the
+ * indexing flag, the timers (for dispose and leak checks) and whether the store is disposed.
+ * Which root is attached, and why none is, is root attachment's own (`rootAttachment.ts`): the
+ * others hear of it on the event stream.
  */
-import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { DirectoryWatches } from '../directoryWatches';
 import type { DiscoveryProblem } from '../discovery';
 import type { EarlyLookups } from '../lookups/earlyLookups';
@@ -14,7 +15,8 @@ import type { DiskStoreTuning } from './tuning';
 
 /** State that belongs to one attached (existing, resolved) root. */
 export interface Attached {
-  generation: number;
+  /** Set once, by root attachment, when the root is dropped (or the store disposed): its work stops. */
+  retired: boolean;
   realRoot: string;
   rootIdentity: { dev: number; ino: number };
   index: TranscriptIndex;
@@ -29,9 +31,6 @@ export interface Attached {
 
 /** The state every part of one disk store reads and the facade disposes. */
 export class StoreState {
-  attached?: Attached;
-  /** Bumped on attach, detach and dispose: work of an older generation is dropped. */
-  generation = 0;
   disposed = false;
   /** The server is shutting down: scans stop at their next transcript, the last cache write goes first. */
   windingDown = false;
@@ -40,8 +39,6 @@ export class StoreState {
    * slices do not wait for the foreground (`TimeSlices.urgent`).
    */
   private urgentIndexing: (() => void) | undefined = storeWorkSlices.urgent();
-  /** Why the root is not read, while it is not (see StoreStatus.rootProblem). */
-  rootProblem: SessionsRootProblem | undefined;
 
   readonly clock: Clock;
   private readonly timers: TimerSlot[] = [];
@@ -71,7 +68,7 @@ export class StoreState {
 
   /** Whether `attached` is still the store's root (not detached, replaced or disposed). */
   isCurrent(attached: Attached): boolean {
-    return !this.disposed && this.attached === attached && attached.generation === this.generation;
+    return !this.disposed && !attached.retired;
   }
 
   /** Runs work nobody awaits; a failure is logged, never thrown. */
