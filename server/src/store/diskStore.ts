@@ -55,9 +55,9 @@ export class DiskSessionStore implements SessionStoreService {
     const events = new StoreEvents();
     this.cache = new CacheWriter(state, options.cacheDir, format.layout);
     this.publication = new Publication(state);
-    const scanner = new Scanner(state, events, this.cache, format.layout);
+    const scanner = new Scanner(state, events, this.cache, format);
     this.freshness = new Freshness(state, events, scanner);
-    const attachment = (this.attachment = new RootAttachment(state, format, events, scanner, this.cache));
+    const attachment = (this.attachment = new RootAttachment(state, events, scanner, this.cache));
     events.consume((event) => this.route(event));
     state.background(attachment.attach());
   }

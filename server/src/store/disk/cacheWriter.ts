@@ -2,7 +2,9 @@
  * Cache writing: the persistent index cache of the attached root is read before the first
  * index and rewritten, a while after a change and never while indexing, only when the index
  * differs from it. Whether it differs is the writer's own bookkeeping: the scanner asks it for
- * cached entries, and the store tells it what left or was re-read in the index.
+ * cached entries, and the store tells it what left or was re-read in the index. A large cache
+ * means a restart of a large root: the writer then has the first scan's lookups made early, in
+ * a worker, and the scanner asks it for them.
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
@@ -12,15 +14,14 @@ import type { SessionLayout } from '../formats/adapter';
 import { EarlyLookups } from '../lookups/earlyLookups';
 import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { sameIdentity, type FileIdentity } from '../transcriptFiles';
-import type { TranscriptIndex } from '../transcriptIndex';
 import type { TimerSlot } from './clock';
-import type { Attached, StoreState } from './state';
+import type { Attached, IndexView, StoreState } from './state';
 
 /**
  * The index as cache entries, produced as the writer asks for them (never a 100,000-entry
  * array). Resume states are those the index keeps: the most recently written transcripts'.
  */
-function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSummary]> {
+function* cachedSummaries(index: IndexView): Generator<[string, CachedSummary]> {
   for (const entry of index.all()) {
     if (!entry.identity || !entry.summary || entry.readFailed) continue;
     const cached: CachedSummary = { identity: entry.identity, summary: entry.summary };
@@ -33,6 +34,10 @@ function* cachedSummaries(index: TranscriptIndex): Generator<[string, CachedSumm
 /** The cache bookkeeping of one attached root, which only the cache writer reads and writes. */
 interface RootCache {
   readonly attached: Attached;
+  /** The cache file being read (settles once its entries are here, or it failed), awaited before summaries are adopted. */
+  loading?: Promise<void>;
+  /** The first scan's lookups, made in a worker meanwhile (see earlyLookups.ts); gone after the first scan. */
+  lookups?: EarlyLookups;
   file?: string;
   /** Summaries from the cache file, consulted while the first index is built. */
   entries?: Map<string, CachedSummary>;
@@ -68,10 +73,35 @@ export class CacheWriter {
     this.saveTimer = state.timer();
   }
 
-  /** Reads the cache file of the attached root (none when there is no usable cache directory). */
-  async load(attached: Attached): Promise<void> {
-    const { cacheDir, state } = this;
+  /** Starts reading the cache file of a root just attached (none when there is no usable cache directory). */
+  load(attached: Attached): void {
+    this.root?.lookups?.dispose();
     const root: RootCache = (this.root = { attached, adopted: 0, stale: false });
+    root.loading = this.read(root).catch((error: unknown) => {
+      this.state.log(`cannot read the index cache: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+
+  /** Settles once the cache of `attached` is read (or there is none to read). */
+  loaded(attached: Attached): Promise<void> | undefined {
+    return this.rootOf(attached)?.loading;
+  }
+
+  /** The first scan's early lookups of `attached`, while they last. */
+  earlyLookups(attached: Attached): EarlyLookups | undefined {
+    return this.rootOf(attached)?.lookups;
+  }
+
+  /** The first scan of `attached` ended (or the root went): its early lookups stop. */
+  endEarlyLookups(attached: Attached): void {
+    const root = this.rootOf(attached);
+    root?.lookups?.dispose();
+    if (root) root.lookups = undefined;
+  }
+
+  private async read(root: RootCache): Promise<void> {
+    const { cacheDir, state } = this;
+    const { attached } = root;
     if (cacheDir === undefined) return;
     const realCacheDir = await state.tuning.directories.realpath(cacheDir).catch(() => cacheDir);
     if ([cacheDir, realCacheDir].some((dir) => isWithin(dir, attached.realRoot) || isWithin(dir, state.root))) {
@@ -79,7 +109,7 @@ export class CacheWriter {
       return;
     }
     root.file = summaryCacheFile(cacheDir, attached.realRoot);
-    await this.lookUpEarlyIfLarge(attached, root.file);
+    await this.lookUpEarlyIfLarge(root, root.file);
     // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
     state.background(removeStaleTempFiles(cacheDir));
     root.omitted = new Map();
@@ -134,13 +164,14 @@ export class CacheWriter {
    * A large cache is a restart of a large store: its first lookups are made in a worker while the
    * cache loads (see earlyLookups.ts). Only through the real file system (tests replace it).
    */
-  private async lookUpEarlyIfLarge(attached: Attached, cacheFile: string): Promise<void> {
+  private async lookUpEarlyIfLarge(root: RootCache, cacheFile: string): Promise<void> {
     const { state } = this;
+    const { attached } = root;
     const { tuning } = state;
     if (tuning.lookupWorkerFile === undefined || tuning.directories !== nodeDirectoryFiles) return;
     const bytes = (await fsp.stat(cacheFile).catch(() => undefined))?.size ?? -1;
     if (bytes < tuning.earlyLookupsCacheBytes || !state.isCurrent(attached)) return;
-    attached.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: this.layout.sessionFileNames ?? [] }, tuning.lookupWorkerFile, state.log);
+    root.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: this.layout.sessionFileNames ?? [] }, tuning.lookupWorkerFile, state.log);
   }
 
   /**

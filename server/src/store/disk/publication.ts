@@ -8,9 +8,9 @@ import { toStoreProblem, type DiscoveryProblem } from '../discovery';
 import { Emitter } from '../emitter';
 import { buildListing, patchListing, type Listing } from '../listing';
 import type { StoreProblem, StoreStatus } from '../service';
-import type { IndexedTranscript, TranscriptIndex } from '../transcriptIndex';
+import type { IndexedTranscript } from '../transcriptIndex';
 import type { TimerSlot } from './clock';
-import type { Attached, StoreState } from './state';
+import type { Attached, IndexView, StoreState } from './state';
 
 /** While indexing, `onDidChange` is spaced this many times further apart than usual. */
 const INDEXING_NOTIFY_SPACING = 5;
@@ -35,7 +35,7 @@ function sameSessions(a: readonly StoredSessionSummary[], b: readonly StoredSess
 }
 
 /** The indexed transcripts behind some keys (keys no longer indexed are skipped). */
-function* transcriptsOf(index: TranscriptIndex, keys: Iterable<string>): Generator<IndexedTranscript> {
+function* transcriptsOf(index: IndexView, keys: Iterable<string>): Generator<IndexedTranscript> {
   for (const key of keys) {
     const entry = index.get(key);
     if (entry) yield entry;

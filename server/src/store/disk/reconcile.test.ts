@@ -9,7 +9,7 @@ import type { CachedSummary } from '../summaryCache';
 import { nodeTranscriptFiles } from '../transcriptFiles';
 import { TranscriptIndex } from '../transcriptIndex';
 import { applyRootLevel, applyScope } from './reconcile';
-import type { Attached } from './state';
+import type { RootContents } from './state';
 
 function location(key: string): TranscriptLocation {
   const [projectDir, sessionDir] = key.split('/');
@@ -22,7 +22,7 @@ function found(keys: string[], directories: string[], problems: DiscoveryResult[
 }
 
 /** An attached root whose index holds `keys` (nothing is read: adding a key reads no file). */
-function attachedWith(keys: string[]): Attached {
+function attachedWith(keys: string[]): RootContents {
   const index = new TranscriptIndex('/root', nodeTranscriptFiles, 1);
   const directories = new ScopedKeys();
   for (const key of keys) {
@@ -31,7 +31,7 @@ function attachedWith(keys: string[]): Attached {
     directories.add(project);
     directories.add(`${project}/${session}`);
   }
-  return { index, directories, discoveryProblems: new Map() } as unknown as Attached;
+  return { index, directories, discoveryProblems: new Map() } as unknown as RootContents;
 }
 
 const noCache = (): CachedSummary | undefined => undefined;

@@ -1,11 +1,11 @@
 /**
  * Reconciliation: applies what discovery found in a part of the root to the attached root's
- * index, known directories and discovery problems, and returns what that changed. It emits
- * nothing and schedules nothing; the scanner reports the change.
+ * index, known directories and discovery problems (the scanner's {@link RootContents}), and
+ * returns what that changed. It emits nothing and schedules nothing; the scanner reports the change.
  */
 import { inScope, type DiscoveryResult, type DiscoveryScope } from '../discovery';
 import type { CachedSummary } from '../summaryCache';
-import type { Attached } from './state';
+import type { RootContents } from './state';
 
 /** Long synchronous loops (a root scope at 100,000 sessions) give the event loop a turn this often. */
 const ITEMS_PER_SLICE = 2048;
@@ -26,7 +26,7 @@ export interface Reconciled {
 }
 
 /** Replaces the problems `replaced` selects by `found`; whether any differs. */
-function replaceProblems(attached: Attached, replaced: (key: string) => boolean, found: DiscoveryResult['problems']): boolean {
+function replaceProblems(attached: RootContents, replaced: (key: string) => boolean, found: DiscoveryResult['problems']): boolean {
   const before = new Map<string, string>();
   for (const [key, problem] of attached.discoveryProblems) if (replaced(key)) before.set(key, problem.reason);
   for (const key of before.keys()) attached.discoveryProblems.delete(key);
@@ -38,7 +38,7 @@ function replaceProblems(attached: Attached, replaced: (key: string) => boolean,
  * Applies the root's own level: forgets what lay in project directories that are gone (or are
  * no longer real directories) and records the root's skipped entries.
  */
-export function applyRootLevel(attached: Attached, found: DiscoveryResult): Reconciled {
+export function applyRootLevel(attached: RootContents, found: DiscoveryResult): Reconciled {
   const projects = new Set(found.directories);
   const outside = (key: string) => {
     const slash = key.indexOf('/');
@@ -68,7 +68,7 @@ export function applyRootLevel(attached: Attached, found: DiscoveryResult): Reco
  * has one). Only the scope's own keys are visited: a session-directory event costs no full pass.
  */
 export async function applyScope(
-  attached: Attached,
+  attached: RootContents,
   scope: DiscoveryScope,
   found: DiscoveryResult,
   cached: (key: string) => CachedSummary | undefined,

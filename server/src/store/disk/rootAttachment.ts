@@ -7,9 +7,6 @@
  */
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import { DirectoryWatches } from '../directoryWatches';
-import { ScopedKeys } from '../scopedKeys';
-import type { DshFormat } from '../formats/dsh';
-import { TranscriptIndex } from '../transcriptIndex';
 import type { CacheWriter } from './cacheWriter';
 import type { TimerSlot } from './clock';
 import type { StoreEvents } from './events';
@@ -35,11 +32,9 @@ export class RootAttachment {
 
   constructor(
     private readonly state: StoreState,
-    /** dsh's format, reading through the store's worker pool. */
-    private readonly format: DshFormat,
     private readonly events: StoreEvents,
-    private readonly scanner: Pick<Scanner, 'scan'>,
-    private readonly cache: Pick<CacheWriter, 'load'>,
+    private readonly scanner: Pick<Scanner, 'open' | 'scan'>,
+    private readonly cache: Pick<CacheWriter, 'load' | 'endEarlyLookups'>,
   ) {
     this.pollTimer = state.timer();
   }
@@ -69,11 +64,10 @@ export class RootAttachment {
       return;
     }
     if (generation !== this.attempt || state.disposed) return;
-    const attached: Attached = {
+    const attached: Attached = this.scanner.open({
       retired: false,
       realRoot,
       rootIdentity,
-      index: new TranscriptIndex(realRoot, tuning.files, tuning.concurrency, this.format),
       watches: new DirectoryWatches(
         realRoot,
         (dir, name) => events.emit({ type: 'watched', attached, dir, name }),
@@ -81,9 +75,7 @@ export class RootAttachment {
         state.log,
         tuning.directories.watch,
       ),
-      discoveryProblems: new Map(),
-      directories: new ScopedKeys(),
-    };
+    });
     this.attached = attached;
     this.rootProblem = undefined;
     events.emit({ type: 'rootChanged', attached, problem: undefined });
@@ -93,16 +85,13 @@ export class RootAttachment {
     events.emit({ type: 'statusChanged', force: true });
     try {
       // The cache is read while the root is listed (one is CPU, the other mostly waiting).
-      attached.cacheLoading = this.cache.load(attached).catch((error: unknown) => {
-        state.log(`cannot read the index cache: ${error instanceof Error ? error.message : String(error)}`);
-      });
+      this.cache.load(attached);
       await this.scanner.scan(attached, { kind: 'root' });
     } catch (error) {
       // Whatever failed, the store answers with what it has; the rescan tries again.
       state.log(`indexing ${realRoot} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
-    attached.lookups?.dispose();
-    attached.lookups = undefined;
+    this.cache.endEarlyLookups(attached);
     if (!state.isCurrent(attached)) return;
     events.emit({ type: 'indexed', attached });
   }
@@ -175,7 +164,7 @@ export class RootAttachment {
     this.attempt++;
     attached.retired = true;
     attached.watches.dispose();
-    attached.lookups?.dispose();
+    this.cache.endEarlyLookups(attached);
     this.attached = undefined;
     return true;
   }

@@ -2,16 +2,19 @@
  * Scanning: discovers a scope of the attached root, reconciles the index, the known directories
  * and the discovery problems with what is there (`reconcile.ts`, which returns the change), then
  * refreshes the scope's transcripts. What that changed it reports on the store's event stream.
+ * The scanner owns those three ({@link RootContents}): it makes them for a root being attached,
+ * is the only part that writes them, and the others read them through the root's read-only views.
  */
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
 import { discover, discoverRootLevel, sessionScopeOf, type DiscoveryScope } from '../discovery';
-import type { SessionLayout } from '../formats/adapter';
+import type { DshFormat } from '../formats/dsh';
+import { ScopedKeys } from '../scopedKeys';
 import type { FileIdentity } from '../transcriptFiles';
-import type { RefreshOutcome } from '../transcriptIndex';
+import { TranscriptIndex, type RefreshOutcome } from '../transcriptIndex';
 import type { CacheWriter } from './cacheWriter';
 import type { StoreEvents } from './events';
 import { applyRootLevel, applyScope, type Reconciled } from './reconcile';
-import type { Attached, StoreState } from './state';
+import type { Attached, RootContents, StoreState } from './state';
 
 /** Project directories scanned at once during a root scan (their listings overlap the reads). */
 const PROJECT_SCANS_IN_FLIGHT = 4;
@@ -19,14 +22,35 @@ const PROJECT_SCANS_IN_FLIGHT = 4;
 export class Scanner {
   /** Discovery and reconciliation run one at a time so scopes never undo each other. */
   private reconciling: Promise<unknown> = Promise.resolve();
+  /** What the scanner writes of each attached root it made. */
+  private readonly contents = new WeakMap<Attached, RootContents>();
 
   constructor(
     private readonly state: StoreState,
     private readonly events: StoreEvents,
-    private readonly cache: Pick<CacheWriter, 'adopt'>,
-    /** Which files of the root are sessions (the format's). */
-    private readonly layout: SessionLayout,
+    private readonly cache: Pick<CacheWriter, 'adopt' | 'loaded' | 'earlyLookups'>,
+    /** The format the root's files are read in (dsh's). */
+    private readonly format: DshFormat,
   ) {}
+
+  /** A root being attached, with an empty index, no known directories and no problems yet. */
+  open(root: Omit<Attached, 'index' | 'directories' | 'discoveryProblems'>): Attached {
+    const { tuning } = this.state;
+    const contents: RootContents = {
+      index: new TranscriptIndex(root.realRoot, tuning.files, tuning.concurrency, this.format),
+      directories: new ScopedKeys(),
+      discoveryProblems: new Map(),
+    };
+    const attached: Attached = { ...root, ...contents };
+    this.contents.set(attached, contents);
+    return attached;
+  }
+
+  private contentsOf(attached: Attached): RootContents {
+    const contents = this.contents.get(attached);
+    if (contents === undefined) throw new Error('a root the scanner did not open');
+    return contents;
+  }
 
   /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
   async scan(attached: Attached, scope: DiscoveryScope): Promise<void> {
@@ -42,7 +66,8 @@ export class Scanner {
     if (!found) return;
     const { seen } = found;
     // Transcripts the lookup saw unchanged settle here, without a refresh each.
-    const keys = found.keys.filter((key) => !attached.index.unchanged(key, seen.get(key)));
+    const { index } = this.contentsOf(attached);
+    const keys = found.keys.filter((key) => !index.unchanged(key, seen.get(key)));
     if (keys.length < found.keys.length) this.statusChanged();
     // A fixed set of workers pulls the keys: 100,000 keys never become 100,000 pending refreshes.
     await forEachConcurrently(keys, this.state.tuning.concurrency, (key) => this.refreshInSlices(attached, key, seen.get(key)), (error) =>
@@ -75,10 +100,10 @@ export class Scanner {
   private async reconcileRootLevel(attached: Attached): Promise<string[] | undefined> {
     const { state } = this;
     if (!state.isCurrent(attached)) return undefined;
-    const found = await discoverRootLevel(attached.realRoot, state.tuning.directories, this.layout);
-    await attached.cacheLoading;
+    const found = await discoverRootLevel(attached.realRoot, state.tuning.directories, this.format.layout);
+    await this.cache.loaded(attached);
     if (!state.isCurrent(attached)) return undefined;
-    this.report(attached, applyRootLevel(attached, found));
+    this.report(attached, applyRootLevel(this.contentsOf(attached), found));
     return found.directories;
   }
 
@@ -87,11 +112,11 @@ export class Scanner {
     const { state } = this;
     if (!state.isCurrent(attached)) return undefined;
     // The first scan's project directories were looked up early, in a worker (see earlyLookups.ts).
-    const prefetched = scope.kind === 'project' ? await attached.lookups?.project(scope.projectDir) : undefined;
-    const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched, this.layout);
-    await attached.cacheLoading;
+    const prefetched = scope.kind === 'project' ? await this.cache.earlyLookups(attached)?.project(scope.projectDir) : undefined;
+    const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched, this.format.layout);
+    await this.cache.loaded(attached);
     if (!state.isCurrent(attached)) return undefined;
-    const change = await applyScope(attached, scope, found, (key) => this.cache.adopt(attached, key));
+    const change = await applyScope(this.contentsOf(attached), scope, found, (key) => this.cache.adopt(attached, key));
     if (!state.isCurrent(attached)) return undefined;
     this.report(attached, change);
     return { keys: found.transcripts.map((t) => t.key), seen: found.seen };
@@ -114,7 +139,7 @@ export class Scanner {
 
   /** Re-reads one transcript if it changed, and tells the rest of the store what that changed. */
   async refresh(attached: Attached, key: string, seen?: FileIdentity): Promise<RefreshOutcome> {
-    const outcome = await attached.index.refresh(key, seen);
+    const outcome = await this.contentsOf(attached).index.refresh(key, seen);
     if (!this.state.isCurrent(attached)) return outcome;
     if (outcome === 'changed') this.events.emit({ type: 'listingChanged', attached, removed: false, rereadKey: key });
     if (outcome === 'gone') {

@@ -6,27 +6,39 @@
  */
 import type { DirectoryWatches } from '../directoryWatches';
 import type { DiscoveryProblem } from '../discovery';
-import type { EarlyLookups } from '../lookups/earlyLookups';
 import type { ScopedKeys } from '../scopedKeys';
 import type { TranscriptIndex } from '../transcriptIndex';
 import { storeWorkSlices } from '../concurrency';
 import { TimerSlot, type Clock } from './clock';
 import type { DiskStoreTuning } from './tuning';
 
-/** State that belongs to one attached (existing, resolved) root. */
+/** What the parts other than the scanner read of an attached root's index. */
+export type IndexView = Pick<TranscriptIndex, 'all' | 'get' | 'keys' | 'failedKeys' | 'size' | 'summarized' | 'savedState' | 'knownFailure'>;
+
+/** The known directories of an attached root, as the parts other than the scanner read them. */
+export type DirectoriesView = Iterable<string> & { readonly size: number };
+
+/**
+ * What the scanner alone writes of an attached root (`scanning.ts`, through `reconcile.ts`): its
+ * index, its known directories (to watch) and its discovery problems.
+ */
+export interface RootContents {
+  readonly index: TranscriptIndex;
+  readonly directories: ScopedKeys;
+  readonly discoveryProblems: Map<string, DiscoveryProblem>;
+}
+
+/** One attached (existing, resolved) root. */
 export interface Attached {
   /** Set once, by root attachment, when the root is dropped (or the store disposed): its work stops. */
   retired: boolean;
-  realRoot: string;
-  rootIdentity: { dev: number; ino: number };
-  index: TranscriptIndex;
-  watches: DirectoryWatches;
-  discoveryProblems: Map<string, DiscoveryProblem>;
-  directories: ScopedKeys;
-  /** The persistent cache being read (set once its file is known), awaited before summaries are adopted. */
-  cacheLoading?: Promise<void>;
-  /** The first scan's lookups, made in a worker meanwhile (see earlyLookups.ts); gone after the first index. */
-  lookups?: EarlyLookups;
+  readonly realRoot: string;
+  readonly rootIdentity: { dev: number; ino: number };
+  readonly watches: DirectoryWatches;
+  /** Read-only views of the scanner's {@link RootContents}. */
+  readonly index: IndexView;
+  readonly directories: DirectoriesView;
+  readonly discoveryProblems: ReadonlyMap<string, DiscoveryProblem>;
 }
 
 /** The state every part of one disk store reads and the facade disposes. */
