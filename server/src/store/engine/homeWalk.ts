@@ -5,12 +5,12 @@
  */
 import { promises as fsp, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { MAX_FOREIGN_FILE_BYTES, MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter, type TitleIndex } from '../formats/adapter';
-import { PlaintextTooLarge } from '../formats/compressed';
+import { MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter, type IndexFormat, type TitleIndex } from '../formats/adapter';
 import { quickSync } from '../quickSync';
 import { readRegularFile } from '../regularFile';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
-import { readForeignFile, type ForeignFiles, type ForeignResume } from './foreignRead';
+import { foreignIndexFormat, type ForeignFacts } from './foreignFormat';
+import type { ForeignFiles, ForeignResume } from './foreignRead';
 import { JsonlRecordLines, streamForeignFile } from './foreignRecords';
 import { parentOf, type HomeIndex } from './homeIndex';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
@@ -30,6 +30,8 @@ export class HomeWalk {
   /** The home as `path.join` writes it, with a separator after: what {@link full} puts before a key. */
   private readonly homePrefix: string;
   private readonly reported = new Set<string>();
+  /** The adapter as an index format: what a file's bytes mean. */
+  private readonly reader: IndexFormat<ForeignFacts, ForeignResume>;
   private sliceStart = 0;
   /** Reads that folded only the appended bytes (for tests and figures). */
   resumedReads = 0;
@@ -46,6 +48,7 @@ export class HomeWalk {
     private readonly options: HomeWalkOptions,
   ) {
     this.homePrefix = path.join(home, '_').slice(0, -1);
+    this.reader = foreignIndexFormat(format, options.files);
   }
 
   /** The full path of a home-relative key. */
@@ -193,7 +196,7 @@ export class HomeWalk {
     const identity = fileIdentity(stats);
     const known = index.entries.get(key);
     if (known !== undefined && known.readFailed !== true && sameIdentity(known.identity, identity)) return;
-    const read = await this.read(file, identity, stats.size, known);
+    const read = await this.read(key, identity, known);
     if (read === 'gone') return index.removeFile(key);
     if ((read.summary === undefined || read.readFailed) && !this.reported.has(key)) {
       this.reported.add(key);
@@ -204,26 +207,25 @@ export class HomeWalk {
 
   /** One file read through the adapter: its listing row, or why there is none; 'gone' when it went meanwhile. */
   private async read(
-    file: string,
+    key: string,
     identity: FileIdentity,
-    size: number,
     known: { identity: FileIdentity; summary: StoredSessionSummary | undefined; resume?: ForeignResume } | undefined,
   ): Promise<{ summary: StoredSessionSummary | undefined; readFailed: boolean; resume?: ForeignResume; why: string } | 'gone'> {
-    if (size > MAX_FOREIGN_FILE_BYTES) return { summary: undefined, readFailed: false, why: 'too large to read' };
-    try {
-      // A file written while we run (or shortly before) is likely to be appended to: keep what resumes it.
-      // At the first listing only a recent one; later, every file read (it just changed).
-      const keepState = this.keepEveryState || writtenRecently(identity, Date.now());
-      const read = await readForeignFile(this.format, file, identity, known, { keepState, ...(this.options.files === undefined ? {} : { files: this.options.files }) });
-      if (read.resumed) this.resumedReads++;
-      const summary = read.summary === undefined ? undefined : Object.freeze({ ...read.summary, agent: this.format.agent });
-      return { summary, readFailed: false, ...(read.resume === undefined ? {} : { resume: read.resume }), why: 'no session records' };
-    } catch (error) {
-      if (error instanceof PlaintextTooLarge) return { summary: undefined, readFailed: false, why: 'too large to read' };
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+    // A file written while we run (or shortly before) is likely to be appended to: keep what resumes it.
+    // At the first listing only a recent one; later, every file read (it just changed).
+    const keepState = this.keepEveryState || writtenRecently(identity, Date.now());
+    const request = { root: this.home, key, file: this.full(key), identity, previous: known?.identity, resume: known?.resume, keepState, bytes: identity.size };
+    const outcome = await this.reader.readFacts(request, undefined);
+    if (outcome.kind === 'failed') {
+      const code = (outcome.error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return 'gone';
       // Not a fact about the file (a permission, an I/O error): keep what was known, try again later.
-      return { summary: known?.summary, readFailed: true, why: `cannot read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
+      return { summary: known?.summary, readFailed: true, why: `cannot read: ${code ?? String(outcome.error)}` };
     }
+    if (outcome.resumed) this.resumedReads++;
+    const { facts } = outcome;
+    const summary = facts.row === undefined ? undefined : Object.freeze({ ...facts.row, agent: this.format.agent });
+    return { summary, readFailed: false, ...(outcome.resume === undefined ? {} : { resume: outcome.resume }), why: facts.row === undefined ? facts.why : '' };
   }
 
   /**
