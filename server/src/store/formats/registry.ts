@@ -8,12 +8,12 @@ import type { ForeignAgent } from '@dsh-session-ls/shared';
 import type { SummarizePool } from '../summarize/pool';
 import type { TranscriptFiles } from '../transcriptFiles';
 import type { FormatAdapter } from './adapter';
+import { dshFormat, type DshFormat } from './dsh';
 import { claudeFormat } from './claudeCode';
 import { codexFormat } from './codex';
 import { qwenCodeFormat } from './qwenCode';
 import type { DatabaseAdapter } from './database';
 import { opencodeFormat } from './opencode';
-import { dshFormat, type DshFormat } from './dsh';
 
 export type { FormatAdapter } from './adapter';
 
