@@ -16,7 +16,7 @@ import type { DiskStoreTuning } from './tuning';
 export type IndexView = Pick<TranscriptIndex, 'all' | 'get' | 'keys' | 'failedKeys' | 'size' | 'summarized' | 'savedState' | 'knownFailure'>;
 
 /** The known directories of an attached root, as the parts other than the scanner read them. */
-export type DirectoriesView = Iterable<string> & { readonly size: number };
+export type DirectoriesView = Iterable<string> & Pick<ScopedKeys, 'size'>;
 
 /**
  * What the scanner alone writes of an attached root (`scanning.ts`, through `reconcile.ts`): its
