@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import { FakeClock, yieldTurns } from '../../testing/fakeClock';
 import { quickSync } from '../quickSync';
 import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
 import { foreignCacheRoot, toCached } from './foreignCache';
@@ -330,6 +331,27 @@ describe.each(['claude-code', 'codex', 'qwen-code'] as const)('%s store: freshne
     expect(logged.some((message) => message.includes('cannot watch'))).toBe(true);
     copySession(agent, home, sourceId, newId);
     await listedUntil(store, (listing) => listing.some((s) => s.id === newId), 'the sweep never found the new session');
+  });
+
+  it('sweeps in the time it is given: not before the period, and then the change is told', async () => {
+    const { home } = homeAndCache(agent);
+    const clock = new FakeClock();
+    const inert = () => ({ close() {}, on() {} }) as unknown as import('node:fs').FSWatcher;
+    const { store } = counted(agent, home, { tuning: { clock, watchFactory: inert, sweepPeriodMs: 60_000, sweepCostFactor: 0, notifyThrottleMs: 1000 } });
+    await store.listSessions();
+    let told = 0;
+    store.onDidChange(() => told++);
+    copySession(agent, home, sourceId, newId);
+    clock.advance(59_000);
+    await yieldTurns(20);
+    expect((await store.listSessions()).map((s) => s.id)).not.toContain(newId);
+    clock.advance(1000);
+    await listedUntil(store, (listing) => listing.some((s) => s.id === newId), 'the sweep never ran in the clock given');
+    expect(told).toBe(0);
+    await eventually(() => {
+      clock.advance(1000);
+      expect(told).toBe(1);
+    }, 'the change was never told');
   });
 
   it('reads a session written a moment ago even before any watch reported it', async () => {

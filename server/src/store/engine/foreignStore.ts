@@ -3,6 +3,7 @@ import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
 import { SessionReadError, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
 import type { AgentSessionLog } from '../../resolver/sessionStore';
+import { systemClock, type Clock, type TimerHandle } from '../disk/clock';
 import { DirectoryWatches } from '../directoryWatches';
 import { Emitter } from '../emitter';
 import type { Subscription } from '../service';
@@ -63,6 +64,8 @@ export interface ForeignStoreTuning {
   missRescanMs: number;
   /** Minimum spacing of `onDidChange` notifications (dsh's store: 100 ms). */
   notifyThrottleMs: number;
+  /** Time (tests pass a fake clock): what the spacing above is measured and waited in. */
+  clock: Clock;
 }
 
 export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
@@ -74,6 +77,7 @@ export const DEFAULT_FOREIGN_TUNING: ForeignStoreTuning = {
   cacheSaveDelayMs: 5000,
   missRescanMs: 1000,
   notifyThrottleMs: 100,
+  clock: systemClock,
 };
 
 export interface ForeignStoreOptions {
@@ -113,6 +117,7 @@ export function openForeignStore(agent: ForeignAgent, home: string, options: For
 class ForeignStore implements ForeignSessionStore {
   private readonly format: FormatAdapter;
   private readonly tuning: ForeignStoreTuning;
+  private readonly clock: Clock;
   private readonly log: (message: string) => void;
   private readonly index = new HomeIndex();
   private readonly walk: HomeWalk;
@@ -130,14 +135,15 @@ class ForeignStore implements ForeignSessionStore {
   private watches: DirectoryWatches | undefined;
   private readonly dirtyDirs = new Set<string>();
   private readonly dirtyFiles = new Set<string>();
-  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
-  private sweepTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Pending timers (the clock's handles); undefined while none is. */
+  private refreshTimer: TimerHandle;
+  private sweepTimer: TimerHandle;
 
   private cache: HomeCache | undefined;
-  private cacheTimer: ReturnType<typeof setTimeout> | undefined;
+  private cacheTimer: TimerHandle;
 
   private readonly changes: Emitter<void>;
-  private notifyTimer: ReturnType<typeof setTimeout> | undefined;
+  private notifyTimer: TimerHandle;
   private lastNotifyAt = -Infinity;
 
   readonly agent: ForeignAgent;
@@ -150,6 +156,7 @@ class ForeignStore implements ForeignSessionStore {
     this.agent = format.agent;
     this.format = format;
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
+    this.clock = this.tuning.clock;
     this.log = options.log ?? (() => undefined);
     this.walk = new HomeWalk(this.index, this.format, home, { log: this.log, ...(options.files === undefined ? {} : { files: options.files }) });
     this.changes = new Emitter((error) => this.log(`${this.agent} store: listener failed: ${String(error)}`));
@@ -189,7 +196,7 @@ class ForeignStore implements ForeignSessionStore {
     this.watches?.dispose();
     this.watches = undefined;
     this.cache?.dispose();
-    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer]) if (timer !== undefined) clearTimeout(timer);
+    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer]) if (timer !== undefined) this.clock.clearTimeout(timer);
     this.refreshTimer = this.sweepTimer = this.cacheTimer = this.notifyTimer = undefined;
     this.changes.clear();
   }
@@ -231,7 +238,7 @@ class ForeignStore implements ForeignSessionStore {
       // Maybe a session that just appeared: what the watches reported first, then (at most every
       // `missRescanMs`) a walk of the home for what they did not.
       await raceWithSignal(this.refreshNow(), signal);
-      if (this.index.keyOf(sessionId) === undefined && performance.now() - this.lastFullScanAt >= this.tuning.missRescanMs) {
+      if (this.index.keyOf(sessionId) === undefined && this.clock.monotonic() - this.lastFullScanAt >= this.tuning.missRescanMs) {
         await raceWithSignal(this.enqueue(() => this.fullScan()), signal);
       }
     }
@@ -254,7 +261,7 @@ class ForeignStore implements ForeignSessionStore {
         this.cache = await HomeCache.open(this.format, this.home, this.options.cacheDir, this.index, this.log);
         await this.fullScan();
         // The first cache is written at once (a CLI process lives only that long), later ones after a quiet time.
-        if (this.cacheTimer !== undefined) clearTimeout(this.cacheTimer);
+        if (this.cacheTimer !== undefined) this.clock.clearTimeout(this.cacheTimer);
         this.cacheTimer = undefined;
         this.saveCache();
       } finally {
@@ -270,10 +277,8 @@ class ForeignStore implements ForeignSessionStore {
     return this.started;
   }
 
-  private timer(callback: () => void, ms: number): ReturnType<typeof setTimeout> {
-    const timer = setTimeout(callback, ms);
-    timer.unref?.();
-    return timer;
+  private timer(callback: () => void, ms: number): TimerHandle {
+    return this.clock.setTimeout(callback, ms);
   }
 
   private onWatch(dir: string, name: string | undefined): void {
@@ -288,7 +293,7 @@ class ForeignStore implements ForeignSessionStore {
     } else {
       this.dirtyDirs.add(dir);
     }
-    const sinceLast = performance.now() - this.lastRefreshEnd;
+    const sinceLast = this.clock.monotonic() - this.lastRefreshEnd;
     this.refreshTimer ??= this.timer(
       () => {
         this.refreshTimer = undefined;
@@ -301,7 +306,7 @@ class ForeignStore implements ForeignSessionStore {
   /** Settles once what the watches reported so far is in the listing. */
   private refreshNow(): Promise<void> {
     if (this.refreshTimer !== undefined) {
-      clearTimeout(this.refreshTimer);
+      this.clock.clearTimeout(this.refreshTimer);
       this.refreshTimer = undefined;
       return this.enqueue(() => this.processDirty());
     }
@@ -319,23 +324,23 @@ class ForeignStore implements ForeignSessionStore {
 
   /** Walks the whole home (see `HomeWalk.fullScan`), timed for the sweep's spacing. */
   private async fullScan(): Promise<void> {
-    const started = performance.now();
+    const started = this.clock.monotonic();
     await this.walk.fullScan();
-    this.lastFullScanAt = performance.now();
+    this.lastFullScanAt = this.clock.monotonic();
     this.lastFullScanMs = this.lastFullScanAt - started;
     this.afterChanges();
   }
 
   /** What the watches reported: those folders listed again, those files stat'ed again. */
   private async processDirty(): Promise<void> {
-    const started = performance.now();
+    const started = this.clock.monotonic();
     const dirs = [...this.dirtyDirs];
     const files = [...this.dirtyFiles].filter((key) => !this.dirtyDirs.has(parentOf(key)));
     this.dirtyDirs.clear();
     this.dirtyFiles.clear();
     await this.walk.lookAgain(dirs, files);
     this.afterChanges();
-    this.lastRefreshEnd = performance.now();
+    this.lastRefreshEnd = this.clock.monotonic();
     this.lastRefreshMs = this.lastRefreshEnd - started;
   }
 
@@ -350,10 +355,10 @@ class ForeignStore implements ForeignSessionStore {
   /** Tells `onDidChange` listeners, at most every `notifyThrottleMs`. */
   private scheduleNotify(): void {
     if (this.disposed || this.notifyTimer !== undefined) return;
-    const wait = Math.max(0, this.lastNotifyAt + this.tuning.notifyThrottleMs - performance.now());
+    const wait = Math.max(0, this.lastNotifyAt + this.tuning.notifyThrottleMs - this.clock.monotonic());
     this.notifyTimer = this.timer(() => {
       this.notifyTimer = undefined;
-      this.lastNotifyAt = performance.now();
+      this.lastNotifyAt = this.clock.monotonic();
       if (!this.disposed) this.changes.fire();
     }, wait);
   }
