@@ -28,7 +28,7 @@ export class RootAttachment {
   /** Why the root is not read, while it is not (see StoreStatus.rootProblem). */
   private rootProblem: SessionsRootProblem | undefined;
   /** Bumped by every attempt to attach and every drop: an attempt that is no longer the last one stops. */
-  private attempt = 0;
+  private attempts = 0;
 
   constructor(
     private readonly state: StoreState,
@@ -48,7 +48,7 @@ export class RootAttachment {
   async attach(): Promise<void> {
     const { state, events } = this;
     const { tuning } = state;
-    const generation = ++this.attempt;
+    const attempt = ++this.attempts;
     let realRoot: string;
     let rootIdentity: Attached['rootIdentity'];
     try {
@@ -57,13 +57,13 @@ export class RootAttachment {
       if (!stats.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
       rootIdentity = { dev: stats.dev, ino: stats.ino };
     } catch (error) {
-      if (generation === this.attempt && !state.disposed) {
+      if (attempt === this.attempts && !state.disposed) {
         this.noteRootProblem(rootProblemOf(error), error);
         this.waitForRoot();
       }
       return;
     }
-    if (generation !== this.attempt || state.disposed) return;
+    if (attempt !== this.attempts || state.disposed) return;
     const attached: Attached = this.scanner.open({
       retired: false,
       realRoot,
@@ -152,7 +152,7 @@ export class RootAttachment {
 
   /** The store is disposed: the attached root (if any) is dropped, and no attempt goes on. */
   dispose(): void {
-    this.attempt++;
+    this.attempts++;
     if (this.drop()) this.events.emit({ type: 'rootChanged', attached: undefined, problem: this.rootProblem });
     this.pollTimer.clear();
   }
@@ -161,7 +161,7 @@ export class RootAttachment {
   private drop(): boolean {
     const attached = this.attached;
     if (!attached) return false;
-    this.attempt++;
+    this.attempts++;
     attached.retired = true;
     attached.watches.dispose();
     this.cache.endEarlyLookups(attached);
