@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { utimesSync } from 'node:fs';
 import type { FileIdentity } from './transcriptFiles';
-import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, STALE_TEMP_MS, SUMMARY_CACHE_FORMAT, summaryCacheFile, type CachedSummary } from './summaryCache';
+import { cacheDirInside, isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, STALE_TEMP_MS, SUMMARY_CACHE_FORMAT, summaryCacheFile, type CachedSummary } from './summaryCache';
 
 let dir: string;
 
@@ -244,6 +244,16 @@ describe('summary cache', () => {
     expect(removed.sort()).toEqual([names.ownOld, names.deadAFewSeconds, names.legacyAFewSeconds].sort());
     expect(readdirSync(cacheDir).sort()).toEqual([path.basename(file), names.ownFresh, names.deadFresh, 'unrelated.tmp'].sort());
     expect(await removeStaleTempFiles(path.join(dir, 'missing'))).toEqual([]);
+  });
+
+  it('tells whether a cache directory lies inside a store, as given or through a link', async () => {
+    const store = path.join(dir, 'store');
+    mkdirSync(path.join(store, 'inner'), { recursive: true });
+    symlinkSync(path.join(store, 'inner'), path.join(dir, 'link'));
+    expect(await cacheDirInside(path.join(store, 'inner'), [store])).toBe(true);
+    expect(await cacheDirInside(path.join(dir, 'link'), [store])).toBe(true);
+    expect(await cacheDirInside(path.join(dir, 'elsewhere'), [store])).toBe(false);
+    expect(await cacheDirInside(path.join(dir, 'link'), [path.join(dir, 'other'), store])).toBe(true);
   });
 
   it('tells whether a directory lies within another', () => {

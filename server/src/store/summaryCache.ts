@@ -101,6 +101,16 @@ export function isWithin(candidate: string, dir: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
+/**
+ * Whether a cache directory lies inside a store it would describe (any of `roots`, absolute),
+ * as given or with its links resolved: a cache never lives inside its store, dsh's or a home.
+ */
+export async function cacheDirInside(cacheDir: string, roots: readonly string[], realpath: (dir: string) => Promise<string> = fsp.realpath): Promise<boolean> {
+  const resolved = path.resolve(cacheDir);
+  const real = await realpath(resolved).catch(() => resolved);
+  return [resolved, real].some((dir) => roots.some((root) => isWithin(dir, root)));
+}
+
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 

@@ -12,7 +12,7 @@ import { storeWorkSlices } from '../concurrency';
 import { nodeDirectoryFiles } from '../directoryFiles';
 import type { SessionLayout } from '../formats/adapter';
 import { EarlyLookups } from '../lookups/earlyLookups';
-import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
+import { cacheDirInside, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { sameIdentity, type FileIdentity } from '../transcriptFiles';
 import type { TimerSlot } from './clock';
 import type { Attached, IndexView, StoreState } from './state';
@@ -103,8 +103,7 @@ export class CacheWriter {
     const { cacheDir, state } = this;
     const { attached } = root;
     if (cacheDir === undefined) return;
-    const realCacheDir = await state.tuning.directories.realpath(cacheDir).catch(() => cacheDir);
-    if ([cacheDir, realCacheDir].some((dir) => isWithin(dir, attached.realRoot) || isWithin(dir, state.root))) {
+    if (await cacheDirInside(cacheDir, [attached.realRoot, state.root], (dir) => state.tuning.directories.realpath(dir))) {
       state.log(`index cache directory ${cacheDir} is inside the sessions root; not using a persistent cache`);
       return;
     }

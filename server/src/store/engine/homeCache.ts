@@ -5,7 +5,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { FormatAdapter } from '../formats/adapter';
-import { isWithin, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
+import { cacheDirInside, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
 import type { HomeIndex } from './homeIndex';
 
@@ -58,8 +58,7 @@ export class HomeCache {
     if (cacheDir === undefined) return undefined;
     const resolvedHome = path.resolve(home);
     const realHome = await fsp.realpath(resolvedHome).catch(() => resolvedHome);
-    const realCacheDir = await fsp.realpath(cacheDir).catch(() => path.resolve(cacheDir));
-    if ([path.resolve(cacheDir), realCacheDir].some((dir) => isWithin(dir, resolvedHome) || isWithin(dir, realHome))) {
+    if (await cacheDirInside(cacheDir, [resolvedHome, realHome])) {
       log(`${format.agent} store: cache directory ${cacheDir} is inside ${home}; not using a persistent cache`);
       return undefined;
     }
