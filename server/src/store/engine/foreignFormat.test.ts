@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_FOREIGN_FILE_BYTES } from '../formats/adapter';
+import { isDatabaseAdapter } from '../formats/database';
 import { formatOf } from '../formats/registry';
 import { fileIdentity } from '../transcriptFiles';
 import { foreignIndexFormat } from './foreignFormat';
@@ -28,7 +29,9 @@ function request(key: string, extra: { previous?: ReturnType<typeof fileIdentity
 }
 
 describe('a foreign format as an index format', () => {
-  const claude = formatOf('claude-code');
+  const adapter = formatOf('claude-code');
+  if (isDatabaseAdapter(adapter)) throw new Error("Claude Code's adapter reads session files");
+  const claude = adapter;
 
   it('gives a session its row, and the fold an append resumes from equals a read of the whole file', async () => {
     const lines = readFileSync(SESSION, 'utf8').split('\n').filter((line) => line !== '');
