@@ -116,3 +116,9 @@ export function transcriptEncoding(fileName: string): TranscriptEncoding | undef
 export function isFlatTranscriptName(fileName: string): boolean {
   return fileName.endsWith('.jsonl') || fileName.endsWith('.jsonl.zstd');
 }
+
+/** Problem wording for damage seen across entries. */
+export const LISTING_REASONS = {
+  bothEncodings: 'session directory holds both session.jsonl and session.jsonl.zstd',
+  ambiguous: (count: number) => `session id is ambiguous: its directory is in ${count} project directories`,
+} as const;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildListing, LISTING_REASONS, patchListing } from './listing';
+import { LISTING_REASONS } from './layout';
+import { buildListing, patchListing } from './listing';
 import type { TranscriptEncoding } from './layout';
 import type { IndexedTranscript } from './transcriptIndex';
 import type { TranscriptSummary } from './transcriptSummary';

@@ -5,14 +5,9 @@
 import type { StoredSessionSummary } from '../resolver/sessionStore';
 import { compareStoreOrder } from '../resolver/storeOrder';
 import type { DiscoveryProblem } from './discovery';
+import { LISTING_REASONS } from './layout';
 import type { IndexedTranscript } from './transcriptIndex';
 import type { TranscriptSummary } from './transcriptSummary';
-
-/** Problem wording for damage seen across entries. */
-export const LISTING_REASONS = {
-  bothEncodings: 'session directory holds both session.jsonl and session.jsonl.zstd',
-  ambiguous: (count: number) => `session id is ambiguous: its directory is in ${count} project directories`,
-} as const;
 
 /** The served sessions and the entries skipped while building them. */
 export interface Listing {

@@ -6,7 +6,7 @@ import { SessionReadError, type SessionSurface } from '../resolver/sessionStore'
 import { findProgram, fixtureStore } from '../../../test/support/conformance';
 import { DISCOVERY_REASONS } from './discovery';
 import { TRANSCRIPT_NAMES, encodeSegment, projectDirName, type TranscriptEncoding } from './layout';
-import { LISTING_REASONS } from './listing';
+import { LISTING_REASONS } from './layout';
 import { initZstdSupport, loadSessionLog } from './log';
 import { concatBytes, ev, headerLine, rawTranscript, toolCallBlock, zstdFrame } from '../testing/testLogs';
 import { loadOpenTranscript, readSessionSurface } from './lookup';

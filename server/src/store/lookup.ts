@@ -9,10 +9,8 @@ import { SessionReadError, type SessionSurface } from '../resolver/sessionStore'
 import { pathBindingProblem } from './binding';
 import { throwIfAborted } from './concurrency';
 import { DISCOVERY_REASONS } from './discovery';
-import { encodeSegment, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
-import { LISTING_REASONS } from './listing';
-import { createSessionLogLoader, type LoadedSessionLog, type LoadSessionLogOptions } from './log';
-import { ensureZstdSupport } from './transcriptIndex';
+import { encodeSegment, LISTING_REASONS, TRANSCRIPT_NAMES, type TranscriptEncoding } from './layout';
+import { createSessionLogLoader, initZstdSupport, type LoadedSessionLog, type LoadSessionLogOptions } from './log';
 import { fileIdentity, type FileIdentity, type OpenTranscript, type TranscriptFiles } from './transcriptFiles';
 
 /**
@@ -189,7 +187,7 @@ export async function readSessionSurface(
   }
   const encoding = copy.transcripts[0];
   const file = path.join(sessionPath, TRANSCRIPT_NAMES[encoding]);
-  if (encoding === 'zstd') await ensureZstdSupport();
+  if (encoding === 'zstd') await initZstdSupport();
 
   let loaded: LoadedSessionLog;
   let identity;
@@ -246,7 +244,7 @@ export interface OpenTranscriptLoadOptions extends Pick<LoadSessionLogOptions, '
 /**
  * The full load dsh's `inspect()` performs (`loadSessionLog`), fed from an open transcript in
  * chunks up to its size when opened: a snapshot whose memory is bounded by what `keepEvents` keeps
- * and the record limit, never by the log's size. For 'zstd', `await ensureZstdSupport()` first.
+ * and the record limit, never by the log's size. For 'zstd', `await initZstdSupport()` first.
  */
 export async function loadOpenTranscript(
   handle: OpenTranscript,

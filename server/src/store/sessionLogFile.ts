@@ -8,10 +8,9 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { SessionReadError, raceWithSignal, throwIfCancelled, type AgentSessionLog, type SessionStore } from '../resolver';
 import { TRANSCRIPT_NAMES, projectDirName, encodeSegment, type TranscriptEncoding } from './layout';
-import type { LoadedSessionLog } from './log';
+import { initZstdSupport, type LoadedSessionLog } from './log';
 import { loadOpenTranscript } from './lookup';
 import { nodeTranscriptFiles } from './transcriptFiles';
-import { ensureZstdSupport } from './transcriptIndex';
 
 async function isPlainEntry(file: string, kind: 'directory' | 'file'): Promise<boolean> {
   try {
@@ -37,7 +36,7 @@ export async function readSessionLogFile(root: string, sessions: SessionStore, s
   for (const encoding of ['zstd', 'raw'] as TranscriptEncoding[]) {
     const file = path.join(sessionDir, TRANSCRIPT_NAMES[encoding]);
     if (!(await isPlainEntry(file, 'file'))) continue;
-    if (encoding === 'zstd') await ensureZstdSupport();
+    if (encoding === 'zstd') await initZstdSupport();
     const handle = await nodeTranscriptFiles.open(file);
     let loaded: LoadedSessionLog;
     try {

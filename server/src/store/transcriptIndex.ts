@@ -6,7 +6,6 @@
  */
 import { ConcurrencyLimit } from './concurrency';
 import { keyPath, type DiscoveryScope, type TranscriptLocation } from './discovery';
-import { initZstdSupport } from './log';
 import { quickSync } from './quickSync';
 import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
@@ -42,13 +41,6 @@ interface IndexEntry extends IndexedTranscript {
   saved?: ResumeState;
   running?: Promise<RefreshOutcome>;
   queued?: Promise<RefreshOutcome>;
-}
-
-let zstdReady: Promise<void> | undefined;
-
-/** Loads the zstd decoder once per process (needed on Node 20). */
-export function ensureZstdSupport(): Promise<void> {
-  return (zstdReady ??= initZstdSupport());
 }
 
 /**
