@@ -18,11 +18,38 @@ import * as esbuild from 'esbuild';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const source = (...parts) => path.join(here, 'src', ...parts);
 
+/**
+ * The speed devices: each is a way of doing something faster than the plain path beside it, owned
+ * by one module, which reads its constant. Every build has them on; the bench's A/B
+ * (`npm run bench -- --ab`, bench/src/ab/) builds one variant per device with it off
+ * (`node server/esbuild.mjs --device-off NAME --outdir DIR`) and keeps only those that gain.
+ * Unbundled (tsc's output, the tests) a device's constant is undefined, which means on.
+ */
+export const SPEED_DEVICES = {
+  lineSkim: 'DSH_DEVICE_LINE_SKIM', // store/log/lineSkim.ts: dsh's line rules in WebAssembly
+  foreignSkim: 'DSH_DEVICE_FOREIGN_SKIM', // store/formats/lineFold.ts: other agents' lines found by a byte search
+  zstdWasm: 'DSH_DEVICE_ZSTD_WASM', // store/log/zstdDecoder.ts: libzstd in WebAssembly
+  codeCache: 'DSH_DEVICE_CODE_CACHE', // codeCache.ts: V8's code cache of each bundle
+  sampleLog: 'DSH_DEVICE_SAMPLE_LOG', // store/summarize/sampleLog.ts: a sample summarized before the cache is made
+  runtimeV8Flags: 'DSH_DEVICE_RUNTIME_V8_FLAGS', // store/runtimeV8Flags.ts: V8 flags set at run time
+  earlyLookups: 'DSH_DEVICE_EARLY_LOOKUPS', // store/lookups/earlyLookups.ts: a restart's lookups in a worker
+  quickSync: 'DSH_DEVICE_QUICK_SYNC', // store/quickSync.ts: synchronous calls while they are quick
+  streamingJson: 'DSH_DEVICE_STREAMING_JSON', // wiring/jsonEncoder.ts: long answers written a slice at a time
+  inlineIndex: 'DSH_DEVICE_INLINE_INDEX', // store/disk/tuning.ts: a small store summarized in the main thread
+};
+
+/** esbuild's `define` with every device on but `off`. */
+function deviceDefines(off = []) {
+  for (const name of off) if (!(name in SPEED_DEVICES)) throw new Error(`esbuild: no speed device ${name} (${Object.keys(SPEED_DEVICES).join(', ')})`);
+  return Object.fromEntries(Object.entries(SPEED_DEVICES).map(([name, constant]) => [constant, off.includes(name) ? 'false' : 'true']));
+}
+
 /** The modules main.ts requires at run time: in the split build each is its own bundle beside main.js. */
 const PROCESS_MODULES = ['serverProcess', 'cliProcess'];
 
-function common({ target, sourcemap }) {
+function common({ target, sourcemap, devicesOff = [] }) {
   return {
+    define: deviceDefines(devicesOff),
     bundle: true,
     platform: 'node',
     format: 'cjs',
@@ -101,15 +128,15 @@ const lazyChildProcessForLibrary = {
  * split: main.js + serverProcess.js + cliProcess.js (the bin: `--version` and the CLI load only what they run);
  * otherwise one `serverFile` holding the whole entry (the extension).
  * Both ways with summarizeWorker.js and lookupWorker.js, the names pool.ts and earlyLookups.ts
- * look for beside the server's own file.
+ * look for beside the server's own file. `devicesOff`: speed devices built without (the bench's A/B).
  */
-export function serverBundles({ outdir, split = true, serverFile = 'main.js', target = 'node20', sourcemap = true }) {
+export function serverBundles({ outdir, split = true, serverFile = 'main.js', target = 'node20', sourcemap = true, devicesOff = [] }) {
   const workers = { summarizeWorker: source('store', 'summarize', 'summarizeWorker.ts'), lookupWorker: source('store', 'lookups', 'lookupWorker.ts') };
   const entries = [source('main.ts'), ...Object.values(workers), ...PROCESS_MODULES.map((name) => source(`${name}.ts`))];
   for (const entry of entries) {
     if (!existsSync(entry)) throw new Error(`esbuild: the server entry ${entry} does not exist`);
   }
-  const options = common({ target, sourcemap });
+  const options = common({ target, sourcemap, devicesOff });
   const workerBundles = Object.entries(workers).map(([name, entry]) => ({ ...options, entryPoints: [entry], outfile: path.join(outdir, `${name}.js`) }));
   if (!split) return [{ ...options, entryPoints: [source('main.ts')], outfile: path.join(outdir, serverFile), plugins: [oneLanguageServerCopy, lazyChildProcessForLibrary] }, ...workerBundles];
   return [
@@ -143,8 +170,12 @@ export function clientBundle({ outfile, target = 'node20', sourcemap = false }) 
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
-    await Promise.all(serverBundles({ outdir: path.join(here, 'dist', 'bundle') }).map((options) => esbuild.build(options)));
-    copyZstdWasm(path.join(here, 'dist', 'bundle'));
+    // `--device-off NAME --outdir DIR` (the bench's A/B): a variant bundle in DIR (a folder named `bundle`, as codeCache.ts expects).
+    const flag = (name) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+    const devicesOff = process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--device-off' ? [arg] : []));
+    const outdir = flag('--outdir') ?? path.join(here, 'dist', 'bundle');
+    await Promise.all(serverBundles({ outdir, devicesOff }).map((options) => esbuild.build(options)));
+    copyZstdWasm(outdir);
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     process.exit(1);

@@ -112,11 +112,15 @@ export interface CodeCacheOptions {
   makeLater?: (make: () => void) => void;
 }
 
+/** Off only in the bench's variant build without the code cache (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_CODE_CACHE: boolean | undefined;
+const CODE_CACHE_ON = typeof DSH_DEVICE_CODE_CACHE === 'undefined' || DSH_DEVICE_CODE_CACHE;
+
 /** Requires `bundleFile` (a CommonJS bundle) through V8's code cache. */
 export function requireWithCodeCache(bundleFile: string, options: CodeCacheOptions = {}): CodeCacheLoad {
   const env = options.env ?? process.env;
   const off = env[NO_CODE_CACHE_ENV];
-  if (off !== undefined && off !== '' && off !== '0') {
+  if (!CODE_CACHE_ON || (off !== undefined && off !== '' && off !== '0')) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- a bundle chosen at run time
     return { exports: require(bundleFile), cache: 'off' };
   }

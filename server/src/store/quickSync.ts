@@ -51,5 +51,9 @@ export class QuickSync {
   }
 }
 
-/** The process's one tracker: every scan reads the same disks. */
-export const quickSync = new QuickSync();
+/** Off only in the bench's variant build without synchronous calls (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_QUICK_SYNC: boolean | undefined;
+const QUICK_SYNC_ON = typeof DSH_DEVICE_QUICK_SYNC === 'undefined' || DSH_DEVICE_QUICK_SYNC;
+
+/** The process's one tracker: every scan reads the same disks. The plain path: never quick, every call through the thread pool. */
+export const quickSync: Pick<QuickSync, 'quick' | 'call'> = QUICK_SYNC_ON ? new QuickSync() : { quick: false, call: (sync) => sync() };

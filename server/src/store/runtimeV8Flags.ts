@@ -6,6 +6,10 @@
  */
 import v8 from 'node:v8';
 
+/** Off only in the bench's variant build without run-time flags (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_RUNTIME_V8_FLAGS: boolean | undefined;
+const FLAGS_ON = typeof DSH_DEVICE_RUNTIME_V8_FLAGS === 'undefined' || DSH_DEVICE_RUNTIME_V8_FLAGS;
+
 /** Each flag set, with the value the process started with. */
 const flags: { flag: string; startup: string }[] = [];
 
@@ -15,6 +19,8 @@ const flags: { flag: string; startup: string }[] = [];
  * `--heap-growing-percent=0`).
  */
 export function setRuntimeV8Flag(flag: string, startup: string): void {
+  // The plain path: V8 keeps its start-up flags.
+  if (!FLAGS_ON) return;
   const name = flagName(flag);
   const set = flags.find((each) => flagName(each.flag) === name);
   if (set) set.flag = flag;

@@ -14,6 +14,10 @@ import { foregroundRequests } from '../store/concurrency';
 import { isJsonSinkSource, type JsonSink, type JsonSinkSource } from '../resolver/jsonSink';
 import { JsonByteCount, JsonBytes } from './jsonBytes';
 
+/** Off only in the bench's variant build without streamed answers (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_STREAMING_JSON: boolean | undefined;
+const STREAMING_ON = typeof DSH_DEVICE_STREAMING_JSON === 'undefined' || DSH_DEVICE_STREAMING_JSON;
+
 /** Arrays at least this long are encoded a slice at a time. */
 export const SLICED_ARRAY_LENGTH = 2048;
 
@@ -75,6 +79,8 @@ function whole(msg: Message): EncodedMessage {
  * serialization of plain data is deterministic, so both passes give the same text).
  */
 export function encodedMessage(msg: Message, keptSliceBytes = KEPT_SLICE_BYTES): EncodedMessage {
+  // The plain path: the library writer's bytes, made whole.
+  if (!STREAMING_ON) return whole(msg);
   const record = msg as unknown as Record<string, unknown>;
   const field = PAYLOAD_FIELDS.find((name) => Array.isArray(record[name]) && (record[name] as unknown[]).length >= SLICED_ARRAY_LENGTH);
   if (field === undefined) return whole(msg);

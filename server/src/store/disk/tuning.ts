@@ -82,11 +82,15 @@ export interface DiskStoreTuning {
   foreground: ForegroundWork;
 }
 
+/** Off only in the bench's variant build without the inline batch (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_INLINE_INDEX: boolean | undefined;
+
 /**
  * Transcripts of up to this many bytes in all (on disk) are summarized in the main thread: below
  * it, starting index workers costs more wall time than they save (bench/ANALYSIS.md, "Start").
+ * The plain path (0): always the workers.
  */
-export const INLINE_INDEX_BYTES = 1024 * 1024;
+export const INLINE_INDEX_BYTES = typeof DSH_DEVICE_INLINE_INDEX === 'undefined' || DSH_DEVICE_INLINE_INDEX ? 1024 * 1024 : 0;
 
 /** Production defaults. */
 export const DEFAULT_TUNING: DiskStoreTuning = {

@@ -33,6 +33,10 @@ export function parseJsonlLine(bytes: Buffer, start: number, end: number): Recor
   }
 }
 
+/** Off only in the bench's variant build without the byte search (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_FOREIGN_SKIM: boolean | undefined;
+const SKIM_ON = typeof DSH_DEVICE_FOREIGN_SKIM === 'undefined' || DSH_DEVICE_FOREIGN_SKIM;
+
 /**
  * Folds lines: every line while `needles()` is undefined, else only the lines holding one of the
  * needles it names (a line whose record type is not named cannot change a fact). Subclasses say
@@ -50,7 +54,8 @@ export abstract class SkimFold implements LineFold {
     // The next occurrence of each needle at or after `position` (-1: none before `end`).
     let next: number[] = [];
     while (position < end) {
-      const wanted = this.needles();
+      // The plain path parses every line.
+      const wanted = SKIM_ON ? this.needles() : undefined;
       if (wanted === undefined) {
         let lineEnd = view.indexOf(NEWLINE, position);
         if (lineEnd < 0) lineEnd = end;

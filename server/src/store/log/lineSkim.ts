@@ -265,7 +265,13 @@ export const TURN_RESET = 2;
 /** This thread's skim: undefined until the first line, null where WebAssembly cannot run it. */
 let SKIM: LineSkim | null | undefined;
 
+/** Off only in the bench's variant build without the skim (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_LINE_SKIM: boolean | undefined;
+const SKIM_ON = typeof DSH_DEVICE_LINE_SKIM === 'undefined' || DSH_DEVICE_LINE_SKIM;
+
 function loadSkim(): LineSkim | null {
+  // The plain path: every line is parsed.
+  if (!SKIM_ON) return (SKIM = null);
   try {
     const exports = compileForThisThread(() => new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(LINE_SKIM_WASM, 'base64'))).exports);
     SKIM = new LineSkim(exports as SkimExports);

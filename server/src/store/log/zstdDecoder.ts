@@ -105,6 +105,10 @@ interface NodeZstd {
   constants: { ZSTD_e_flush: number };
 }
 
+/** Off only in the bench's variant build without libzstd's wasm (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_ZSTD_WASM: boolean | undefined;
+const ZSTD_WASM_ON = typeof DSH_DEVICE_ZSTD_WASM === 'undefined' || DSH_DEVICE_ZSTD_WASM;
+
 let xxh64: Xxh64 | undefined;
 let wasmZstd: WasmZstd | undefined;
 let initializing: Promise<void> | undefined;
@@ -114,7 +118,7 @@ let initializing: Promise<void> | undefined;
  * found (without it the store decodes with fzstd); await once before decoding zstd logs.
  */
 export function initZstdSupport(): Promise<void> {
-  initializing ??= Promise.all([import('xxhash-wasm'), loadWasmZstd()])
+  initializing ??= Promise.all([import('xxhash-wasm'), ZSTD_WASM_ON ? loadWasmZstd() : undefined])
     .then(async ([module, wasm]) => {
       xxh64 = await module.default();
       wasmZstd = wasm;

@@ -19,6 +19,10 @@ import type { NamedEntry, PrefetchedEntries } from '../discovery';
 import { reapplyRuntimeV8Flags } from '../runtimeV8Flags';
 import { ENTRY_KINDS, IDENTITY_FIELDS, type LookupMessage, type LookupRequest, type ProjectLookups } from './protocol';
 
+/** Off only in the bench's variant build without the lookup worker (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_EARLY_LOOKUPS: boolean | undefined;
+const EARLY_LOOKUPS_ON = typeof DSH_DEVICE_EARLY_LOOKUPS === 'undefined' || DSH_DEVICE_EARLY_LOOKUPS;
+
 /** The worker entry: next to this module in tsc's output, and beside the server's bundle. */
 export const LOOKUP_WORKER_FILE = path.join(__dirname, 'lookupWorker.js');
 
@@ -45,7 +49,8 @@ export class EarlyLookups {
 
   /** Starts the worker; undefined when its file is missing or it cannot start (discovery then looks itself). */
   static start(request: LookupRequest, workerFile: string, log: (message: string) => void): EarlyLookups | undefined {
-    if (!existsSync(workerFile)) return undefined;
+    // The plain path: discovery makes every lookup itself.
+    if (!EARLY_LOOKUPS_ON || !existsSync(workerFile)) return undefined;
     let worker: Worker;
     try {
       worker = new Worker(workerFile, { workerData: request, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });

@@ -91,8 +91,12 @@ export async function summarizeSampleLogs(): Promise<SummarizeOutcome[]> {
   return outcomes;
 }
 
+/** Off only in the bench's variant build without the sample (server/esbuild.mjs `SPEED_DEVICES`). */
+declare const DSH_DEVICE_SAMPLE_LOG: boolean | undefined;
+const SAMPLE_ON = typeof DSH_DEVICE_SAMPLE_LOG === 'undefined' || DSH_DEVICE_SAMPLE_LOG;
+
 /** Runs `run` (making a code cache) once the sample is summarized, whether or not that succeeded. */
 export async function afterSampleLogs(run: () => void): Promise<void> {
-  await summarizeSampleLogs().catch(() => undefined);
+  if (SAMPLE_ON) await summarizeSampleLogs().catch(() => undefined);
   run();
 }
