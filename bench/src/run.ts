@@ -12,6 +12,8 @@
  * --start-only (only the start figures: rewrites the "## Start" section of the results file and
  * leaves the rest as it is), --start-rounds N (default 9), --zstd-share X (share of zstd
  * transcripts in the generated stores, default 0.9; 0 measures an all-raw store).
+ *
+ * `--ab`: the speed devices' A/B instead (ab/run.ts): each device on and off, in one run.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +21,7 @@ import path from 'node:path';
 import { describeMachine } from './machine';
 import { renderResults, renderStart, withStartSection } from './report';
 import { runStart, type StartResult } from './start';
+import { runAb } from './ab/run';
 import { REPO_ROOT } from './server/serverProcess';
 import { runSize, type SizeResult } from './sizeRun';
 import { projectDecoder } from './baselines/projectTitleReader';
@@ -121,7 +124,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+(process.argv.includes('--ab') ? runAb(process.argv.slice(2).filter((arg) => arg !== '--ab')) : main()).catch((error: unknown) => {
   process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
 });

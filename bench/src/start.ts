@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureStore, readExpectedLabels, type GeneratedStore } from './generate/store';
 import { hotSpots, type HotSpot } from './profile';
+import { processCpuMs } from './server/measure';
 import { SERVER_BIN, startServer } from './server/serverProcess';
 import { median } from './stats';
 
@@ -74,7 +75,7 @@ export interface StartOptions {
 export const STARTUP_COST_VARIABLES = ['NODE_EXTRA_CA_CERTS'] as const;
 
 /** Runs `args` with this Node; resolves with the milliseconds from spawn to exit and its stdout. */
-function timeProcess(
+export function timeProcess(
   args: string[],
   env: Record<string, string> = {},
   unset: readonly string[] = [],
@@ -104,14 +105,17 @@ function complete(candidates: readonly WireCandidate[], expected: ReadonlyMap<st
   return candidates.length === expected.size && candidates.every((c) => expected.get(c.sessionId) === c.label);
 }
 
-/** Spawn → initialize → `dshSession.candidates` until it lists every session; the ms from spawn and the requests it took. */
-async function timeStdio(
+/**
+ * Spawn → initialize → `dshSession.candidates` until it lists every session; the ms from spawn, the
+ * requests it took and the server's CPU time (user + system, every thread) by then.
+ */
+export async function timeStdio(
   store: GeneratedStore,
   expected: ReadonlyMap<string, string>,
   serverBin: string | undefined,
   workDir: string,
   options: { cpuProfileDir?: string; cacheHome?: string } = {},
-): Promise<{ ms: number; requests: number }> {
+): Promise<{ ms: number; requests: number; cpuMs?: number }> {
   const { cpuProfileDir } = options;
   const cacheHome = options.cacheHome ?? mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-start-cache-'));
   const server = await startServer({ root: store.root, serverBin, env: { XDG_CACHE_HOME: cacheHome }, logFile: path.join(workDir, 'server-start.log'), cpuProfileDir });
@@ -123,7 +127,7 @@ async function timeStdio(
         arguments: [{ query: '', limit: expected.size + 1 }],
       })) as WireCandidate[];
       const now = performance.now();
-      if (complete(answer, expected)) return { ms: now - server.spawnedAt, requests };
+      if (complete(answer, expected)) return { ms: now - server.spawnedAt, requests, cpuMs: processCpuMs(server.pid) };
       if (now > deadline) throw new Error(`no complete candidates answer after 60 s (${answer.length} of ${expected.size} listed)`);
       // A server that answers before its first index is complete is polled closely: the figure is when it first could answer in full.
       await new Promise((resolve) => setTimeout(resolve, 2));
