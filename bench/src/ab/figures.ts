@@ -56,6 +56,27 @@ export async function startRound(bin: string, store: GeneratedStore, expected: R
   add(samples, 'start: stdio, CPU', answered.cpuMs);
 }
 
+/**
+ * The untimed round before the start's: `bin`'s code caches made as after an upgrade, by a CLI
+ * call and a server that answered from their index caches and so decoded no log (the case the
+ * sample log is for; a cache made by a cold run holds the decoding anyway).
+ */
+export async function codeCacheOnRestart(bin: string, store: GeneratedStore, expected: ReadonlyMap<string, string>, workDir: string): Promise<void> {
+  const cliCache = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-ab-cache-'));
+  const stdioCache = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-ab-cache-'));
+  const cli = () => timeProcess([bin, 'candidates', '--root', store.root, '--json', '--limit', String(expected.size + 1)], { XDG_CACHE_HOME: cliCache });
+  try {
+    await cli();
+    await timeStdio(store, expected, bin, workDir, { cacheHome: stdioCache });
+    rmSync(path.join(path.dirname(bin), 'code-cache'), { recursive: true, force: true });
+    await cli();
+    await timeStdio(store, expected, bin, workDir, { cacheHome: stdioCache });
+  } finally {
+    rmSync(cliCache, { recursive: true, force: true });
+    rmSync(stdioCache, { recursive: true, force: true });
+  }
+}
+
 /** The worst kind's p50 and p95 of warm completion round trips. */
 async function warmCompletion(server: RunningServer, queries: Record<QueryKind, string[]>, requests: number): Promise<{ p50: number; p95: number }> {
   const figures = await measureCompletion(server, queries, 20, requests);

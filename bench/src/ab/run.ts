@@ -4,7 +4,8 @@
  * builds round by round on the figures a user feels (figures.ts), and prints and writes the table
  * (table.ts) to `--out` (default: the work folder's `ab.md`).
  *
- * Flags: --sizes 1000,10000 (dsh stores, dsh-framed zstd as the bench makes them), --rounds N
+ * Flags: --sizes 1000,10000 (dsh stores, dsh-framed zstd as the bench makes them; `none`: only
+ * the start), --rounds N
  * (store rounds, default 3), --start-rounds N (default 9), --devices a,b (default every device
  * and `control`, a second build with every device on: its gain is the run's noise),
  * --requests N (warm completions per query kind, default 200), --seed N, --out FILE.
@@ -18,7 +19,7 @@ import { ensureStore, readExpectedLabels } from '../generate/store';
 import { describeMachine } from '../machine';
 import { makeQueries } from '../server/queries';
 import { START_SESSIONS } from '../start';
-import { startRound, storeRound, type Samples, type StoreLaunch } from './figures';
+import { codeCacheOnRestart, startRound, storeRound, type Samples, type StoreLaunch } from './figures';
 import { abRows, renderAbTable } from './table';
 import { buildVariant, CONTROL, knownDevices, SPEED_DEVICES, WITH_ALL, type DeviceFigure, type SpeedDevice, type Variant } from './variants';
 
@@ -50,7 +51,7 @@ function parseAbArgs(argv: readonly string[], workDir: string): AbOptions {
     if (!device || !known.includes(name)) throw new Error(`no speed device ${name} (${known.join(', ')})`);
     return device;
   });
-  const sizes = (value('--sizes') ?? '1000,10000').split(',').map(Number);
+  const sizes = value('--sizes') === 'none' ? [] : (value('--sizes') ?? '1000,10000').split(',').map(Number);
   if (sizes.some((n) => !Number.isSafeInteger(n) || n < 10)) throw new Error(`bad --sizes ${value('--sizes')}`);
   return {
     sizes,
@@ -92,15 +93,19 @@ export async function runAb(argv: readonly string[]): Promise<void> {
   const baseDir = path.join(os.tmpdir(), 'dsh-bench-ab');
   mkdirSync(baseDir, { recursive: true });
 
-  const startStore = await ensureStore({ sessions: START_SESSIONS, seed: options.seed, zstdShare: 1, prepareLogs: false, baseDir, log });
-  const startLabels = readExpectedLabels(startStore);
-  // One untimed round: each build makes its code cache, and the page cache holds the bundles.
   const startBuilds = buildsFor('start', options, variants);
-  for (const variant of startBuilds) await startRound(variant.bin, startStore, startLabels, workDir, new Map());
-  log(`[ab] start: ${options.startRounds} rounds of ${startBuilds.length} builds`);
-  await alternate(startBuilds, options.startRounds, samples, (variant, into) => startRound(variant.bin, startStore, startLabels, workDir, into));
+  if (startBuilds.length > 1) {
+    const startStore = await ensureStore({ sessions: START_SESSIONS, seed: options.seed, zstdShare: 1, prepareLogs: false, baseDir, log });
+    const startLabels = readExpectedLabels(startStore);
+    // One untimed round: each build makes its code caches (as after an upgrade), and the page cache holds the bundles.
+    for (const variant of startBuilds) await codeCacheOnRestart(variant.bin, startStore, startLabels, workDir);
+    log(`[ab] start: ${options.startRounds} rounds of ${startBuilds.length} builds`);
+    await alternate(startBuilds, options.startRounds, samples, (variant, into) => startRound(variant.bin, startStore, startLabels, workDir, into));
+  }
 
-  for (const sessions of options.sizes) {
+  const storeBuilds = buildsFor('store', options, variants);
+  const mixedBuilds = buildsFor('mixed', options, variants);
+  for (const sessions of storeBuilds.length > 1 || mixedBuilds.length > 1 ? options.sizes : []) {
     const label = sessions >= 1000 ? `${sessions / 1000}k` : String(sessions);
     const store = await ensureStore({ sessions, seed: options.seed, prepareLogs: false, baseDir, log });
     listTranscripts(store.root).forEach((file) => readFileSync(file.path));
@@ -108,9 +113,8 @@ export async function runAb(argv: readonly string[]): Promise<void> {
     const queries = makeQueries(expected, store.cwds, options.seed, 60);
     const launch: StoreLaunch = { label, root: store.root, expected, completion: { queries, requests: options.requests }, workDir };
     log(`[ab] ${label}: ${options.rounds} rounds`);
-    await alternate(buildsFor('store', options, variants), options.rounds, samples, (variant, into) => storeRound(variant.bin, launch, into));
+    await alternate(storeBuilds, options.rounds, samples, (variant, into) => storeRound(variant.bin, launch, into));
 
-    const mixedBuilds = buildsFor('mixed', options, variants);
     if (mixedBuilds.length < 2) continue;
     const homes = ensureForeignHomes(path.join(baseDir, `foreign-${sessions}-seed-${options.seed}`), sessions, options.seed, log);
     const mixed: StoreLaunch = {
@@ -136,6 +140,7 @@ export async function runAb(argv: readonly string[]): Promise<void> {
     '',
   ].join('\n');
   writeFileSync(options.out, text);
+  writeFileSync(options.out.replace(/\.md$/, '') + '.json', JSON.stringify(Object.fromEntries([...samples].map(([name, figures]) => [name, Object.fromEntries(figures)])), null, 1));
   process.stdout.write(text);
   log(`[ab] wrote ${options.out}`);
 }

@@ -17,6 +17,12 @@ describe('the speed devices A/B table', () => {
     expect(earnsKeep(rows)).toBe(true);
   });
 
+  it('takes the mean of CPU times, which /proc counts in 10 ms ticks', () => {
+    const [row] = abRows('codeCache', samples({ 'start: CLI, CPU': [180, 180, 190, 190, 190] }), samples({ 'start: CLI, CPU': [200, 200, 200, 210, 210] }));
+    expect(row!.with).toBeCloseTo(186);
+    expect(row!.without).toBeCloseTo(204);
+  });
+
   it('keeps a device only at a gain of 10 % or more on one of its figures', () => {
     const row = (gain: number) => ({ device: 'd', figure: 'f', with: 1, without: 1, gain, rounds: 3 });
     expect(earnsKeep([row(0.099), row(-0.3)])).toBe(false);
