@@ -8,8 +8,8 @@
  * - `load.ts` full load (one-shot or streamed) and header-only read; `summarizer.ts` the
  *   index's incremental view;
  * - `sessionLogReader.ts` bytes → lines for both encodings, torn tails, state save/restore (§5.3, §5.4);
- * - `zstdFrames.ts` frame splitting (§5.2); `zstdDecoder.ts` libzstd in wasm (`zstdWasm.ts`),
- *   node:zlib or fzstd (one call per frame, else streamed) + XXH64, in pieces (§5.6);
+ * - `zstdFrames.ts` frame splitting (§5.2); `zstdDecoder.ts` libzstd in wasm (`zstdWasm.ts`)
+ *   or fzstd (one call per frame, else streamed) + XXH64, in pieces (§5.6);
  * - `lines.ts` byte-level line splitting and the 64 MiB record limit;
  * - `lineSkim.ts` the lines no stage looks into (chunks, packed rows, bookkeeping), read from
  *   their bytes without decoding or parsing them;

@@ -100,7 +100,7 @@ function baseTranscripts(): Transcript[] {
     }
   }
   if (zstdCli.found) {
-    // One frame of ~1.5 MiB: more than one decoded piece, so node:zlib hands it to the streaming path too.
+    // One frame of ~1.5 MiB: more than one decoded piece.
     const titles = Array.from({ length: 30 }, (_, i) => ev.title(17 + i, `${i} ${'lorem ipsum dolor '.repeat(2900 + i)}`));
     bases.push({ name: 'big-frame', encoding: 'zstd', bytes: zstdTranscript([DEMO_2.slice(0, 1), DEMO_2.slice(1), titles]) });
   }

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SessionReadError } from '../../resolver/sessionStore';
 import { findProgram } from '../../../../test/support/conformance';
-import { initZstdSupport, loadSessionLog, type LoadedSessionLog, type PlaintextSink, type ZstdFrameDecoder } from './index';
+import { initZstdSupport, loadSessionLog, type LoadedSessionLog, type ZstdFrameDecoder } from './index';
 import { availableZstdDecoders } from '../../testing/zstdDecoders';
-import { scanZstdFrame } from './zstdFrames';
 import xxhash from 'xxhash-wasm';
 import { MAX_RECORD_BYTES } from './lines';
 import { DEMO_2, concatBytes, ev, headerLine, rawTranscript, zstdFrame, zstdFrameOf, zstdTranscript } from '../../testing/testLogs';
@@ -37,13 +36,6 @@ function blockEnds(frame: Uint8Array): number[] {
 const text = (value: string) => new TextEncoder().encode(value);
 
 type Attempt = { log: LoadedSessionLog } | { error: SessionReadError };
-
-/** What a decoding hands its sink, joined, as hex. */
-function decoded(decode: (sink: PlaintextSink) => void): string {
-  const pieces: Buffer[] = [];
-  decode((piece) => pieces.push(Buffer.from(piece)));
-  return Buffer.concat(pieces).toString('hex');
-}
 
 /** Loads, requiring that any failure is a SessionReadError. */
 function attempt(bytes: Uint8Array, decoder: ZstdFrameDecoder, options: { maxRecordBytes?: number } = {}): Attempt {
@@ -216,30 +208,6 @@ describe.skipIf(!zstdCli.found)('zstd torn last frame: keep the records of the w
     });
   }
 });
-
-const native = decoders.find((decoder) => decoder.name === 'node:zlib');
-
-describe.skipIf(!native || !zstdCli.found)(
-  `node:zlib zstd decoder (a runtime feature of Node ≥ 22.15; ${native ? 'present' : `absent in ${process.version}`})`,
-  () => {
-    it('decodes every frame like fzstd and rejects a wrong checksum by itself', () => {
-      const fzstd = decoders.find((decoder) => decoder.name === 'fzstd') as ZstdFrameDecoder;
-      const zlib = native as ZstdFrameDecoder;
-      const frame = zstdFrame(DEMO_2.slice(1));
-      const scan = scanZstdFrame(frame, 0);
-      if (!('frame' in scan)) throw new Error('the reference frame must be complete');
-      const info = scan.frame;
-      expect(decoded((sink) => zlib.decodeFrame(frame, info, sink))).toBe(decoded((sink) => fzstd.decodeFrame(frame, info, sink)));
-      const damaged = frame.slice();
-      damaged[damaged.length - 1] ^= 0x01;
-      expect(() => zlib.decodeFrame(damaged, info, () => undefined)).toThrow();
-      const blocks = frame.subarray(0, frame.length - 4);
-      const torn = scanZstdFrame(blocks, 0);
-      if (!('torn' in torn)) throw new Error('a frame without its checksum must be torn');
-      expect(decoded((sink) => zlib.decodeBlocks(blocks, torn.torn, sink))).toBe(decoded((sink) => fzstd.decodeBlocks(blocks, torn.torn, sink)));
-    });
-  },
-);
 
 type HandBlock = { raw: Uint8Array } | { rle: number; size: number };
 

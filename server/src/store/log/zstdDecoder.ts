@@ -8,9 +8,7 @@
  * huge (a 7 KB frame can hold 200 MB) is never held whole. fzstd's streaming `Decompress` hands
  * over one block at a time (≤ 128 KiB) and the frame's checksum (low 32 bits of XXH64, seed 0) is
  * computed incrementally and verified at its end, because fzstd silently decodes corrupt input to
- * garbage (store doc §5.6). Where the runtime has `node:zlib` zstd (Node ≥ 22.15), it decodes, and
- * verifies, every frame whose plaintext is small enough to be one piece; its synchronous API has no
- * bounded streaming, so a larger frame goes the fzstd way. Both refuse a window libzstd refuses.
+ * garbage (store doc §5.6). It refuses a window libzstd refuses.
  *
  * fzstd's streaming decoder allocates the frame's whole declared window (dsh declares 2 MiB) and
  * shifts it after every block, which for dsh's many ~1 KB frames costs far more than decoding. So a
@@ -26,7 +24,6 @@
  * xxhash-wasm initialises asynchronously: loaders `await initZstdSupport()` once, after which all
  * decoding is synchronous.
  */
-import * as zlib from 'node:zlib';
 import { Decompress, decompress } from 'fzstd';
 import { blockRunEnds, type TornZstdFrame, type ZstdFrame } from './zstdFrames';
 import { loadWasmZstd, type WasmZstd } from './zstdWasm';
@@ -51,8 +48,8 @@ const STEP_PLAINTEXT_BYTES = 4 * 1024 * 1024;
 export const MAX_PLAINTEXT_PIECE_BYTES = 1024 * 1024;
 
 /**
- * libzstd's default decoding limit (`ZSTD_WINDOWLOG_LIMIT_DEFAULT` 27, plus one): `node:zlib`
- * refuses a larger window ("Frame requires too much memory for decoding"), so fzstd does too.
+ * libzstd's default decoding limit (`ZSTD_WINDOWLOG_LIMIT_DEFAULT` 27, plus one): libzstd refuses
+ * a larger window ("Frame requires too much memory for decoding"), so fzstd does too.
  */
 export const MAX_WINDOW_BYTES = 2 ** 27 + 1;
 
@@ -62,8 +59,8 @@ export const MAX_WINDOW_BYTES = 2 ** 27 + 1;
  */
 export type PlaintextSink = (piece: Uint8Array) => void;
 
-/** The decoders there are, fastest first where each applies (see {@link defaultZstdDecoder}). */
-export type ZstdDecoderName = 'zstd-wasm' | 'node:zlib' | 'fzstd';
+/** The decoders there are, fastest first (see {@link defaultZstdDecoder}). */
+export type ZstdDecoderName = 'zstd-wasm' | 'fzstd';
 
 /** Decodes single zstd frames, handing the plaintext over in pieces of at most {@link MAX_PLAINTEXT_PIECE_BYTES}. */
 export interface ZstdFrameDecoder {
@@ -100,11 +97,6 @@ interface Xxh64 {
   h64Raw(input: Uint8Array, seed?: bigint): bigint;
 }
 
-interface NodeZstd {
-  zstdDecompressSync(input: Uint8Array, options?: { finishFlush?: number; maxOutputLength?: number }): Buffer;
-  constants: { ZSTD_e_flush: number };
-}
-
 /** Off only in the bench's variant build without libzstd's wasm (server/esbuild.mjs `SPEED_DEVICES`). */
 declare const DSH_DEVICE_ZSTD_WASM: boolean | undefined;
 const ZSTD_WASM_ON = typeof DSH_DEVICE_ZSTD_WASM === 'undefined' || DSH_DEVICE_ZSTD_WASM;
@@ -133,11 +125,6 @@ export function initZstdSupport(): Promise<void> {
 function initializedHasher(): Xxh64 {
   if (!xxh64) throw new Error('zstd support is not initialised: await initZstdSupport() first');
   return xxh64;
-}
-
-function nodeZstd(): NodeZstd | undefined {
-  const candidate = zlib as unknown as Partial<NodeZstd>;
-  return typeof candidate.zstdDecompressSync === 'function' ? (candidate as NodeZstd) : undefined;
 }
 
 function readUint32LE(bytes: Uint8Array, offset: number): number {
@@ -334,31 +321,6 @@ function decodeBlocksWithFzstd(prefix: Uint8Array, info: TornZstdFrame, sink: Pl
   streamFzstd(prefix, false, sink);
 }
 
-/** `node:zlib`'s decoder (fzstd for frames too large for one piece), when this runtime has one; requires {@link initZstdSupport}. */
-export function nodeZlibZstdDecoder(): ZstdFrameDecoder | undefined {
-  const z = nodeZstd();
-  if (!z) return undefined;
-  const hasher = initializedHasher();
-  const maxOutputLength = MAX_PLAINTEXT_PIECE_BYTES;
-  const handOver = (plaintext: Uint8Array, sink: PlaintextSink) => {
-    if (plaintext.length > 0) sink(plaintext);
-  };
-  return {
-    name: 'node:zlib',
-    decodeFrameInSteps,
-    decodeBlocksInSteps,
-    decodeFrame(frame, info, sink) {
-      if (info.plaintextBound > MAX_PLAINTEXT_PIECE_BYTES) decodeFrameWithFzstd(hasher, frame, info, sink);
-      else handOver(z.zstdDecompressSync(frame, { maxOutputLength }), sink);
-    },
-    decodeBlocks(prefix, info, sink) {
-      if (info.plaintextBound > MAX_PLAINTEXT_PIECE_BYTES) decodeBlocksWithFzstd(prefix, info, sink);
-      // Flush mode: no end-of-frame or checksum expected.
-      else handOver(z.zstdDecompressSync(prefix, { finishFlush: z.constants.ZSTD_e_flush, maxOutputLength }), sink);
-    },
-  };
-}
-
 /**
  * The pure-JS decoder with our own checksum verification (requires {@link initZstdSupport});
  * `oneCall: false` streams every frame (tests compare the two ways).
@@ -398,34 +360,13 @@ export function wasmZstdDecoder(): ZstdFrameDecoder | undefined {
   };
 }
 
-/**
- * Whether this runtime's `node:zlib` zstd may serve the store: Node 22's `zstdDecompressSync` leaks
- * ~5 KB of native memory per frame without a declared content size (every frame dsh writes), measured
- * on 22.23.5; Node 24 does not.
- */
-export function nativeZstdIsSafe(nodeVersion: string = process.versions.node): boolean {
-  return Number(nodeVersion.split('.')[0]) >= 24;
-}
-
-/**
- * Which decoder serves the store, from those that loaded: libzstd in wasm (measured 3–5× faster
- * per dsh frame than `node:zlib`, which builds a context per call, on Node 22 and 24; see
- * bench/ANALYSIS.md), else `node:zlib` where present and safe, else fzstd.
- */
-export function pickZstdDecoder(
-  candidates: { wasm?: ZstdFrameDecoder; nodeZlib?: ZstdFrameDecoder; fzstd: ZstdFrameDecoder },
-  nodeVersion: string = process.versions.node,
-): ZstdFrameDecoder {
-  return candidates.wasm ?? (nativeZstdIsSafe(nodeVersion) ? candidates.nodeZlib : undefined) ?? candidates.fzstd;
-}
-
 let defaultDecoder: ZstdFrameDecoder | undefined;
 
 /**
- * The decoder loaders use (see {@link pickZstdDecoder}), one per process (an index makes a reader
- * per transcript). Requires {@link initZstdSupport}.
+ * The decoder loaders use, one per process (an index makes a reader per transcript): libzstd in
+ * wasm, else fzstd (bench/ANALYSIS.md, "Speed devices"). Requires {@link initZstdSupport}.
  */
 export function defaultZstdDecoder(): ZstdFrameDecoder {
-  defaultDecoder ??= pickZstdDecoder({ wasm: wasmZstdDecoder(), nodeZlib: nodeZlibZstdDecoder(), fzstd: fzstdDecoder() });
+  defaultDecoder ??= wasmZstdDecoder() ?? fzstdDecoder();
   return defaultDecoder;
 }

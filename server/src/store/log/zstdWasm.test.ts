@@ -1,7 +1,7 @@
 /**
  * libzstd in WebAssembly, the store's zstd decoder wherever it loads: the same plaintext as the
  * reference compressor's input and as fzstd, the same refusals on damage, a fallback when the
- * binary is missing or not the expected build, and the run-time choice between decoders.
+ * binary is missing or not the expected build.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,8 +17,6 @@ import {
   defaultZstdDecoder,
   fzstdDecoder,
   initZstdSupport,
-  nodeZlibZstdDecoder,
-  pickZstdDecoder,
   wasmZstdDecoder,
   type ZstdFrameDecoder,
 } from './zstdDecoder';
@@ -102,28 +100,6 @@ describe('loading libzstd’s wasm build', () => {
   it('takes the first candidate that loads', async () => {
     const installed = path.join(path.dirname(require.resolve('@bokuweb/zstd-wasm')), 'zstd.wasm');
     expect(await loadWasmZstd([path.join(dir, 'missing.wasm'), installed])).toBeDefined();
-  });
-});
-
-describe('which decoder serves the store', () => {
-  const named = (name: ZstdFrameDecoder['name']) => ({ ...fzstdDecoder(), name });
-
-  it('libzstd in wasm whenever it loaded, on every Node', () => {
-    for (const version of ['20.20.2', '22.23.3', '24.21.0']) {
-      expect(pickZstdDecoder({ wasm: named('zstd-wasm'), nodeZlib: named('node:zlib'), fzstd: named('fzstd') }, version).name).toBe('zstd-wasm');
-    }
-  });
-
-  it('without it: node:zlib from Node 24 (22 leaks on frames without a content size), else fzstd', () => {
-    const candidates = { nodeZlib: named('node:zlib'), fzstd: named('fzstd') };
-    expect(pickZstdDecoder(candidates, '24.21.0').name).toBe('node:zlib');
-    expect(pickZstdDecoder(candidates, '22.23.3').name).toBe('fzstd');
-    expect(pickZstdDecoder({ fzstd: named('fzstd') }, '24.21.0').name).toBe('fzstd');
-  });
-
-  it('node:zlib is offered exactly where the runtime has zstdDecompressSync', async () => {
-    const zlib = (await import('node:zlib')) as { zstdDecompressSync?: unknown };
-    expect(nodeZlibZstdDecoder() !== undefined).toBe(typeof zlib.zstdDecompressSync === 'function');
   });
 });
 
