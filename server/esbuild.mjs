@@ -30,7 +30,6 @@ export const SPEED_DEVICES = {
   foreignSkim: 'DSH_DEVICE_FOREIGN_SKIM', // store/formats/lineFold.ts: other agents' lines found by a byte search
   zstdWasm: 'DSH_DEVICE_ZSTD_WASM', // store/log/zstdDecoder.ts: libzstd in WebAssembly
   codeCache: 'DSH_DEVICE_CODE_CACHE', // codeCache.ts: V8's code cache of each bundle
-  sampleLog: 'DSH_DEVICE_SAMPLE_LOG', // store/summarize/sampleLog.ts: a sample summarized before the cache is made
   runtimeV8Flags: 'DSH_DEVICE_RUNTIME_V8_FLAGS', // store/runtimeV8Flags.ts: V8 flags set at run time
   earlyLookups: 'DSH_DEVICE_EARLY_LOOKUPS', // store/lookups/earlyLookups.ts: a restart's lookups in a worker
   quickSync: 'DSH_DEVICE_QUICK_SYNC', // store/quickSync.ts: synchronous calls while they are quick

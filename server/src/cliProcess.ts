@@ -5,7 +5,6 @@ import type { Invocation } from './cli/commandLine';
 import { openAgentStore, openStore } from './processStore';
 import { cacheWritesSettled } from './store';
 import { defaultSessionsRoot, workingDirectory } from './store/defaultRoot';
-import { afterSampleLogs } from './store/summarize/sampleLog';
 
 /** How long an exiting CLI waits for a cache write in progress. */
 const CACHE_WRITE_GRACE_MS = 3000;
@@ -43,12 +42,10 @@ export function runCliProcess(invocation: Extract<Invocation, { kind: 'candidate
     (code) => {
       // Exit once the output is flushed, whatever store watchers are still winding down; another
       // agent's cache, written once its first listing read files, is finished first (a few seconds
-      // at most), and so is the code cache, after a successful run (with the log decoding a run
-      // answered from the index cache never compiled: see sampleLog.ts).
+      // at most); the code cache is made after a successful run.
       const grace = new Promise<void>((resolve) => setTimeout(resolve, CACHE_WRITE_GRACE_MS).unref());
-      const make = code === 0 ? options.makeCodeCache : undefined;
-      const codeCache = make ? afterSampleLogs(make) : undefined;
-      process.stdout.write('', () => void Promise.race([Promise.all([cacheWritesSettled(), codeCache]), grace]).finally(() => process.exit(code)));
+      if (code === 0) options.makeCodeCache?.();
+      process.stdout.write('', () => void Promise.race([cacheWritesSettled(), grace]).finally(() => process.exit(code)));
     },
   );
 }

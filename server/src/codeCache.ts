@@ -9,13 +9,11 @@
  * directory is read-only, in the user's cache directory. It holds no user data. A cache V8 rejects
  * (another V8, other flags) or one that is missing is made again, with every function the run
  * has compiled by then, so the next start compiles none of them: the CLI after a successful run,
- * the server once its first index is built (or when it stops), each after summarizing a sample log
- * (store/summarize/sampleLog.ts) so that the cache holds the log decoding even when that run
- * answered from its index cache. V8 accepts a cache only under the flags it was made
- * with, and the server changes flags after it loads (as does a worker's start), so the server
- * makes it with its flags set back to their start-up values (`withStartupV8Flags`). Without a
- * `makeLater`, the cache is made as soon as the bundle's top level has run. Nothing here ever
- * stops a start: on any error the bundle loads as a plain `require` would.
+ * the server once its first index is built (or when it stops). V8 accepts a cache only under the
+ * flags it was made with, and the server changes flags after it loads (as does a worker's start),
+ * so the server makes it with its flags set back to their start-up values (`withStartupV8Flags`).
+ * Without a `makeLater`, the cache is made as soon as the bundle's top level has run. Nothing here
+ * ever stops a start: on any error the bundle loads as a plain `require` would.
  */
 import { closeSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';

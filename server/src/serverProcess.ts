@@ -15,7 +15,6 @@ import { ParentWatchdog } from './wiring/parentWatchdog';
 import { openServerTransport } from './wiring/transport';
 import { SERVER_VERSION } from './version';
 import { setRuntimeV8Flag, withStartupV8Flags } from './store/runtimeV8Flags';
-import { afterSampleLogs } from './store/summarize/sampleLog';
 
 /**
  * How much V8 lets the old generation grow past what the last full collection kept, in percent.
@@ -100,7 +99,7 @@ export function startServer(invocation: Extract<Invocation, { kind: 'server' }>,
       logToStderr(`stopping: ${error instanceof Error ? error.message : String(error)}`);
     }
     const grace = new Promise<void>((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref());
-    void Promise.race([Promise.all([cacheWritesSettled(), codeCache.made]), grace]).finally(() => process.exit(code));
+    void Promise.race([cacheWritesSettled(), grace]).finally(() => process.exit(code));
   };
   const watchdog = new ParentWatchdog({
     onParentGone: () => stop(gate.state === 'shut down' ? 0 : 1, 'the client process is gone'),
@@ -151,9 +150,6 @@ function keepRunningOnStrayErrors(stdio: boolean): void {
 
 /** Makes the bundle's code cache once, when main.js asked for one (`ServerStartOptions.makeCodeCache`). */
 class CodeCacheMaker {
-  /** Settles once the cache is made (at once when none is to be made). */
-  made: Promise<void> = Promise.resolve();
-
   constructor(private make: (() => void) | undefined) {
     // A code cache holds what the run compiled and V8 still kept: while one is to be made, V8 keeps
     // the bytecode of functions that ran once (a long first index's collections would otherwise
@@ -170,10 +166,7 @@ class CodeCacheMaker {
     const make = this.make;
     this.make = undefined;
     if (!make) return;
-    // First the read and decode path, which a start restored from the index cache never ran.
-    this.made = afterSampleLogs(() => {
-      withStartupV8Flags(make);
-      setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
-    });
+    withStartupV8Flags(make);
+    setRuntimeV8Flag('--flush-bytecode', '--flush-bytecode');
   }
 }

@@ -124,23 +124,6 @@ describe('the code cache of the split bundles', () => {
     expect(statSync(codeCache).isFile()).toBe(true);
   });
 
-  it('holds the log decoding even when made by a CLI run answered from its index cache', () => {
-    const bundle = bundleCopy('cli-restarted');
-    // The first run reads every log and leaves its index cache, but (told so) no code cache.
-    const first = spawnSync(process.execPath, [path.join(bundle, 'main.js'), 'candidates', '--root', EXAMPLE_STORE, '--json'], {
-      encoding: 'utf8',
-      env: { ...env(bundle), DSH_SESSION_LS_NO_CODE_CACHE: '1' },
-      timeout: 60_000,
-    });
-    expect(first.status).toBe(0);
-    expect(readdirSync(bundle)).not.toContain('code-cache');
-    expect(indexCaches(bundle)).toHaveLength(1);
-    // The second answers from that index cache and makes the code cache.
-    expect(candidates(bundle)).toBe(first.stdout);
-    // See the language server's case below.
-    expect(cacheOf(bundle, 'cliProcess').bytes.includes('failed validation')).toBe(true);
-  });
-
   it('is not made by a language server stopped before its first index, and is made by the next one that indexes', async () => {
     const bundle = bundleCopy('early-stop');
     // The input closes at once: the server stops before any client initializes it.
@@ -162,20 +145,6 @@ describe('the code cache of the split bundles', () => {
     expect(made()).toEqual([]);
     expect(await serve(bundle)).toHaveLength(5);
     expect(made()).toHaveLength(1);
-  });
-
-  it('holds the log decoding even when made by a language server restarted from its index cache, which decoded no log', async () => {
-    const bundle = bundleCopy('restarted');
-    // The first server reads every log and leaves its index cache, but (told so) no code cache.
-    expect(await serve(bundle, { DSH_SESSION_LS_NO_CODE_CACHE: '1' })).toHaveLength(5);
-    expect(readdirSync(bundle)).not.toContain('code-cache');
-    expect(indexCaches(bundle)).toHaveLength(1);
-    // The second starts from that index cache, reads no log, and makes the code cache.
-    expect(await serve(bundle)).toHaveLength(5);
-    // A string constant is in the cache only when the function that holds it was compiled: this
-    // one is the zstd frame decoding's (store/log/sessionLogReader.ts). Made by this restart
-    // without the sample log summarized first, the cache did not have it.
-    expect(cacheOf(bundle, 'serverProcess').bytes.includes('failed validation')).toBe(true);
   });
 
   it("is read back by the next language server, though the server sets V8 flags and starts workers after it loads", async () => {

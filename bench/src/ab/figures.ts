@@ -58,8 +58,8 @@ export async function startRound(bin: string, store: GeneratedStore, expected: R
 
 /**
  * The untimed round before the start's: `bin`'s code caches made as after an upgrade, by a CLI
- * call and a server that answered from their index caches and so decoded no log (the case the
- * sample log is for; a cache made by a cold run holds the decoding anyway).
+ * call and a server that answered from their index caches and so decoded no log (a cache made
+ * by a cold run holds the decoding too).
  */
 export async function codeCacheOnRestart(bin: string, store: GeneratedStore, expected: ReadonlyMap<string, string>, workDir: string): Promise<void> {
   const cliCache = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-ab-cache-'));

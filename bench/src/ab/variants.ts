@@ -29,7 +29,6 @@ export const SPEED_DEVICES: readonly SpeedDevice[] = [
   { name: 'foreignSkim', figures: ['mixed'] },
   { name: 'zstdWasm', figures: ['start', 'store'] },
   { name: 'codeCache', figures: ['start'] },
-  { name: 'sampleLog', figures: ['start'] },
   { name: 'runtimeV8Flags', figures: ['start', 'store'] },
   { name: 'earlyLookups', figures: ['store'] },
   { name: 'quickSync', figures: ['start', 'store'] },
