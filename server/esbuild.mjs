@@ -27,7 +27,6 @@ const source = (...parts) => path.join(here, 'src', ...parts);
  */
 export const SPEED_DEVICES = {
   lineSkim: 'DSH_DEVICE_LINE_SKIM', // store/log/lineSkim.ts: dsh's line rules in WebAssembly
-  foreignSkim: 'DSH_DEVICE_FOREIGN_SKIM', // store/formats/lineFold.ts: other agents' lines found by a byte search
   zstdWasm: 'DSH_DEVICE_ZSTD_WASM', // store/log/zstdDecoder.ts: libzstd in WebAssembly
   codeCache: 'DSH_DEVICE_CODE_CACHE', // codeCache.ts: V8's code cache of each bundle
   runtimeV8Flags: 'DSH_DEVICE_RUNTIME_V8_FLAGS', // store/runtimeV8Flags.ts: V8 flags set at run time

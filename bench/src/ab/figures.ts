@@ -1,15 +1,14 @@
 /**
  * One round of the A/B's figures for one build, with the bench's own measurements: the start
  * (start.ts: the CLI and the stdio server on the 20-session store, fresh caches), a dsh store's
- * cold index, cached restart and warm completion (server/measure.ts), and a store with other
- * agents' sessions beside dsh's. Each time comes with the process CPU (user + system of every
+ * cold index, cached restart and warm completion (server/measure.ts). Each time comes with the process CPU (user + system of every
  * thread) it took, which other load on the machine distorts less than wall time.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { timeProcess, timeStdio } from '../start';
-import { measureCompletion, processCpuMs, waitForCompleteAnswer, waitForListedCount } from '../server/measure';
+import { measureCompletion, processCpuMs, waitForCompleteAnswer } from '../server/measure';
 import type { QueryKind } from '../server/queries';
 import { startServer, type RunningServer } from '../server/serverProcess';
 import type { GeneratedStore } from '../generate/store';
@@ -87,24 +86,22 @@ async function warmCompletion(server: RunningServer, queries: Record<QueryKind, 
 export interface StoreLaunch {
   label: string;
   root: string;
-  extraArgs?: string[];
-  /** dsh's expected labels (the answer must match them), or the count of rows when other agents' sessions are listed too. */
-  expected: ReadonlyMap<string, string> | number;
+  /** dsh's expected labels: the answer must match them. */
+  expected: ReadonlyMap<string, string>;
   /** Warm completion after the cold index: measured requests per query kind (0: none). */
   completion?: { queries: Record<QueryKind, string[]>; requests: number };
   workDir: string;
 }
 
 async function untilListed(server: RunningServer, launch: StoreLaunch): Promise<number> {
-  const deadline = 600_000;
-  return typeof launch.expected === 'number' ? waitForListedCount(server, launch.expected, deadline) : (await waitForCompleteAnswer(server, launch.expected, deadline)).ms;
+  return (await waitForCompleteAnswer(server, launch.expected, 600_000)).ms;
 }
 
 /** A cold index on a fresh cache (then warm completion), and the cached restart after it. */
 export async function storeRound(bin: string, launch: StoreLaunch, samples: Samples): Promise<void> {
   const cacheHome = mkdtempSync(path.join(os.tmpdir(), 'dsh-bench-ab-cache-'));
   const logFile = path.join(launch.workDir, 'server-ab.log');
-  const start = () => startServer({ root: launch.root, serverBin: bin, env: { XDG_CACHE_HOME: cacheHome }, logFile, ...(launch.extraArgs ? { extraArgs: launch.extraArgs } : {}) });
+  const start = () => startServer({ root: launch.root, serverBin: bin, env: { XDG_CACHE_HOME: cacheHome }, logFile });
   try {
     for (const phase of ['cold', 'restart'] as const) {
       const server = await start();

@@ -14,7 +14,6 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { listTranscripts } from '../baselines/floor';
-import { ensureForeignHomes } from '../generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from '../generate/store';
 import { describeMachine } from '../machine';
 import { makeQueries } from '../server/queries';
@@ -104,8 +103,7 @@ export async function runAb(argv: readonly string[]): Promise<void> {
   }
 
   const storeBuilds = buildsFor('store', options, variants);
-  const mixedBuilds = buildsFor('mixed', options, variants);
-  for (const sessions of storeBuilds.length > 1 || mixedBuilds.length > 1 ? options.sizes : []) {
+  for (const sessions of storeBuilds.length > 1 ? options.sizes : []) {
     const label = sessions >= 1000 ? `${sessions / 1000}k` : String(sessions);
     const store = await ensureStore({ sessions, seed: options.seed, prepareLogs: false, baseDir, log });
     listTranscripts(store.root).forEach((file) => readFileSync(file.path));
@@ -114,18 +112,6 @@ export async function runAb(argv: readonly string[]): Promise<void> {
     const launch: StoreLaunch = { label, root: store.root, expected, completion: { queries, requests: options.requests }, workDir };
     log(`[ab] ${label}: ${options.rounds} rounds`);
     await alternate(storeBuilds, options.rounds, samples, (variant, into) => storeRound(variant.bin, launch, into));
-
-    if (mixedBuilds.length < 2) continue;
-    const homes = ensureForeignHomes(path.join(baseDir, `foreign-${sessions}-seed-${options.seed}`), sessions, options.seed, log);
-    const mixed: StoreLaunch = {
-      label: `${label} + ${label} other agents'`,
-      root: store.root,
-      extraArgs: ['--agents', 'dsh,claude-code,codex', '--claude-code-home', homes.claudeHome, '--codex-home', homes.codexHome],
-      expected: expected.size + homes.labels.length,
-      workDir,
-    };
-    log(`[ab] ${mixed.label}: ${options.rounds} rounds`);
-    await alternate(mixedBuilds, options.rounds, samples, (variant, into) => storeRound(variant.bin, mixed, into));
   }
 
   const rows = options.devices.flatMap((device) => abRows(device.name, samples.get(WITH_ALL)!, samples.get(device.name)!));

@@ -9,8 +9,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../server/serverProcess';
 
-/** What a device's A/B measures: the start figures, a dsh store's, or a store with other agents' sessions. */
-export type DeviceFigure = 'start' | 'store' | 'mixed';
+/** What a device's A/B measures: the start figures or a dsh store's. */
+export type DeviceFigure = 'start' | 'store';
 
 /** One speed device: its name in server/esbuild.mjs's `SPEED_DEVICES`, and what a user feels of it. */
 export interface SpeedDevice {
@@ -20,13 +20,11 @@ export interface SpeedDevice {
 
 /**
  * The devices and the figures each is judged on: the start devices on the start ratios; the
- * index's devices on the cold index, the restart and warm completion; the byte search of other
- * agents' files on a store with their sessions beside dsh's. The run-time V8 flags are a memory
+ * index's devices on the cold index, the restart and warm completion. The run-time V8 flags are a memory
  * device: the store figures show their peak RSS beside the start.
  */
 export const SPEED_DEVICES: readonly SpeedDevice[] = [
   { name: 'lineSkim', figures: ['store'] },
-  { name: 'foreignSkim', figures: ['mixed'] },
   { name: 'zstdWasm', figures: ['start', 'store'] },
   { name: 'codeCache', figures: ['start'] },
   { name: 'runtimeV8Flags', figures: ['start', 'store'] },
@@ -43,7 +41,7 @@ export const WITH_ALL = 'with';
  * A second build with every device on, measured on every figure as if it were a device: its
  * "gain" is what the run's noise alone makes of the same code (an A/A comparison).
  */
-export const CONTROL: SpeedDevice = { name: 'control', figures: ['start', 'store', 'mixed'] };
+export const CONTROL: SpeedDevice = { name: 'control', figures: ['start', 'store'] };
 
 /** A built variant: its name (a device's, or {@link WITH_ALL}) and the entry to run with `node`. */
 export interface Variant {

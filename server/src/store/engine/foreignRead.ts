@@ -1,5 +1,5 @@
 /**
- * One foreign session file read for its listing row: the bytes folded by the agent's skimming fold
+ * One foreign session file read for its listing row: the bytes folded by the agent's line fold
  * (`lineFold.ts`), and for a plain JSONL file that grew, only the appended bytes, as the dsh index does:
  * the fold's state after the last complete line and a SHA-256 of the bytes before it are kept, and
  * an append of the same file (same inode and device, larger) whose bytes before that point are

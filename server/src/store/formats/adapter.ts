@@ -123,7 +123,7 @@ export interface FormatAdapter {
   readonly titleIndex?: TitleIndex;
   /**
    * Listing facts of a file (title before any index lookup), or undefined when it is no session,
-   * from a parse of every line: the reference the skimming fold is held to.
+   * from a parse of every line: the reference the line fold is held to.
    */
   summarize(file: string, text: string, mtimeMs: number): SessionFacts | undefined;
   /** A fold of a file's lines from its start (see `lineFold.ts`). */

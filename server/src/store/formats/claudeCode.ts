@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
 import { foreignAgentInfo } from '@dsh-session-ls/shared';
 import type { FormatAdapter } from './adapter';
-import { SkimFold } from './lineFold';
+import { JsonlFold } from './lineFold';
 import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
 
 /**
@@ -155,10 +155,8 @@ export function claudeLogEvents(records: readonly JsonlRecord[]): SessionEventRe
   return log.events;
 }
 
-const CLAUDE_TITLE_NEEDLES = ['custom-title', 'ai-title', 'summary'].map((name) => Buffer.from(name));
-
 /** Claude Code's listing facts, folded: the same as {@link claudeSessionInfo} of the whole file. */
-export class ClaudeInfoFold extends SkimFold {
+export class ClaudeInfoFold extends JsonlFold {
   cwd: string | undefined;
   createdAt: number | undefined;
   customTitle: string | undefined;
@@ -166,11 +164,6 @@ export class ClaudeInfoFold extends SkimFold {
   firstPrompt: string | undefined;
   /** Whether any record was found (a file without one holds no session). */
   records = false;
-
-  protected needles(): readonly Buffer[] | undefined {
-    // Any record may hold the cwd or the start time: every line counts until the head's facts are known.
-    return this.cwd === undefined || this.createdAt === undefined || this.firstPrompt === undefined ? undefined : CLAUDE_TITLE_NEEDLES;
-  }
 
   protected apply(value: Record<string, unknown>): void {
     this.records = true;

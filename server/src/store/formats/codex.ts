@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
 import { foreignAgentInfo } from '@dsh-session-ls/shared';
 import type { FormatAdapter, TitleFold } from './adapter';
-import { SkimFold } from './lineFold';
+import { JsonlFold } from './lineFold';
 import { WholeLogBuilder, asObject, assistantEvent, blockTexts, checkpointEvent, isoTime, parseJsonl, promptLabel, userEvent, type JsonlRecord } from './records';
 
 /**
@@ -169,11 +169,8 @@ export function codexThreadNames(text: string): Map<string, string> {
   return names.titles();
 }
 
-const CODEX_HEAD_NEEDLES = [Buffer.from('session_meta'), Buffer.from('response_item')];
-const CODEX_META_NEEDLES = [Buffer.from('session_meta')];
-
 /** Codex's listing facts, folded: the same as {@link codexSessionInfo} of the whole file. */
-export class CodexInfoFold extends SkimFold {
+export class CodexInfoFold extends JsonlFold {
   id: string | undefined;
   cwd: string | undefined;
   createdAt: number | undefined;
@@ -182,13 +179,6 @@ export class CodexInfoFold extends SkimFold {
 
   constructor(readonly file: string) {
     super();
-  }
-
-  protected needles(): readonly Buffer[] | undefined {
-    // Any record makes the file a session (its id then from the file name): every line counts until one is found.
-    if (!this.records) return undefined;
-    // Only a session_meta or a response_item record holds a fact; once the first prompt is known, only a session_meta.
-    return this.firstPrompt === undefined ? CODEX_HEAD_NEEDLES : CODEX_META_NEEDLES;
   }
 
   protected apply(value: Record<string, unknown>): void {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { SessionEventRecord } from '../../resolver/sessionStore';
 import { foreignAgentInfo } from '@dsh-session-ls/shared';
 import type { FormatAdapter } from './adapter';
-import { SkimFold } from './lineFold';
+import { JsonlFold } from './lineFold';
 import { WholeLogBuilder, asObject, assistantEvent, checkpointEvent, isoTime, parseJsonl, userEvent, type JsonlRecord } from './records';
 
 /**
@@ -103,19 +103,14 @@ function qwenSummary(file: string, text: string, mtimeMs: number) {
   return listingFacts({ first: head[0], prompt: head.map(recordPrompt).find((prompt) => prompt !== '') ?? '', title }, file, mtimeMs);
 }
 
-const TITLE_NEEDLES = [Buffer.from('custom_title')];
 const NEWLINE = 0x0a;
 
-/** Qwen Code's listing facts, folded: the first 10 non-blank lines parsed, then only title lines. */
-class QwenInfoFold extends SkimFold implements QwenHeadFacts {
+/** Qwen Code's listing facts, folded: the first 10 non-blank lines for the head, every line for the title. */
+class QwenInfoFold extends JsonlFold implements QwenHeadFacts {
   first: Record<string, unknown> | undefined;
   prompt = '';
   title: string | undefined;
   headLines = 0;
-
-  protected needles(): readonly Buffer[] {
-    return TITLE_NEEDLES;
-  }
 
   protected apply(value: Record<string, unknown>): void {
     this.title = recordTitle(value) ?? this.title;

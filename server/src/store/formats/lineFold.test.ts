@@ -63,7 +63,7 @@ const EXTRA_LINES = [
   JSON.stringify({ type: 'user', systemPayload: { displayText: 'shown instead' }, message: { role: 'user', parts: [{ text: 'sent' }] } }),
 ];
 
-/** The listing facts of `bytes` by the skimming fold. */
+/** The listing facts of `bytes` by the line fold. */
 function skimmed(format: FormatAdapter, file: string, bytes: Buffer, mtimeMs: number) {
   const fold = format.newFold(file);
   fold.fold(bytes, 0, bytes.length);
@@ -74,7 +74,7 @@ describe.each([
   ['claude-code', claudeFormat],
   ['codex', codexFormat],
   ['qwen-code', qwenCodeFormat],
-] as const)('%s: the skimming fold', (agent, format) => {
+] as const)('%s: the line fold', (agent, format) => {
   const files = fixtureFiles(agent);
 
   it('finds the facts a parse of every line finds, on every fixture cut at many points and with records mixed in', () => {
@@ -111,7 +111,7 @@ describe.each([
   });
 });
 
-describe('the skimming fold on small hand-made files', () => {
+describe('the line fold on small hand-made files', () => {
   const rollout = '/x/sessions/2026/12/03/rollout-2026-12-03T10-35-31-01a23b79-3e7d-7300-91e8-4b425fbbb44a.jsonl';
   const transcript = '/x/projects/-p/7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01.jsonl';
   const chat = '/x/projects/-p/chats/9e1f0c2a-5b3d-4c6e-8f70-1a2b3c4d5e01.jsonl';
