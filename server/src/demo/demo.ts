@@ -67,7 +67,7 @@ function blockText(blocks: ReadonlyArray<{ type: string; text?: unknown }>): str
   return blocks.map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('\n');
 }
 
-/** Complete at the cursor until the list is complete (during the first index the server waits up to 1 s, then answers incomplete). */
+/** Complete at the cursor until the list is complete (during the first index the server waits up to 0.7 s, then answers incomplete). */
 async function completeWhenIndexed(connection: MessageConnection, cursor: number): Promise<CompletionList> {
   const deadline = Date.now() + 30_000;
   for (;;) {
