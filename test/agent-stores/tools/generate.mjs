@@ -122,7 +122,7 @@ await codexRename(cxMain, 'Lexer work, renamed');
 server.kill('SIGTERM');
 
 // ---- copy the session files only ----
-// Only what this script writes: other generators (generateQwen.mjs) keep their own folders here.
+// Only what this script writes: other generators (generateQwen.mjs, generateGemini.mjs) keep their own folders here.
 for (const own of ['claude-code', 'codex', 'codex-zst', path.join('damaged', 'claude-code'), path.join('damaged', 'codex')]) rmSync(path.join(fixtures, own), { recursive: true, force: true });
 const ccOut = path.join(fixtures, 'claude-code');
 const cxOut = path.join(fixtures, 'codex');

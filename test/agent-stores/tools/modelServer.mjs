@@ -1,12 +1,14 @@
-// A scripted model server on 127.0.0.1 for generating Claude Code and Codex fixture stores offline.
-// It speaks just enough of the Anthropic Messages API (JSON and streaming SSE) and the OpenAI
-// Responses API (streaming SSE) for the real CLIs to run a turn, and the OpenAI Chat Completions
-// API (chatCompletions.mjs, for Qwen Code; openaiChat.mjs under /opencode/v1, for opencode).
-// Replies are chosen by keywords in
+// A scripted model server on 127.0.0.1 for generating Claude Code, Codex and Gemini CLI fixture
+// stores offline. It speaks just enough of the Anthropic Messages API (JSON and streaming SSE), the
+// OpenAI Responses API (streaming SSE), the Gemini API (generateContent, streamGenerateContent
+// with alt=sse, countTokens), and the OpenAI Chat Completions API (chatCompletions.mjs, for Qwen
+// Code; openaiChat.mjs under /opencode/v1, for opencode) for the real CLIs to run a turn. Replies
+// are chosen by keywords in
 // the last user text:
-//   TOOL  → one shell tool call (Claude: Bash; Codex: the first function tool it offers), then text;
+//   TOOL  → one shell tool call (Claude: Bash; Codex: the first function tool it offers; Gemini:
+//           run_shell_command, or read_file with READ), then text;
 //   STALL → stream half a reply and hang (the generator kills the CLI: an interrupted turn);
-//   BIG   → report a large token usage (pushes Codex over its auto-compact limit);
+//   BIG   → report a large token usage (pushes Codex and Gemini CLI over their auto-compact limits);
 //   anything else → a short text reply that quotes the prompt.
 // A request that asks for a summary (compaction) gets a summary text. Every request is appended to
 // the log file given as the second argument (one JSON line each), to see what the CLIs send.
@@ -19,6 +21,8 @@ import { chatCompletions as opencodeChat } from './openaiChat.mjs';
 const [portFile, requestLog] = process.argv.slice(2);
 let counter = 0;
 const stalled = new Set();
+// After POST /fixture/summaries-off, session titles come back empty (so listing them titles nothing).
+let summariesOff = false;
 
 function textOf(content) {
   if (typeof content === 'string') return content;
@@ -163,6 +167,75 @@ function responses(req, res, body) {
   res.end();
 }
 
+// ---- Gemini API ----------------------------------------------------------------------------------
+
+function geminiTexts(content) {
+  const parts = Array.isArray(content?.parts) ? content.parts : [];
+  // The CLI's own context (`<session_context>…`) rides in the same turn as the prompt: left out.
+  return parts.filter((part) => typeof part?.text === 'string' && part.thought !== true && !part.text.trimStart().startsWith('<session_context>')).map((part) => part.text);
+}
+
+function geminiPlan(body) {
+  const contents = Array.isArray(body.contents) ? body.contents : [];
+  const last = contents[contents.length - 1] ?? {};
+  const lastParts = Array.isArray(last.parts) ? last.parts : [];
+  const lastText = geminiTexts(last).join('\n');
+  const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : geminiTexts(body.systemInstruction).join('\n');
+  const declarations = (Array.isArray(body.tools) ? body.tools : []).flatMap((tool) => (Array.isArray(tool?.functionDeclarations) ? tool.functionDeclarations : []));
+  const offers = (name) => declarations.some((declaration) => declaration?.name === name);
+  const big = /\bBIG\b/.test(lastText);
+  // The session title Gemini CLI asks for (its prompt quotes the conversation, snapshots included).
+  if (/^Summarize the user's primary intent/.test(lastText)) return { text: summariesOff ? '' : 'Fixture work on the 日本語 parser' };
+  // Compression: a state snapshot, then its verification (the same snapshot again).
+  if (/state_snapshot/.test(system)) {
+    return { text: '<state_snapshot>\n<overall_goal>Fixture turns: a tool call, 日本語のテキスト and a compression.</overall_goal>\n</state_snapshot>' };
+  }
+  if (typeof body.generationConfig?.responseJsonSchema === 'object' || body.generationConfig?.responseMimeType === 'application/json') {
+    // The model router's classifiers and the next-speaker check ask for JSON.
+    return { text: JSON.stringify({ reasoning: 'fixture', model_choice: 'flash', complexity_reasoning: 'fixture', complexity_score: 10, next_speaker: 'user' }) };
+  }
+  if (lastParts.some((part) => part?.functionResponse !== undefined)) return { text: 'The tool ran; its output was: fixture-tool-output.', big };
+  if (/\bREAD\b/.test(lastText) && offers('read_file')) return { call: { name: 'read_file', args: { file_path: 'notes.txt' } }, big };
+  if (/\bTOOL\b/.test(lastText) && offers('run_shell_command')) {
+    return { call: { name: 'run_shell_command', args: { command: 'echo fixture-tool-output', description: 'Print a marker' } }, big };
+  }
+  if (/\bSTALL\b/.test(lastText)) return { text: 'I will start answering and then', stall: true };
+  const firstLine = lastText.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('<'))[0] ?? 'hello';
+  return { text: `Reply ${++counter}: you said "${firstLine.slice(0, 80)}".`, big };
+}
+
+function geminiResponse(plan, finished) {
+  const parts = plan.call ? [{ functionCall: plan.call }] : [{ text: plan.text }];
+  const prompt = plan.big ? 900_000 : 1100;
+  return {
+    candidates: [{ content: { role: 'model', parts }, index: 0, ...(finished ? { finishReason: 'STOP' } : {}) }],
+    usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: 100, totalTokenCount: prompt + 100 },
+    modelVersion: 'gemini-fixture',
+  };
+}
+
+function gemini(req, res, body, url) {
+  if (url.endsWith(':countTokens')) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ totalTokens: 100 }));
+    return;
+  }
+  const plan = geminiPlan(body);
+  if (url.endsWith(':generateContent')) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(geminiResponse(plan, true)));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (plan.stall) {
+    res.write(`data: ${JSON.stringify(geminiResponse(plan, false))}\r\n\r\n`);
+    stalled.add(res);
+    return;
+  }
+  res.write(`data: ${JSON.stringify(geminiResponse(plan, true))}\r\n\r\n`);
+  res.end();
+}
+
 // ---- server ------------------------------------------------------------------------------------
 
 const server = createServer((req, res) => {
@@ -179,7 +252,11 @@ const server = createServer((req, res) => {
     if (requestLog) appendFileSync(requestLog, JSON.stringify({ method: req.method, url: req.url, body }) + '\n');
     const url = (req.url ?? '').split('?')[0];
     try {
-      if (req.method === 'POST' && url.endsWith('/messages/count_tokens')) {
+      if (req.method === 'POST' && url === '/fixture/summaries-off') {
+        summariesOff = true;
+        res.writeHead(204);
+        res.end();
+      } else if (req.method === 'POST' && url.endsWith('/messages/count_tokens')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ input_tokens: 100 }));
       } else if (req.method === 'POST' && url.endsWith('/messages')) {
@@ -191,6 +268,8 @@ const server = createServer((req, res) => {
         opencodeChat(req, res, body);
       } else if (req.method === 'POST' && url.endsWith('/chat/completions')) {
         chatCompletions(req, res, body);
+      } else if (req.method === 'POST' && /\/models\/[^/]+:(generateContent|streamGenerateContent|countTokens)$/.test(url)) {
+        gemini(req, res, body, url);
       } else if (url.endsWith('/models')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ data: [], object: 'list' }));
