@@ -36,12 +36,12 @@ describe('contributed settings', () => {
   it('offer other agents off by default: agents unset means dsh alone, the homes unset mean the agents’ own defaults', () => {
     expect(properties['dshSessions.agents']).toMatchObject({
       type: ['array', 'null'],
-      items: { type: 'string', enum: ['dsh', 'claude-code', 'codex', 'qwen-code', 'opencode'] },
+      items: { type: 'string', enum: ['dsh', 'claude-code', 'codex', 'qwen-code', 'gemini', 'opencode'] },
       minItems: 1,
       uniqueItems: true,
       default: null,
     });
-    for (const key of ['claudeCodeHome', 'codexHome', 'qwenCodeHome', 'opencodeHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
+    for (const key of ['claudeCodeHome', 'codexHome', 'qwenCodeHome', 'geminiHome', 'opencodeHome']) expect(properties[`dshSessions.${key}`]).toMatchObject({ type: ['string', 'null'], default: null });
   });
 
   it('offer the place of file mentions with the server’s values and default', () => {
@@ -69,11 +69,12 @@ describe('contributed settings', () => {
       'dshSessions.claudeCodeHome': 'machine-overridable',
       'dshSessions.codexHome': 'machine-overridable',
       'dshSessions.qwenCodeHome': 'machine-overridable',
+      'dshSessions.geminiHome': 'machine-overridable',
       'dshSessions.opencodeHome': 'machine-overridable',
       'dshSessions.fileMentions': 'window',
       'dshSessions.redactSecrets': 'window',
     });
-    for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome', 'qwenCodeHome', 'opencodeHome']) {
+    for (const key of ['sessionsRoot', 'claudeCodeHome', 'codexHome', 'qwenCodeHome', 'geminiHome', 'opencodeHome']) {
       expect(String(properties[`dshSessions.${key}`]!.markdownDescription), key).toContain('**Remote**');
     }
     // A workspace in Restricted Mode cannot choose which stores are read.
@@ -83,6 +84,7 @@ describe('contributed settings', () => {
       'dshSessions.claudeCodeHome',
       'dshSessions.codexHome',
       'dshSessions.qwenCodeHome',
+      'dshSessions.geminiHome',
       'dshSessions.opencodeHome',
     ]);
   });
@@ -104,7 +106,7 @@ describe('contributed settings', () => {
   it('match the settings of the LSP contract', () => {
     const rows = contractSettings;
     // Every setting but our own additions (other agents, where file mentions go, redaction), which the contract does not know.
-    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.qwenCodeHome', 'dshSessions.opencodeHome', 'dshSessions.fileMentions', 'dshSessions.redactSecrets'];
+    const extension = ['dshSessions.agents', 'dshSessions.claudeCodeHome', 'dshSessions.codexHome', 'dshSessions.qwenCodeHome', 'dshSessions.geminiHome', 'dshSessions.opencodeHome', 'dshSessions.fileMentions', 'dshSessions.redactSecrets'];
     expect(rows.map((row) => `dshSessions.${row.key}`)).toEqual(Object.keys(properties).filter((key) => !extension.includes(key)));
     for (const row of rows) {
       const property = properties[`dshSessions.${row.key}`]!;
@@ -227,7 +229,7 @@ describe('the Marketplace listing', () => {
       expect(pngSize(readFileSync(path.join(root, target))).width).toBeGreaterThan(0);
     }
     const headings = [...readme.matchAll(/^##+ (.+)$/gm)].map((match) => match[1]);
-    expect(headings).toEqual(expect.arrayContaining(['Commands', 'Settings', 'Other agents: Claude Code and Codex', 'Troubleshooting']));
+    expect(headings).toEqual(expect.arrayContaining(['Commands', 'Settings', 'Other agents', 'Troubleshooting']));
     for (const command of manifest.contributes.commands as Array<{ title: string; category: string }>) {
       expect(readme).toContain(`${command.category}: ${command.title}`);
     }

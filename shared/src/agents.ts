@@ -20,7 +20,7 @@ export interface ForeignAgentInfo {
   readonly homeFlag: string;
   /** The environment variable that moves its home (then `~/<homeFolder>`). */
   readonly homeEnv: string;
-  /** The home's folder under `homeEnv`'s directory, when that variable names a parent (as `XDG_DATA_HOME` does); else the variable names the home. */
+  /** The home's folder under `homeEnv`'s directory, when that variable names a parent (as `XDG_DATA_HOME` and `GEMINI_CLI_HOME` do); else the variable names the home. */
   readonly homeEnvFolder?: string;
   /** Its home's folder (a relative path) under the user's home directory. */
   readonly homeFolder: string;
@@ -61,6 +61,17 @@ export const FOREIGN_AGENT_INFO = [
     homeEnv: 'QWEN_HOME',
     homeFolder: '.qwen',
     sessionsFolder: 'projects',
+  },
+  {
+    name: 'gemini',
+    title: 'Gemini CLI',
+    scheme: 'gemini-session:',
+    homeSetting: 'geminiHome',
+    homeFlag: '--gemini-home',
+    homeEnv: 'GEMINI_CLI_HOME',
+    homeEnvFolder: '.gemini',
+    homeFolder: '.gemini',
+    sessionsFolder: 'tmp',
   },
   {
     name: 'opencode',

@@ -116,8 +116,8 @@ describe('dsh-session-ls candidates', () => {
     const { code, stdout, stderr } = await cli(['candidates', '--agents', 'dsh,claude']);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, opencode; "claude" is none of them (did you mean claude-code?)\n');
-    expect((await cli(['candidates', '--agents', ' , '])).stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, opencode, not " , "\n');
+    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, gemini, opencode; "claude" is none of them (did you mean claude-code?)\n');
+    expect((await cli(['candidates', '--agents', ' , '])).stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, gemini, opencode, not " , "\n');
   });
 });
 

@@ -13,12 +13,14 @@ describe('parseInvocation', () => {
     expect(HELP_TEXT).toContain(
       [
         '  --agents LIST                     whose sessions to read, comma-separated: dsh, claude-code, codex, qwen-code,',
-        '                                    opencode (default dsh; also for the language server)',
+        '                                    gemini, opencode (default dsh; also for the language server)',
         "  --claude-code-home DIR            Claude Code's home, the folder holding projects/ (default: $CLAUDE_CONFIG_DIR,",
         '                                    else ~/.claude)',
         "  --codex-home DIR                  Codex's home, the folder holding sessions/ (default: $CODEX_HOME, else ~/.codex)",
         "  --qwen-code-home DIR              Qwen Code's home, the folder holding projects/ (default: $QWEN_HOME, else",
         '                                    ~/.qwen)',
+        "  --gemini-home DIR                 Gemini CLI's home, the folder holding tmp/ (default: $GEMINI_CLI_HOME/.gemini,",
+        '                                    else ~/.gemini)',
         "  --opencode-home DIR               opencode's home, the folder holding opencode.db (default:",
         '                                    $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)',
         '  --cwd DIR ',

@@ -54,6 +54,7 @@ describe('describeEmptyStores', () => {
     claudeCodeHome: path.join(USER, '.claude'),
     codexHome: path.join(USER, '.codex'),
     qwenCodeHome: path.join(USER, '.qwen'),
+    geminiHome: path.join(USER, '.gemini'),
     opencodeHome: path.join(USER, '.local', 'share', 'opencode'),
     ...overrides,
   });
@@ -105,7 +106,7 @@ describe('describeEmptyStores', () => {
 });
 
 describe('searchedStore', () => {
-  const locations: StoreLocations = { agents: ['dsh', 'codex'], sessionsRoot: '/r', claudeCodeHome: '/c', codexHome: '/x', qwenCodeHome: '/q', opencodeHome: '/o' };
+  const locations: StoreLocations = { agents: ['dsh', 'codex'], sessionsRoot: '/r', claudeCodeHome: '/c', codexHome: '/x', qwenCodeHome: '/q', geminiHome: '/g', opencodeHome: '/o' };
 
   it("names the folder an agent's session is looked for in, or the --agents value that turns the agent on", () => {
     expect(searchedStore('dsh', locations)).toBe('searched the dsh sessions root /r');

@@ -81,8 +81,8 @@ export function looksLikeAgentHome(agent: ForeignAgent, home: string): boolean {
   const format = formatOf(agent);
   if (isDatabaseAdapter(format)) return entriesOf(home)?.some((entry) => entry.isFile() && entry.name === format.file) === true;
   if (holdsFilesAtDepth(path.join(home, format.base), format.leafDepth, (name) => format.isSessionFile(name))) return true;
-  const titleIndex = format.titleIndex?.file;
-  return titleIndex !== undefined && entriesOf(home)?.some((entry) => entry.isFile() && entry.name === titleIndex) === true;
+  const indexes = [format.titleIndex?.file, format.projectIndex?.file];
+  return indexes.some((index) => index !== undefined && entriesOf(home)?.some((entry) => entry.isFile() && entry.name === index) === true);
 }
 
 /** Whether `root` is laid out as a dsh sessions root: `<project>/<session>/session.jsonl[.zstd]`. */

@@ -20,6 +20,7 @@ describe('SettingsState precedence', () => {
       claudeCodeHome: path.join(os.homedir(), '.claude'),
       codexHome: path.join(os.homedir(), '.codex'),
       qwenCodeHome: path.join(os.homedir(), '.qwen'),
+      geminiHome: path.join(os.homedir(), '.gemini'),
       opencodeHome: path.join(os.homedir(), '.local', 'share', 'opencode'),
       fileMentions: 'after',
       redactSecrets: false,
@@ -69,10 +70,11 @@ describe('SettingsState precedence', () => {
 
   it('takes agents and the agent homes from initializationOptions first, env defaults for the homes', () => {
     const state = new SettingsState();
-    state.update({ ...sources({ initializationOptions: { agents: ['codex', 'dsh', 'codex'] }, section: { agents: ['claude-code'], codexHome: 'rel' } }), env: { CLAUDE_CONFIG_DIR: '/cc', CODEX_HOME: '/cx' }, baseDir: '/ws' });
-    expect(state.settings).toMatchObject({ agents: ['codex', 'dsh'], claudeCodeHome: '/cc', codexHome: '/ws/rel' });
+    state.update({ ...sources({ initializationOptions: { agents: ['codex', 'dsh', 'codex'] }, section: { agents: ['claude-code'], codexHome: 'rel' } }), env: { CLAUDE_CONFIG_DIR: '/cc', CODEX_HOME: '/cx', GEMINI_CLI_HOME: '/gh' }, baseDir: '/ws' });
+    // GEMINI_CLI_HOME moves the user's home folder for Gemini CLI: its home is the .gemini folder in it.
+    expect(state.settings).toMatchObject({ agents: ['codex', 'dsh'], claudeCodeHome: '/cc', codexHome: '/ws/rel', geminiHome: '/gh/.gemini' });
     const problems = state.update({ ...sources({ section: { agents: ['dsh', 'aider'] } }), env: {} });
-    expect(problems.map((p) => p.error.message)).toEqual(['agents must be a non-empty array of "dsh", "claude-code", "codex", "qwen-code" and "opencode"']);
+    expect(problems.map((p) => p.error.message)).toEqual(['agents must be a non-empty array of "dsh", "claude-code", "codex", "qwen-code", "gemini" and "opencode"']);
     expect(state.settings.agents).toEqual(['codex', 'dsh']);
     state.update({ ...sources({ section: { agents: [] } }), env: {} });
     expect(state.settings.agents).toEqual(['codex', 'dsh']);

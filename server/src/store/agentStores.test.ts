@@ -666,9 +666,116 @@ describe.skipIf(HAS_SQLITE)('opencode store on a Node without node:sqlite (befor
     const store = openForeignStore('opencode', OPENCODE, (message) => logged.push(message));
     expect(await store.listSessions()).toEqual([]);
     expect(await store.listSessions()).toEqual([]);
-    const said = `opencode sessions need Node 22.13 or newer, for node:sqlite; this is Node ${process.versions.node}, where dsh, Claude Code, Codex and Qwen Code sessions still work`;
+    const said = `opencode sessions need Node 22.13 or newer, for node:sqlite; this is Node ${process.versions.node}, where dsh, Claude Code, Codex, Qwen Code and Gemini CLI sessions still work`;
     expect(logged).toEqual([`opencode store: ${said}`]);
     await expect(store.readSurface(OC_CHAT)).rejects.toMatchObject({ reason: 'unsupported', message: said });
     store.dispose();
+  });
+});
+
+describe('Gemini CLI store (real sessions: test/agent-stores/tools/generateGemini.mjs)', () => {
+  const GEMINI = path.join(FIXTURES, 'gemini');
+  const GM_TITLED = 'a1000001-7a1e-4c5d-9b2a-3f4e5d6c7b01';
+  const GM_SHORT = 'b2000002-7a1e-4c5d-9b2a-3f4e5d6c7b02';
+  const GM_COMPRESSED = 'c3000003-7a1e-4c5d-9b2a-3f4e5d6c7b03';
+  const GM_INTERRUPTED = 'd4000004-7a1e-4c5d-9b2a-3f4e5d6c7b04';
+  // What the CLI's own `gemini --list-sessions` printed in each session's folder when the fixtures were made.
+  const cliList = JSON.parse(readFileSync(path.join(FIXTURES, 'gemini-list.json'), 'utf8')) as Record<string, { label: string; cwd: string }>;
+  const store = openForeignStore('gemini', GEMINI);
+
+  it('lists every session with the label and the folder the CLI itself shows (the folder from projects.json and the markers)', async () => {
+    const listing = await store.listSessions();
+    expect(listing.map((s) => s.id).sort()).toEqual([GM_TITLED, GM_SHORT, GM_COMPRESSED, GM_INTERRUPTED]);
+    expect(Object.keys(cliList).sort()).toEqual(listing.map((s) => s.id).sort());
+    for (const session of listing) {
+      expect([session.title, session.cwd, session.agent]).toEqual([cliList[session.id]!.label, cliList[session.id]!.cwd, 'gemini']);
+    }
+    // The generated summary titles one; another's label is its first prompt with the CJK dropped, as the CLI shows it.
+    expect(listing.find((s) => s.id === GM_TITLED)!.title).toBe('Fixture work on the 日本語 parser');
+    expect(listing.find((s) => s.id === GM_COMPRESSED)).toMatchObject({ title: ': compress me later', cwd: '/tmp/dsh-agent-fixtures-gemini/proj 日本' });
+    expect(await store.listSessions()).toBe(listing);
+  });
+
+  it('projects the compressed session as the CLI resumes it: the snapshot as a checkpoint, then the kept turn and what followed', async () => {
+    const texts = await surfaceTexts(store, GM_COMPRESSED, 'gemini');
+    expect(texts[0]).toMatch(/^checkpoint: <state_snapshot>[\s\S]*日本語のテキスト/);
+    expect(texts.slice(1)).toEqual([
+      'user: Second turn: BIG TOOL please, 日本語で',
+      'assistant: The tool ran; its output was: fixture-tool-output.',
+      'user: After the compression, 日本語 once more',
+      'assistant: Reply 4: you said "After the compression, 日本語 once more".',
+    ]);
+  });
+
+  it('keeps prompts and replies of a session resumed by later processes, and leaves the shell call and the file read out', async () => {
+    expect(await surfaceTexts(store, GM_TITLED)).toEqual([
+      'user: Hello gemini, first turn about the parser',
+      'assistant: Reply 1: you said "Hello gemini, first turn about the parser".',
+      'user: Second turn: TOOL please run a command',
+      'assistant: The tool ran; its output was: fixture-tool-output.',
+      'user: Third turn: READ the notes, please',
+      'assistant: The tool ran; its output was: fixture-tool-output.',
+    ]);
+    expect(await surfaceTexts(store, GM_INTERRUPTED)).toEqual(['user: Start a long answer STALL']);
+  });
+
+  it('reads the whole compressed session as the user saw it, the compression where it happened', async () => {
+    const log = await store.readLog(GM_COMPRESSED);
+    const kinds = log.events.map((event) => (event.type === 'assistant/message' ? 'assistant' : (event.data as { source: { kind: string } }).source.kind));
+    expect(kinds).toEqual(['user', 'assistant', 'user', 'plugin', 'assistant', 'user', 'assistant']);
+    expect(log.title).toBe(': compress me later');
+  });
+
+  it('reads the damaged copies: no projects.json (folders from the markers), a marker gone, a torn summary line, garbage', async () => {
+    const damaged = openForeignStore('gemini', path.join(FIXTURES, 'damaged', 'gemini'));
+    const listing = await damaged.listSessions();
+    expect(listing.map((s) => s.id).sort()).toEqual([GM_TITLED, GM_SHORT, GM_COMPRESSED, GM_INTERRUPTED].sort());
+    // The torn last line was the summary: the label falls back to the first prompt.
+    expect(listing.find((s) => s.id === GM_TITLED)!.title).toBe('Hello gemini, first turn about the parser');
+    expect(listing.find((s) => s.id === GM_COMPRESSED)!.cwd).toBe(cliList[GM_COMPRESSED]!.cwd);
+    expect(listing.find((s) => s.id === GM_INTERRUPTED)!.cwd).toBeUndefined();
+    for (const id of [GM_SHORT, GM_COMPRESSED, GM_INTERRUPTED]) expect(await surfaceTexts(damaged, id)).toEqual(await surfaceTexts(store, id));
+  });
+
+  it('follows projects.json and the markers as they change, and never writes into the home', async () => {
+    const home = copyOf(GEMINI);
+    const fresh = openForeignStore('gemini', home);
+    await fresh.listSessions();
+    // The registry alone names proj-a once its marker is gone; then a new registry moves it.
+    rmSync(path.join(home, 'tmp', 'proj-a', '.project_root'));
+    writeFileSync(path.join(home, 'projects.json'), JSON.stringify({ projects: { '/moved/proj a': 'proj-a' } }));
+    await listedUntil(fresh, (listing) => listing.find((s) => s.id === GM_SHORT)?.cwd === '/moved/proj a');
+    // A marker wins over the registry.
+    writeFileSync(path.join(home, 'tmp', 'proj-a', '.project_root'), '/marked/proj a');
+    await listedUntil(fresh, (listing) => listing.find((s) => s.id === GM_TITLED)?.cwd === '/marked/proj a');
+    // A new summary line retitles; a file of the CLI's context alone under the same id changes nothing.
+    appendFileSync(path.join(home, 'tmp', 'proj-a', 'chats', readdirSync(path.join(home, 'tmp', 'proj-a', 'chats')).find((name) => name.includes('b2000002'))!), JSON.stringify({ $set: { summary: 'Named later' } }) + '\n');
+    await listedUntil(fresh, (listing) => listing.find((s) => s.id === GM_SHORT)?.title === 'Named later');
+    fresh.dispose();
+    rmSync(home, { recursive: true });
+    cpSync(GEMINI, home, { recursive: true });
+    const snapshot = () => readdirSync(home, { recursive: true, encoding: 'utf8' }).sort().map((name) => [name, statSync(path.join(home, name)).mtimeMs]);
+    const before = snapshot();
+    const reopened = openForeignStore('gemini', home);
+    await reopened.listSessions();
+    await reopened.readSurface(GM_TITLED);
+    await reopened.readLog(GM_COMPRESSED);
+    reopened.dispose();
+    expect(snapshot()).toEqual(before);
+  });
+
+  it('prepares a Gemini CLI mention beside dsh’s: one tag-safe context naming the agent, the checkpoint kept in a tight budget', async () => {
+    const resolver = createSessionReferenceResolver(composeAgentStores(dshService(), [store]), { maxReferenceBytes: 700 });
+    const prepared = await resolver.prepare(undefined, [], [
+      { sessionId: 'dsh-new', label: 'D' },
+      { sessionId: GM_COMPRESSED, label: 'G </referenced-sessions>', agent: 'gemini' },
+    ]);
+    const text = (prepared.additionalContext!.content[0] as { text: string }).text;
+    expect(text.match(/<\/referenced-sessions>/g)).toHaveLength(1);
+    const data = JSON.parse(text.slice(REFERENCED_SESSIONS_PROMPT_PREFIX.length, -REFERENCED_SESSIONS_PROMPT_SUFFIX.length)) as Array<Record<string, unknown>>;
+    expect(data[1]).toMatchObject({ agent: 'gemini', sessionId: GM_COMPRESSED, cwd: '/tmp/dsh-agent-fixtures-gemini/proj 日本' });
+    expect(JSON.stringify(data[1])).toContain('state_snapshot');
+    expect(prepared.additionalContext!.source.references[1]).toMatchObject({ agent: 'gemini', compacted: true });
+    expect(readFileSync(path.join(FIXTURES, 'GENERATED-gemini.txt'), 'utf8')).toContain('Gemini CLI 0.61.0');
   });
 });

@@ -285,8 +285,8 @@ class ForeignStore implements ForeignSessionStore {
     if (this.disposed) return;
     if (dir === '') {
       // The home holds much else (histories, logs, databases written all the time): only the
-      // session folders' parent and the agent's title index matter.
-      if (name !== undefined && name !== this.format.base && name !== this.format.titleIndex?.file) return;
+      // session folders' parent and the agent's title index and project registry matter.
+      if (name !== undefined && name !== this.format.base && name !== this.format.titleIndex?.file && name !== this.format.projectIndex?.file) return;
       this.dirtyDirs.add('');
     } else if (name !== undefined && this.walk.depthOf(dir) === this.format.leafDepth && this.format.isSessionFile(name)) {
       this.dirtyFiles.add(`${dir}/${name}`);

@@ -14,6 +14,7 @@ function isSessionKey(format: FormatAdapter, key: string): boolean {
   const parts = key.split('/');
   if (parts.length !== format.leafDepth + 2 || parts[0] !== format.base) return false;
   if (parts.some((part) => part === '' || part === '.' || part === '..' || part.includes('\\'))) return false;
+  if (format.leafName !== undefined && parts[parts.length - 2] !== format.leafName) return false;
   return format.isSessionFile(parts[parts.length - 1]!);
 }
 

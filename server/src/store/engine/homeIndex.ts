@@ -48,6 +48,12 @@ export class HomeIndex {
   private namesFor: ReadonlySet<string> = new Set();
   /** The title index's identity when last read (undefined: none). */
   namesIdentity: FileIdentity | undefined;
+  /** The project registry's cwds by project folder name. */
+  private registryCwds = new Map<string, string>();
+  /** The project registry's identity when last read (undefined: none). */
+  registryIdentity: FileIdentity | undefined;
+  /** Each project folder's marker (by the folder's key): the cwd it names, and its identity when read. */
+  private readonly markers = new Map<string, { cwd: string | undefined; identity: FileIdentity }>();
   /** The listing: frozen, in store order, the same array while no row changes. */
   listing: readonly StoredSessionSummary[] = Object.freeze([]);
   /** Whether the entries differ from the persistent cache. */
@@ -109,6 +115,7 @@ export class HomeIndex {
     for (const known of [...this.knownDirs]) {
       if (known !== dir && !known.startsWith(`${dir}/`)) continue;
       this.knownDirs.delete(known);
+      if (this.markers.delete(known)) this.listingChanged = true;
       this.dirsChanged = true;
       for (const name of [...(this.filesByDir.get(known) ?? [])]) this.removeFile(`${known}/${name}`);
     }
@@ -134,6 +141,37 @@ export class HomeIndex {
     if (names.size === this.names.size && [...names].every(([id, name]) => this.names.get(id) === name)) return;
     this.names = names;
     this.listingChanged = true;
+  }
+
+  /** The project registry's cwds by folder name, as of `identity` (undefined: no registry). */
+  setRegistryCwds(cwds: Map<string, string>, identity: FileIdentity | undefined): void {
+    this.registryIdentity = identity;
+    if (cwds.size === this.registryCwds.size && [...cwds].every(([folder, cwd]) => this.registryCwds.get(folder) === cwd)) return;
+    this.registryCwds = cwds;
+    this.listingChanged = true;
+  }
+
+  /** The identity of a project folder's marker when last read (undefined: none read). */
+  markerIdentity(dir: string): FileIdentity | undefined {
+    return this.markers.get(dir)?.identity;
+  }
+
+  /** A project folder's marker as read (identity undefined: it has none). */
+  setMarker(dir: string, cwd: string | undefined, identity: FileIdentity | undefined): void {
+    const known = this.markers.get(dir);
+    if (identity === undefined) {
+      if (this.markers.delete(dir) && known?.cwd !== undefined) this.listingChanged = true;
+      return;
+    }
+    this.markers.set(dir, { cwd, identity });
+    if (known?.cwd !== cwd) this.listingChanged = true;
+  }
+
+  /** The cwd the project folder of a key has by its marker, else by the registry (keys `<base>/<project>/…`). */
+  private projectCwd(key: string): string | undefined {
+    if (this.markers.size === 0 && this.registryCwds.size === 0) return undefined;
+    const [base, project] = key.split('/', 2);
+    return this.markers.get(`${base}/${project}`)?.cwd ?? this.registryCwds.get(project!);
   }
 
   private addToDir(key: string): void {
@@ -172,7 +210,9 @@ export class HomeIndex {
     for (const key of pathById.values()) {
       const summary = this.entries.get(key)!.summary!;
       const name = this.names.get(summary.id);
-      summaries.push(name === undefined ? summary : Object.freeze({ ...summary, title: name }));
+      const cwd = this.projectCwd(key);
+      if (name === undefined && (cwd === undefined || cwd === summary.cwd)) summaries.push(summary);
+      else summaries.push(Object.freeze({ ...summary, ...(name === undefined ? {} : { title: name }), ...(cwd === undefined ? {} : { cwd }) }));
     }
     summaries.sort(compareStoreOrder);
     this.pathById = pathById;

@@ -5,7 +5,7 @@
  */
 import { promises as fsp, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter, type IndexFormat, type TitleIndex } from '../formats/adapter';
+import { MAX_PROJECT_INDEX_BYTES, MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter, type IndexFormat, type TitleIndex } from '../formats/adapter';
 import { quickSync } from '../quickSync';
 import { readRegularFile } from '../regularFile';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
@@ -110,6 +110,7 @@ export class HomeWalk {
 
   /** The home itself: whether the sessions folder is there, then the title index (for the sessions found). */
   private async scanHome(deep: boolean, seenDirs?: Set<string>): Promise<void> {
+    await this.refreshRegistry();
     const base = this.format.base;
     const baseDir = this.full(base);
     const isDir = quickSync.quick
@@ -123,7 +124,12 @@ export class HomeWalk {
   /** A folder above the session folders: its subfolders (new ones walked whole); gone ones forgotten. */
   private async scanBranch(dir: string, entries: Dirent[], deep: boolean, seenDirs?: Set<string>): Promise<void> {
     const { index } = this;
-    const children = new Set(entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name));
+    const depth = this.depthOf(dir);
+    if (depth === 1) await this.refreshMarker(dir, entries);
+    // Above the leaves, every folder; at the leaves, only those of the leaf name (when the format has one).
+    const { leafName } = this.format;
+    const wanted = (entry: Dirent) => entry.isDirectory() && (leafName === undefined || depth + 1 < this.format.leafDepth || entry.name === leafName);
+    const children = new Set(entries.filter(wanted).map((entry) => entry.name));
     for (const child of children) {
       const key = `${dir}/${child}`;
       if (deep || !index.knownDirs.has(key)) await this.scanDir(key, true, seenDirs);
@@ -226,6 +232,41 @@ export class HomeWalk {
     const { facts } = outcome;
     const summary = facts.row === undefined ? undefined : Object.freeze({ ...facts.row, agent: this.format.agent });
     return { summary, readFailed: false, ...(outcome.resume === undefined ? {} : { resume: outcome.resume }), why: facts.row === undefined ? facts.why : '' };
+  }
+
+  /** The cwds of the agent's project registry (if it keeps one), read again when it changed. */
+  private async refreshRegistry(): Promise<void> {
+    const projectIndex = this.format.projectIndex;
+    if (projectIndex === undefined) return;
+    const file = path.join(this.home, projectIndex.file);
+    let identity: FileIdentity | undefined;
+    let cwds = new Map<string, string>();
+    try {
+      identity = fileIdentity(await fsp.stat(file));
+      if (sameIdentity(this.index.registryIdentity, identity)) return;
+      if (identity.size <= MAX_PROJECT_INDEX_BYTES) cwds = projectIndex.cwds(await readRegularFile(file, { encoding: 'utf8' }));
+    } catch {
+      // No registry: cwds come from the markers alone.
+      identity = undefined;
+    }
+    this.index.setRegistryCwds(cwds, identity);
+  }
+
+  /** A project folder's marker naming its cwd (if the format keeps them), read again when it changed. */
+  private async refreshMarker(dir: string, entries: Dirent[]): Promise<void> {
+    const projectIndex = this.format.projectIndex;
+    if (projectIndex === undefined) return;
+    if (!entries.some((entry) => entry.isFile() && entry.name === projectIndex.marker)) return this.index.setMarker(dir, undefined, undefined);
+    const file = path.join(this.full(dir), projectIndex.marker);
+    try {
+      const identity = fileIdentity(await fsp.stat(file));
+      if (sameIdentity(this.index.markerIdentity(dir), identity)) return;
+      const cwd = identity.size <= MAX_PROJECT_INDEX_BYTES ? projectIndex.markerCwd(await readRegularFile(file, { encoding: 'utf8' })) : undefined;
+      this.index.setMarker(dir, cwd, identity);
+    } catch {
+      // Gone meanwhile, or unreadable: no cwd from it (the next look tries again).
+      this.index.setMarker(dir, undefined, undefined);
+    }
   }
 
   /**

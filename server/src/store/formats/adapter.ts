@@ -110,6 +110,25 @@ export interface TitleFold {
 /** The largest title index read as one text, for a {@link TitleIndex} without `newFold`. */
 export const MAX_TITLE_INDEX_TEXT_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Files that name the cwd of each project folder (a folder one level below `base`), for an agent
+ * whose session files do not: a registry at the top of the home and a marker inside each project
+ * folder (the marker wins). Read again when they change; absent or damaged: no cwd from them.
+ */
+export interface ProjectIndex {
+  /** The registry's name in the home. */
+  readonly file: string;
+  /** The cwds its text gives, by project folder name. */
+  cwds(text: string): Map<string, string>;
+  /** The marker's name in a project folder. */
+  readonly marker: string;
+  /** The cwd a marker's text gives. */
+  markerCwd(text: string): string | undefined;
+}
+
+/** The largest project registry or marker read; a bigger one gives no cwds. */
+export const MAX_PROJECT_INDEX_BYTES = 4 * 1024 * 1024;
+
 /** One agent's format: where its session files are, and how one is read. */
 export interface FormatAdapter {
   readonly agent: ForeignAgent;
@@ -117,10 +136,14 @@ export interface FormatAdapter {
   readonly base: string;
   /** Depth below `base` of the folders that hold session files (1 for `base/<folder>`, 3 for `base/YYYY/MM/DD`). */
   readonly leafDepth: number;
+  /** The one name a folder at `leafDepth` has when it holds session files (any name when absent). */
+  readonly leafName?: string;
   /** Whether a file name in a leaf folder is a session file. */
   isSessionFile(name: string): boolean;
   /** The agent's title index, if it keeps one. */
   readonly titleIndex?: TitleIndex;
+  /** Where the agent names its project folders' cwds, if its session files do not. */
+  readonly projectIndex?: ProjectIndex;
   /**
    * Listing facts of a file (title before any index lookup), or undefined when it is no session,
    * from a parse of every line: the reference the line fold is held to.

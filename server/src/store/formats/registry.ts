@@ -12,6 +12,7 @@ import { dshFormat, type DshFormat } from './dsh';
 import { claudeFormat } from './claudeCode';
 import { codexFormat } from './codex';
 import { qwenCodeFormat } from './qwenCode';
+import { geminiFormat } from './gemini';
 import type { DatabaseAdapter } from './database';
 import { opencodeFormat } from './opencode';
 
@@ -21,6 +22,7 @@ const ADAPTERS: Readonly<Record<ForeignAgent, FormatAdapter | DatabaseAdapter>> 
   'claude-code': claudeFormat,
   codex: codexFormat,
   'qwen-code': qwenCodeFormat,
+  gemini: geminiFormat,
   opencode: opencodeFormat,
 };
 
