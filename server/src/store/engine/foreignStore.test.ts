@@ -515,3 +515,75 @@ describe.skipIf(loadSqlite() === undefined)('opencode store: freshness of a data
     close();
   });
 });
+
+describe('gemini store: the project folders’ cwds, the cache and the CLI’s other files', () => {
+  const GM_SHORT = 'b2000002-7a1e-4c5d-9b2a-3f4e5d6c7b02';
+  const chatsA = path.join('tmp', 'proj-a', 'chats');
+  const shortFile = (home: string) => path.join(home, chatsA, readdirSync(path.join(home, chatsA)).find((name) => name.includes(GM_SHORT.slice(0, 8)))!);
+
+  it('reads every file once, a restart reads none, and the cwds still come from projects.json and the markers', async () => {
+    const { home, cacheDir } = homeAndCache('gemini');
+    const first = counted('gemini', home, { cacheDir });
+    const listed = await listAndCache(first.store, cacheDir);
+    expect(listed).toHaveLength(4);
+    expect(first.reads).toHaveLength(4);
+    expect(listed.every((s) => s.cwd?.startsWith('/tmp/dsh-agent-fixtures-gemini/') === true)).toBe(true);
+    first.store.dispose();
+    const second = counted('gemini', home, { cacheDir });
+    expect(await second.store.listSessions()).toEqual(listed);
+    expect(second.reads).toEqual([]);
+  });
+
+  it('never reads the session-named files of logs/ or a subagent folder, and a new project folder is listed with its marker’s cwd', async () => {
+    const { home } = homeAndCache('gemini');
+    const source = readFileSync(shortFile(home), 'utf8');
+    const planted = (dir: string, name: string) => {
+      mkdirSync(path.join(home, dir), { recursive: true });
+      writeFileSync(path.join(home, dir, name), source.replaceAll(GM_SHORT, 'f0000000-0000-4000-8000-00000000000f'));
+    };
+    planted(path.join('tmp', 'proj-a', 'logs'), 'session-f0000000-0000-4000-8000-00000000000f.jsonl');
+    planted(path.join(chatsA, GM_SHORT), 'session-2026-12-06T10-35-f0000000.jsonl');
+    const { store, reads, logged } = counted('gemini', home);
+    const listing = await store.listSessions();
+    expect(listing).toHaveLength(4);
+    expect(reads.every((key) => key.split(path.sep)[2] === 'chats' && key.split(path.sep).length === 4)).toBe(true);
+    expect(logged).toEqual([]);
+
+    // A new project, its folder and marker written as the CLI writes them, then its first session.
+    const newId = 'e5000005-7a1e-4c5d-9b2a-3f4e5d6c7b05';
+    const project = path.join(home, 'tmp', 'proj-new');
+    mkdirSync(path.join(project, 'chats'), { recursive: true });
+    writeFileSync(path.join(project, '.project_root'), '/work/proj new');
+    writeFileSync(path.join(project, 'chats', 'session-2026-12-07T09-00-e5000005.jsonl'), source.replaceAll(GM_SHORT, newId));
+    const withNew = await listedUntil(store, (found) => found.some((s) => s.id === newId), 'the new project’s session never appeared');
+    expect(withNew.find((s) => s.id === newId)!.cwd).toBe('/work/proj new');
+  });
+
+  it('sees a marker change by the sweep alone when no folder can be watched', async () => {
+    const { home } = homeAndCache('gemini');
+    const noWatches = () => {
+      throw Object.assign(new Error('no space left for watches'), { code: 'ENOSPC' });
+    };
+    const { store } = counted('gemini', home, { tuning: { watchFactory: noWatches, sweepPeriodMs: 50, sweepCostFactor: 0 } });
+    expect((await store.listSessions()).find((s) => s.id === GM_SHORT)!.cwd).toBe('/tmp/dsh-agent-fixtures-gemini/proj a');
+    writeFileSync(path.join(home, 'tmp', 'proj-a', '.project_root'), '/swept/proj a\n');
+    await listedUntil(store, (listing) => listing.find((s) => s.id === GM_SHORT)?.cwd === '/swept/proj a', 'the sweep never read the marker again');
+    // Gone: the registry names the folder again.
+    rmSync(path.join(home, 'tmp', 'proj-a', '.project_root'));
+    await listedUntil(store, (listing) => listing.find((s) => s.id === GM_SHORT)?.cwd === '/tmp/dsh-agent-fixtures-gemini/proj a', 'the gone marker was still used');
+  });
+
+  it('reads only the appended bytes of a session being written, and its row equals a read from byte 0', async () => {
+    const { home } = homeAndCache('gemini');
+    const { store } = counted('gemini', home);
+    await store.listSessions();
+    const resumed = () => (store as unknown as { resumedReads: number }).resumedReads;
+    for (const summary of ['First title', 'Second title']) {
+      const before = resumed();
+      appendFileSync(shortFile(home), JSON.stringify({ $set: { summary } }) + '\n');
+      await eventually(() => expect(resumed()).toBe(before + 1), 'the append was not read from where the last read stopped');
+    }
+    expect((await store.listSessions()).find((s) => s.id === GM_SHORT)?.title).toBe('Second title');
+    expect(await store.listSessions()).toEqual(await counted('gemini', home).store.listSessions());
+  });
+});

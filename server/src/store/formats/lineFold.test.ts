@@ -9,15 +9,16 @@ import type { FormatAdapter } from './adapter';
 import { claudeFormat } from './claudeCode';
 import { codexFormat } from './codex';
 import { qwenCodeFormat } from './qwenCode';
+import { geminiFormat } from './gemini';
 
-// Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0), and their damaged copies.
+// Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0, Gemini CLI 0.61.0), and their damaged copies.
 const FIXTURES = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/', import.meta.url));
 
 const scratch: string[] = [];
 afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /** Every fixture session file of one agent (sound and damaged), with its format. */
-function fixtureFiles(agent: 'claude-code' | 'codex' | 'qwen-code'): string[] {
+function fixtureFiles(agent: 'claude-code' | 'codex' | 'qwen-code' | 'gemini'): string[] {
   const found: string[] = [];
   for (const base of [agent, path.join('damaged', agent)]) {
     const dir = path.join(FIXTURES, base);
@@ -61,6 +62,12 @@ const EXTRA_LINES = [
   JSON.stringify({ uuid: 'u3', parentUuid: null, sessionId: 'q-other', cwd: '/q', timestamp: '2026-02-02T00:00:00Z', type: 'user', message: { role: 'user', parts: [{ text: 'a Qwen prompt' }] } }),
   JSON.stringify({ type: 'user', message: { role: 'user', parts: [{ text: 'says "subtype":"custom_title" in a prompt' }] } }),
   JSON.stringify({ type: 'user', systemPayload: { displayText: 'shown instead' }, message: { role: 'user', parts: [{ text: 'sent' }] } }),
+  // Gemini CLI's operations: a title, a new id, a rewind, a history replaced, a message.
+  JSON.stringify({ $set: { summary: 'A Gemini summary' } }),
+  JSON.stringify({ $set: { sessionId: 'a1000001-0000-4000-8000-00000000abcd' } }),
+  JSON.stringify({ $rewindTo: 'nowhere' }),
+  JSON.stringify({ $set: { messages: [{ id: 'm1', type: 'user', content: [{ text: 'a replaced history' }] }] } }),
+  JSON.stringify({ id: 'm2', type: 'user', content: 'a prompt that says $set and $rewindTo' }),
 ];
 
 /** The listing facts of `bytes` by the line fold. */
@@ -74,6 +81,7 @@ describe.each([
   ['claude-code', claudeFormat],
   ['codex', codexFormat],
   ['qwen-code', qwenCodeFormat],
+  ['gemini', geminiFormat],
 ] as const)('%s: the line fold', (agent, format) => {
   const files = fixtureFiles(agent);
 
@@ -102,12 +110,12 @@ describe.each([
 
   it('changes a fact found after the head (a later title or session_meta) exactly as the whole parse does', () => {
     const file = files[0]!;
-    const extra = { 'claude-code': EXTRA_LINES[0]!, codex: EXTRA_LINES[6]!, 'qwen-code': EXTRA_LINES[15]! }[agent];
+    const extra = { 'claude-code': EXTRA_LINES[0]!, codex: EXTRA_LINES[6]!, 'qwen-code': EXTRA_LINES[15]!, gemini: EXTRA_LINES[20]! }[agent];
     const bytes = Buffer.concat([readFileSync(file), Buffer.from(`${extra}\n`)]);
     const whole = format.summarize(file, bytes.toString('utf8'), 0)!;
     expect(skimmed(format, file, bytes, 0)).toEqual(whole);
     if (agent === 'codex') expect(whole.id).toBe('01a23b79-0000-7000-8000-00000000abcd');
-    else expect(whole.title).toBe(agent === 'claude-code' ? 'Renamed by the test' : 'Qwen rename by the test');
+    else expect(whole.title).toBe({ 'claude-code': 'Renamed by the test', 'qwen-code': 'Qwen rename by the test', gemini: 'A Gemini summary' }[agent]);
   });
 });
 
@@ -135,6 +143,7 @@ describe.each([
   ['claude-code', claudeFormat],
   ['codex', codexFormat],
   ['qwen-code', qwenCodeFormat],
+  ['gemini', geminiFormat],
 ] as const)('%s: reading only what was appended', (agent, format) => {
   const source = fixtureFiles(agent)[0]!;
   const target = (): string => {
@@ -149,11 +158,11 @@ describe.each([
 
   it('continues from the last complete line after appends cut anywhere, and equals a read from byte 0 each time', async () => {
     const whole = readFileSync(source);
-    const next = random({ 'claude-code': 5, codex: 6, 'qwen-code': 7 }[agent]);
+    const next = random({ 'claude-code': 5, codex: 6, 'qwen-code': 7, gemini: 8 }[agent]);
     for (let run = 0; run < 12; run++) {
       const file = target();
       // The file grows in pieces cut anywhere (torn lines included), with title records appended at times.
-      const full = Buffer.concat([whole, Buffer.from(`${EXTRA_LINES[0]}\n${EXTRA_LINES[6]}\n${EXTRA_LINES[15]}\n`)]);
+      const full = Buffer.concat([whole, Buffer.from(`${EXTRA_LINES[0]}\n${EXTRA_LINES[6]}\n${EXTRA_LINES[15]}\n${EXTRA_LINES[20]}\n`)]);
       const cuts = [...new Set(Array.from({ length: 5 }, () => 1 + Math.floor(next() * (full.length - 1))))].sort((a, b) => a - b);
       let written = 0;
       let previous: { identity: ReturnType<typeof fileIdentity>; resume?: ForeignResume } | undefined;
