@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CompletionList, Diagnostic } from 'vscode-languageserver-protocol';
@@ -87,7 +87,7 @@ describe('dsh-session-ls with other agents (CLI)', () => {
 
   it('refuses an unknown agent as a usage error naming it', () => {
     const { code, stderr } = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'dsh,aider']);
-    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, opencode; "aider" is none of them\n');
+    expect(stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, gemini, opencode; "aider" is none of them\n');
     expect(code).toBe(2);
   });
 });
@@ -258,6 +258,73 @@ describe('Qwen Code sessions through the built CLI and server', () => {
   });
 });
 
+describe('Gemini CLI sessions end to end (real sessions: test/agent-stores/tools/generateGemini.mjs)', () => {
+  const GEMINI_HOME = path.join(FIXTURES, 'gemini');
+  const GM_TITLED = 'a1000001-7a1e-4c5d-9b2a-3f4e5d6c7b01';
+  const GM_COMPRESSED = 'c3000003-7a1e-4c5d-9b2a-3f4e5d6c7b03';
+  const GM_PROJ_A = '/tmp/dsh-agent-fixtures-gemini/proj a';
+  const GEMINI_MENTION = formatSessionReferenceMention({ sessionId: GM_COMPRESSED, label: 'Compressed', agent: 'gemini' });
+
+  it('candidates and prepare read Gemini CLI’s home from --gemini-home, and from $GEMINI_CLI_HOME/.gemini by default', () => {
+    const rows = cli(['candidates', 'parser', '--root', EXAMPLE_STORE, '--cwd', GM_PROJ_A, '--json', '--agents', 'dsh,gemini', '--gemini-home', GEMINI_HOME]);
+    expect(rows.code).toBe(0);
+    const found = JSON.parse(rows.stdout) as Array<{ sessionId: string; agent?: string; label: string; cwd: string; mention: string }>;
+    expect(found[0]).toMatchObject({ sessionId: GM_TITLED, agent: 'gemini', label: 'Fixture work on the 日本語 parser', cwd: GM_PROJ_A });
+    expect(found[0]!.mention).toContain('](gemini-session:');
+    // GEMINI_CLI_HOME names the folder that holds .gemini, as it does for the CLI.
+    const userHome = path.join(scratch, 'gemini-user');
+    mkdirSync(userHome, { recursive: true });
+    symlinkSync(GEMINI_HOME, path.join(userHome, '.gemini'));
+    const prompt = path.join(scratch, 'gemini.md');
+    writeFileSync(prompt, `Continue ${GEMINI_MENTION}.\n`);
+    const result = spawnSync(process.execPath, [SERVER_BIN, 'prepare', '--file', prompt, '--root', EXAMPLE_STORE, '--json', '--agents', 'gemini'], {
+      cwd: scratch,
+      encoding: 'utf8',
+      env: { ...process.env, XDG_CACHE_HOME: path.join(scratch, 'cache'), GEMINI_CLI_HOME: userHome },
+      timeout: 60_000,
+    });
+    expect(result.stderr).toBe('');
+    const prepared = JSON.parse(result.stdout) as PreparedReferencedMessage;
+    expect(prepared.additionalContext!.source.references).toMatchObject([{ agent: 'gemini', sessionId: GM_COMPRESSED, compacted: true }]);
+    const text = (prepared.additionalContext!.content[0] as { text: string }).text;
+    expect(text).toContain('state_snapshot>');
+    expect(text).toContain('"text":"After the compression, 日本語 once more"');
+    // Tool output (the shell's, with its process group) is left out, as for the other agents.
+    expect(text).not.toContain('Process Group PGID');
+  });
+
+  it('the language server completes, hovers and stays fresh as Gemini CLI writes', async () => {
+    const home = path.join(scratch, 'gemini-home');
+    cpSync(GEMINI_HOME, home, { recursive: true });
+    const { client, cleanup } = await startServer(
+      { workspaceFolders: [{ uri: fileUri(GM_PROJ_A), name: 'proj a' }], rootUri: fileUri(GM_PROJ_A), initializationOptions: { sessionsRoot: EXAMPLE_STORE, agents: ['dsh', 'gemini'], geminiHome: home } },
+      {},
+    );
+    cleanups.push(cleanup);
+    const uri = fileUri(path.join(scratch, 'gemini-prompt.md'));
+    await client.openDocument(uri, '@');
+    const geminiItems = async (label: string) => {
+      const result = (await client.completion(uri, { line: 0, character: 1 })) as CompletionList;
+      const item = result.items.find((candidate) => candidate.label === label);
+      return item !== undefined && (item.detail ?? '').startsWith('[gemini]') ? item : undefined;
+    };
+    const titled = await pollUntil(() => geminiItems('Fixture work on the 日本語 parser'), 20_000, 'gemini items');
+    expect(titled.detail).toBe(`[gemini] ${GM_PROJ_A}`);
+    // The CLI titles the session later: a $set line appended to its file.
+    const chats = path.join(home, 'tmp', 'proj-a', 'chats');
+    appendFileSync(path.join(chats, readdirSync(chats).find((name) => name.includes('a1000001'))!), JSON.stringify({ $set: { summary: 'Retitled by the CLI' } }) + '\n');
+    await pollUntil(() => geminiItems('Retitled by the CLI'), 20_000, 'the new title');
+    const hoverText = `See ${GEMINI_MENTION}`;
+    await client.openDocument(fileUri(path.join(scratch, 'gemini-hover.md')), hoverText);
+    const hover = (await client.request('textDocument/hover', {
+      textDocument: { uri: fileUri(path.join(scratch, 'gemini-hover.md')) },
+      position: { line: 0, character: hoverText.indexOf(GEMINI_MENTION) + 3 },
+    })) as { contents: { value: string } } | null;
+    expect(hover!.contents.value).toContain('**: compress me later**');
+    expect(hover!.contents.value).toContain('- gemini session: dsh itself reads this mention as plain text');
+  });
+});
+
 // opencode's database (opencode 1.18.33, test/agent-stores/tools/generateOpencode.mjs); the CLI runs on this Node.
 const OPENCODE_HOME = path.join(FIXTURES, 'opencode');
 const OC_COMPACTED = 'ses_db52854d9ffe6CloKsBV65ABRm';
@@ -284,7 +351,7 @@ describe.skipIf(!HAS_SQLITE)('dsh-session-ls with opencode (CLI; needs node:sqli
 
 describe.skipIf(HAS_SQLITE)('dsh-session-ls with opencode on a Node without node:sqlite (before 22.13)', () => {
   it('says plainly that opencode needs a newer Node and which agents work, and fails an opencode mention with that reason', () => {
-    const said = `opencode sessions need Node 22.13 or newer, for node:sqlite; this is Node ${process.versions.node}, where dsh, Claude Code, Codex and Qwen Code sessions still work`;
+    const said = `opencode sessions need Node 22.13 or newer, for node:sqlite; this is Node ${process.versions.node}, where dsh, Claude Code, Codex, Qwen Code and Gemini CLI sessions still work`;
     const rows = cli(['candidates', '--root', EXAMPLE_STORE, '--agents', 'opencode', '--opencode-home', OPENCODE_HOME]);
     expect(rows.code).toBe(0);
     expect(rows.stdout).toContain(`No sessions found in the opencode home ${OPENCODE_HOME} (${said})`);

@@ -261,6 +261,59 @@ describe('Qwen Code sessions in the language service', () => {
   });
 });
 
+describe('Gemini CLI sessions in every feature (real sessions: test/agent-stores/tools/generateGemini.mjs)', () => {
+  const GEMINI_HOME = path.join(FIXTURES, 'gemini');
+  const GM_COMPRESSED = 'c3000003-7a1e-4c5d-9b2a-3f4e5d6c7b03';
+  const WITH_GEMINI = { agents: ['dsh', 'gemini'], geminiHome: GEMINI_HOME };
+  const mention = (label = 'Compressed') => formatSessionReferenceMention({ sessionId: GM_COMPRESSED, label, agent: 'gemini' });
+
+  it('mentions use gemini-session: with the same payload as dsh-session:', () => {
+    expect(mention()).toBe(`@[Compressed](gemini-session:${encodeSessionReferenceUri(GM_COMPRESSED).slice('dsh-session:'.length)})`);
+  });
+
+  it('hovers with the title and folder Gemini CLI shows, and what dsh and prepare do with it', async () => {
+    const text = `see ${mention('Old')} now`;
+    const value = (await hoverOver(text, mention('Old'), WITH_GEMINI)) ?? '';
+    expect(value).toContain('**: compress me later**');
+    expect(value).toContain('cwd: /tmp/dsh-agent-fixtures-gemini/proj 日本');
+    expect(value).toContain('- gemini session: dsh itself reads this mention as plain text');
+  });
+
+  it('completes @ with Gemini CLI sessions, and gives a mention that prepare reads', async () => {
+    const text = '@compress';
+    const { document, services } = workspaceWith(text, WITH_GEMINI);
+    const list = await provideSessionCompletion(document, document.positionAt(text.length), services);
+    const item = list.items.find((candidate) => String(candidate.textEdit?.newText ?? '').includes('gemini-session:'));
+    expect(item?.label).toContain('compress me later');
+    // The edit replaces what follows the typed @.
+    const written = workspaceWith(`@${String(item!.textEdit!.newText)}`, WITH_GEMINI);
+    await written.services.sessions.listSessions();
+    const diagnostics = await computeDiagnostics(written.document, written.services);
+    expect(predictedPrepareError(diagnostics)).toBeUndefined();
+    const prepared = await executeSessionCommand(SessionCommands.prepare, [{ text: written.document.getText() }], written.services);
+    expect(JSON.stringify(prepared)).toContain('state_snapshot');
+  });
+
+  it('hints while Gemini CLI is off, naming the setting with it added', async () => {
+    const { document, services } = workspaceWith(mention(), {});
+    await services.sessions.listSessions();
+    const diagnostics = await computeDiagnostics(document, services);
+    expect(diagnostics.map((d) => [d.severity, d.code])).toEqual([[DiagnosticSeverity.Hint, AGENT_NOT_ENABLED_CODE]]);
+    expect(diagnostics[0]!.message).toContain('"agents": ["dsh", "gemini"]');
+  });
+
+  it('reads the whole session as the user saw it, the compression where it happened', async () => {
+    const { services } = workspaceWith('', WITH_GEMINI);
+    const markdown = await executeSessionCommand(SessionCommands.transcript, [{ sessionId: GM_COMPRESSED, agent: 'gemini' }], services);
+    expect(markdown.startsWith('# : compress me later\n')).toBe(true);
+    expect(markdown).toContain('- agent: gemini (read-only)');
+    const order = ['日本語のセッション: compress me later', 'Second turn: BIG TOOL please', 'Compaction checkpoint', 'After the compression, 日本語 once more'];
+    const at = order.map((part) => markdown.indexOf(part));
+    expect(at.every((offset) => offset > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+});
+
 // opencode's database (opencode 1.18.33: test/agent-stores/tools/generateOpencode.mjs), read on a Node with node:sqlite.
 const OPENCODE = { agents: ['dsh', 'opencode'], opencodeHome: path.join(FIXTURES, 'opencode') };
 const OC_COMPACTED = 'ses_db52854d9ffe6CloKsBV65ABRm';
