@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { cpuSeconds, describeMachine } from './machine';
 import { hotSpots } from './profile';
-import { ensureForeignHomes, foreignAgentArgs } from './generate/foreignSessions';
+import { ensureForeignHomes, foreignAgentArgs, type ForeignHomes } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
 import { measureCompletion, waitForCompleteAnswer, waitForListedCount, type LatencyFigure } from './server/measure';
 import { makeQueries } from './server/queries';
@@ -48,15 +48,16 @@ function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
  * transcripts, read every byte, decompress Codex's `.jsonl.zst` with the store's frame decoder,
  * as the dsh floor does (baselines/floor.ts).
  */
-function foreignFloorMs(claudeHome: string, codexHome: string, qwenHome: string, opencodeHome?: string): { ms: number; plaintextBytes: number } {
+function foreignFloorMs(homes: ForeignHomes): { ms: number; plaintextBytes: number } {
   const started = performance.now();
   let plaintextBytes = 0;
   const files = [
-    ...filesUnder(path.join(claudeHome, 'projects'), (name) => name.endsWith('.jsonl')),
-    ...filesUnder(path.join(codexHome, 'sessions'), (name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.zst')),
-    ...filesUnder(path.join(qwenHome, 'projects'), (name) => name.endsWith('.jsonl')),
+    ...filesUnder(path.join(homes.claudeHome, 'projects'), (name) => name.endsWith('.jsonl')),
+    ...filesUnder(path.join(homes.codexHome, 'sessions'), (name) => name.endsWith('.jsonl') || name.endsWith('.jsonl.zst')),
+    ...filesUnder(path.join(homes.qwenHome, 'projects'), (name) => name.endsWith('.jsonl')),
+    ...filesUnder(path.join(homes.geminiHome, 'tmp'), (name) => name.startsWith('session-') && name.endsWith('.jsonl')),
     // opencode's database is read whole (copied) once per change.
-    ...(opencodeHome === undefined ? [] : [path.join(opencodeHome, 'opencode.db')]),
+    ...(homes.opencodeHome === undefined ? [] : [path.join(homes.opencodeHome, 'opencode.db')]),
   ];
   const reader = new WholeFileReader();
   for (const file of files) {
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
   const floors = { dsh: [] as number[], mixed: [] as number[] };
   for (let pass = 0; pass <= 3; pass++) {
     const dsh = runFloor(store.root).ms;
-    const foreignMs = foreignFloorMs(homes.claudeHome, homes.codexHome, homes.qwenHome, homes.opencodeHome).ms;
+    const foreignMs = foreignFloorMs(homes).ms;
     if (pass === 0) continue;
     floors.dsh.push(dsh);
     floors.mixed.push(dsh + foreignMs);
