@@ -8,8 +8,8 @@
 " Optional environment: DSH_SESSION_LS_CMD, the server command line (default
 " `dsh-session-ls --stdio`); DSH_SESSIONS_ROOT, the session store (default: the server's own,
 " $DSH_HOME/sessions or ~/.dsh/sessions).
-" Other agents: `let g:dsh_session_ls_agents = ['dsh', 'claude-code', 'codex', 'qwen-code', 'opencode']` in your vimrc also
-" offers Claude Code's, Codex's, Qwen Code's and opencode's sessions (read-only; dsh reads their mentions as plain text, so send
+" Other agents: `let g:dsh_session_ls_agents = ['dsh', 'claude-code', 'codex', 'qwen-code', 'gemini', 'opencode']` in your vimrc also
+" offers Claude Code's, Codex's, Qwen Code's, Gemini CLI's and opencode's sessions (read-only; dsh reads their mentions as plain text, so send
 " the prepared message, :DshSessionPreview). `let g:dsh_session_ls_file_mentions = 'before'` lists
 " workspace files before sessions on `@` ('after' them by default, 'off': none).
 let g:dsh_session_ls_command = get(g:, 'dsh_session_ls_command',

@@ -7,8 +7,8 @@
 ;; Optional environment: DSH_SESSION_LS_CMD, the server command line (default
 ;; "dsh-session-ls --stdio"); DSH_SESSIONS_ROOT, the session store (default: the server's own,
 ;; $DSH_HOME/sessions or ~/.dsh/sessions).
-;; Other agents: (setq dsh-session-ls-agents ["dsh" "claude-code" "codex" "qwen-code" "opencode"]) also offers Claude Code's,
-;; Codex's, Qwen Code's and opencode's sessions; (setq dsh-session-ls-file-mentions "before") lists workspace files first.
+;; Other agents: (setq dsh-session-ls-agents ["dsh" "claude-code" "codex" "qwen-code" "gemini" "opencode"]) also offers Claude Code's,
+;; Codex's, Qwen Code's, Gemini CLI's and opencode's sessions; (setq dsh-session-ls-file-mentions "before") lists workspace files first.
 (require 'eglot)
 
 (defvar dsh-session-ls-command
@@ -19,7 +19,7 @@
   "The dsh session store, or nil for the server's default.")
 
 (defvar dsh-session-ls-agents nil
-  "Whose sessions to offer, a vector of \"dsh\", \"claude-code\", \"codex\", \"qwen-code\" and \"opencode\"; nil: dsh alone.
+  "Whose sessions to offer, a vector of \"dsh\", \"claude-code\", \"codex\", \"qwen-code\", \"gemini\" and \"opencode\"; nil: dsh alone.
 Other agents' sessions are read-only, and dsh reads their mentions as plain text:
 send the prepared message (`dsh-session-preview').")
 

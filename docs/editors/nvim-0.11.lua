@@ -10,9 +10,9 @@
 -- $DSH_HOME/sessions or ~/.dsh/sessions).
 local init_options = {
   sessionsRoot = vim.env.DSH_SESSIONS_ROOT,
-  -- Also offer Claude Code's and Codex's sessions (read-only; dsh reads their mentions as plain text,
+  -- Also offer other agents' sessions (read-only; dsh reads their mentions as plain text,
   -- so send the prepared message, :DshSessionPreview):
-  -- agents = { 'dsh', 'claude-code', 'codex', 'qwen-code', 'opencode' },
+  -- agents = { 'dsh', 'claude-code', 'codex', 'qwen-code', 'gemini', 'opencode' },
   -- Where `@` lists workspace files: 'after' the sessions (the default; a path such as @src/ lists
   -- them first), 'before' them, or 'off':
   -- fileMentions = 'before',

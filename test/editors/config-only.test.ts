@@ -94,7 +94,7 @@ describe('every editor snippet in docs/editors/ shows the settings a user change
     const text = readFileSync(path.join(EDITOR_DOCS_DIR, file), 'utf8');
     const agents = shownList(text, /\bagents"?\s*[=:]|[-_]agents\b.*[[{]/);
     expect(agents, 'an agents example').toEqual([...AGENTS]);
-    expect(parseAgents(agents)).toEqual(['dsh', 'claude-code', 'codex', 'qwen-code', 'opencode']);
+    expect(parseAgents(agents)).toEqual(['dsh', 'claude-code', 'codex', 'qwen-code', 'gemini', 'opencode']);
     const fileMentions = QUOTED_WORD.exec(shownAt(text, /fileMentions"?\s*[=:]|file[-_]mentions\b.*["']/) ?? '')?.[1];
     expect(fileMentions, 'a fileMentions example').toBe('before');
     expect(settingProblems({ agents, fileMentions })).toEqual([]);
