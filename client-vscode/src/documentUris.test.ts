@@ -42,9 +42,9 @@ describe('transcript documents', () => {
 
 describe('other agents’ transcript documents', () => {
   it('use the mention schemes, round-trip any id with its agent, and leave dsh’s exactly as they were', () => {
-    expect(FOREIGN_TRANSCRIPT_SCHEMES).toEqual(['claude-session', 'codex-session', 'qwen-session', 'opencode-session']);
-    const schemes = { 'claude-code': 'claude-session', codex: 'codex-session', 'qwen-code': 'qwen-session', opencode: 'opencode-session' } as const;
-    for (const agent of ['claude-code', 'codex', 'qwen-code', 'opencode'] as const) {
+    expect(FOREIGN_TRANSCRIPT_SCHEMES).toEqual(['claude-session', 'codex-session', 'qwen-session', 'gemini-session', 'opencode-session']);
+    const schemes = { 'claude-code': 'claude-session', codex: 'codex-session', 'qwen-code': 'qwen-session', gemini: 'gemini-session', opencode: 'opencode-session' } as const;
+    for (const agent of ['claude-code', 'codex', 'qwen-code', 'gemini', 'opencode'] as const) {
       for (const id of ['7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01', 'ünïcødé 🎉']) {
         const uri = agentTranscriptDocumentUri(id, 'Title', agent);
         expect(uri.scheme).toBe(schemes[agent]);

@@ -76,7 +76,7 @@ describe('activation', () => {
     await activate(context() as never);
     const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
     expect([...recorded.commands.keys()].sort()).toEqual(contributed);
-    expect([...recorded.contentProviders.keys()].sort()).toEqual(['claude-session', 'codex-session', 'dsh-preview', 'dsh-session', 'opencode-session', 'qwen-session']);
+    expect([...recorded.contentProviders.keys()].sort()).toEqual(['claude-session', 'codex-session', 'dsh-preview', 'dsh-session', 'gemini-session', 'opencode-session', 'qwen-session']);
   });
 
   it('starts the bundled server over IPC with node, from dist/server.js', async () => {

@@ -233,7 +233,7 @@ describe('the Marketplace listing', () => {
     for (const command of manifest.contributes.commands as Array<{ title: string; category: string }>) {
       expect(readme).toContain(`${command.category}: ${command.title}`);
     }
-    expect(readme).toContain('"dshSessions.agents": ["dsh", "claude-code", "codex"]');
+    expect(readme).toContain('"dshSessions.agents": ["dsh", "claude-code", "codex", "gemini"]');
   });
 
   it('has a CHANGELOG whose newest entry is this version', () => {
