@@ -111,7 +111,7 @@ describe('dsh-session-ls candidates', () => {
     const bad = cli(['candidates', '--root', EXAMPLE_STORE, '--target', EXAMPLE_SESSIONS.cache, '--agents', 'dsh,cursor']);
     expect(bad.code).toBe(2);
     expect(bad.stdout).toBe('');
-    expect(bad.stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, opencode; "cursor" is none of them\n');
+    expect(bad.stderr).toBe('USAGE: --agents takes a comma-separated list of dsh, claude-code, codex, qwen-code, gemini, opencode; "cursor" is none of them\n');
     const usage = cli(['candidates', '--nope']);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toBe('USAGE: unknown option --nope (see --help)\n');
