@@ -17,7 +17,10 @@ import { WholeLogBuilder, asObject, assistantEvent, checkpointEvent, isoTime, pa
  * - `{$set: {…}}` merges metadata (`summary`: the title, `sessionId`, …); `$set.messages` replaces the
  *   whole history (on resume and after compression); `{$rewindTo: id}` drops that message and all after.
  * A compression leaves a user message holding the summary (`<state_snapshot>`), then the model's fixed
- * acknowledgement. Tool output is a user message of `functionResponse` parts. Undocumented: parse defensively.
+ * acknowledgement. Tool output is a user message of `functionResponse` parts. As the CLI's list does, a
+ * file with nothing worth resuming (a resume in a later minute first writes one under the same id,
+ * holding only the CLI's own context) or of a subagent is no session. Legacy whole-JSON `.json`
+ * sessions of older versions are not read. Undocumented: parse defensively.
  */
 
 /** The model's reply the CLI puts after a compression summary. */
