@@ -586,4 +586,30 @@ describe('gemini store: the project folders’ cwds, the cache and the CLI’s o
     expect((await store.listSessions()).find((s) => s.id === GM_SHORT)?.title).toBe('Second title');
     expect(await store.listSessions()).toEqual(await counted('gemini', home).store.listSessions());
   });
+
+  it('reads a history of megabytes replaced in one $set.messages line: a long line of text, not one dense in values', async () => {
+    const { home } = homeAndCache('gemini');
+    // Every message the CLI wrote for the fixture session (prompts, replies with their tokens, tool calls and results).
+    const fixture = readdirSync(path.join(home, chatsA)).find((name) => name.includes('a1000001'))!;
+    const written = new Map<string, Record<string, unknown>>();
+    for (const line of readFileSync(path.join(home, chatsA, fixture), 'utf8').split('\n').filter((text) => text !== '')) {
+      const record = JSON.parse(line) as { $set?: { messages?: Array<Record<string, unknown>> }; id?: string; type?: string };
+      for (const message of record.$set?.messages ?? (typeof record.id === 'string' && typeof record.type === 'string' ? [record] : [])) written.set(message.id as string, message);
+    }
+    // A long session resumed: the CLI writes its whole history again in one line.
+    const history: Array<Record<string, unknown>> = [];
+    for (let turn = 0; history.length < 20_000; turn++) {
+      for (const message of written.values()) history.push({ ...message, id: `${String(message.id)}-${turn}` });
+    }
+    history.push({ id: 'last-prompt', timestamp: '2026-12-06T11:00:00.000Z', type: 'user', content: [{ text: 'The last prompt of a long history' }] });
+    const line = JSON.stringify({ $set: { messages: history, lastUpdated: '2026-12-06T11:00:00.000Z' } });
+    expect(Buffer.byteLength(line)).toBeGreaterThan(4 * 1024 * 1024);
+    appendFileSync(shortFile(home), line + '\n');
+    const { store, logged } = counted('gemini', home);
+    expect((await store.listSessions()).map((s) => s.id)).toContain(GM_SHORT);
+    const prompts = (await store.readSurface(GM_SHORT)).events.filter((event) => event.type === 'user/message').map((event) => (event.data as { content: Array<{ text: string }> }).content[0]!.text);
+    expect(prompts.at(-1)).toBe('The last prompt of a long history');
+    expect(prompts.filter((text) => text === 'Hello gemini, first turn about the parser').length).toBeGreaterThan(1000);
+    expect(logged).toEqual([]);
+  });
 });
