@@ -587,6 +587,18 @@ describe('gemini store: the project folders’ cwds, the cache and the CLI’s o
     expect(await store.listSessions()).toEqual(await counted('gemini', home).store.listSessions());
   });
 
+  it('takes no cwds from a projects.json over 4 MiB, and the markers still name theirs', async () => {
+    const { home } = homeAndCache('gemini');
+    rmSync(path.join(home, 'tmp', 'proj-a', '.project_root'));
+    const registry = (pad: number) => JSON.stringify({ projects: { '/big/proj a': 'proj-a' }, pad: 'x'.repeat(pad) });
+    writeFileSync(path.join(home, 'projects.json'), registry(4 * 1024 * 1024));
+    const listing = await counted('gemini', home).store.listSessions();
+    expect(listing.find((s) => s.id === GM_SHORT)!.cwd).toBeUndefined();
+    expect(listing.filter((s) => s.cwd?.startsWith('/tmp/dsh-agent-fixtures-gemini/') === true)).toHaveLength(2);
+    writeFileSync(path.join(home, 'projects.json'), registry(1024));
+    expect((await counted('gemini', home).store.listSessions()).find((s) => s.id === GM_SHORT)!.cwd).toBe('/big/proj a');
+  });
+
   it('reads a history of megabytes replaced in one $set.messages line: a long line of text, not one dense in values', async () => {
     const { home } = homeAndCache('gemini');
     // Every message the CLI wrote for the fixture session (prompts, replies with their tokens, tool calls and results).
