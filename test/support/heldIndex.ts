@@ -45,6 +45,7 @@ export function holdFirstIndex(store: SessionStoreService, holdFile: string, log
     readSurface: (sessionId, signal) => store.readSurface(sessionId, signal),
     status,
     onDidChange: (listener: () => void): Subscription => store.onDidChange(listener),
+    onDidChangeContent: (listener) => store.onDidChangeContent(listener),
     onProblem: (listener: (problem: StoreProblem) => void): Subscription => store.onProblem(listener),
     onStatus: (listener: (status: StoreStatus) => void): Subscription => statusEmitter.on(listener),
     async whenIndexed(signal?: AbortSignal): Promise<void> {

@@ -11,7 +11,7 @@ import type {
   Position,
   Range,
 } from 'vscode-languageserver-types';
-import type { SessionSurface } from '../resolver';
+import type { SessionKey, SessionSurface } from '../resolver';
 import { provideCodeActions } from './codeActions';
 import { EXECUTABLE_COMMANDS, executeSessionCommand } from './commands';
 import { computeDiagnostics } from './diagnostics';
@@ -68,6 +68,8 @@ export interface SessionLanguageService {
   executeCommand(command: string, args: unknown, options?: CommandOptions): Promise<unknown>;
   /** The store changed (sessions appended, renamed, a new root): forget cached session surfaces. */
   storeChanged(): void;
+  /** These sessions' content changed (re-read with new bytes, row changed or not): forget what was read of them. */
+  sessionsChanged(sessions: readonly SessionKey[]): void;
   /** Drop every cache. */
   dispose(): void;
 }
@@ -103,6 +105,8 @@ export function createSessionLanguageService(services: SessionServiceViews): Ses
     commands: EXECUTABLE_COMMANDS,
     executeCommand: executeCommand as SessionLanguageService['executeCommand'],
     storeChanged: () => surfaces.clear(),
+    // Only dsh's surfaces are cached (see `readSurface`).
+    sessionsChanged: (sessions) => surfaces.forget(sessions.filter((session) => session.agent === undefined).map((session) => session.id)),
     dispose: () => surfaces.clear(),
   };
 }

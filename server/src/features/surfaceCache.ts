@@ -3,7 +3,7 @@ import { raceWithSignal, type SessionStore, type SessionSurface } from '../resol
 /**
  * Recent surface reads of mentioned sessions, so re-checking a document on each keystroke does not
  * re-read every referenced log. Entries hold the read's outcome (failures too) until `clear`, which
- * the owner calls whenever the store reports a change.
+ * the owner calls whenever the store reports a change, or `forget`, when a session's content changed.
  */
 export class SessionSurfaceCache {
   private readonly entries = new Map<string, Promise<SessionSurface>>();
@@ -28,6 +28,11 @@ export class SessionSurfaceCache {
       this.entries.set(sessionId, entry);
     }
     return raceWithSignal(entry, signal);
+  }
+
+  /** Forget the sessions whose content changed. */
+  forget(sessionIds: Iterable<string>): void {
+    for (const sessionId of sessionIds) this.entries.delete(sessionId);
   }
 
   /** Forget everything (the store changed). */

@@ -12,6 +12,12 @@ export interface StoredSessionHeader {
   agent?: ForeignAgent;
 }
 
+/** One session of the stores: its agent (absent: dsh) and id, as mentions name it. */
+export interface SessionKey {
+  readonly agent?: ForeignAgent;
+  readonly id: string;
+}
+
 /** A listed session with its latest title (undefined when it has none or the title read failed). */
 export interface StoredSessionSummary extends StoredSessionHeader {
   title?: string;

@@ -377,6 +377,7 @@ function dshService(): SessionStoreService {
     root: '/dsh',
     status: () => ({ indexing: false, indexed: 2, discovered: 2, rootExists: true }),
     onDidChange: () => ({ dispose() {} }),
+    onDidChangeContent: () => ({ dispose() {} }),
     onProblem: () => ({ dispose() {} }),
     onStatus: () => ({ dispose() {} }),
     whenIndexed: async () => undefined,

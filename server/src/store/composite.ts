@@ -13,7 +13,7 @@ export function storeServesAgent(store: SessionStoreService, agent: ForeignAgent
 
 /**
  * The dsh store plus other agents' stores, as one `SessionStoreService`. Root, status and problems
- * are the dsh store's; change events come from every store; the listing merges the enabled
+ * are the dsh store's; change and content-change events come from every store; the listing merges the enabled
  * stores in store order, so candidate selection ranks them together with dsh's cwd affinity. With
  * no foreign store the listing is the dsh store's own array, untouched. `dsh` may be absent (only
  * foreign agents enabled): then its sessions are not listed, but its store still gives status.
@@ -74,6 +74,12 @@ export function composeAgentStores(
     // appears, is renamed or deleted changes completion and diagnostics as a dsh one does).
     onDidChange: (listener) => {
       const subscriptions = [dsh.onDidChange(listener), ...foreign.map((store) => store.onDidChange(listener))];
+      return { dispose: () => subscriptions.forEach((subscription) => subscription.dispose()) };
+    },
+    // dsh's sessions only while they are listed (the store still serves status without them).
+    onDidChangeContent: (listener) => {
+      const stores = [...(options.dshListed ? [dsh] : []), ...foreign];
+      const subscriptions = stores.map((store) => store.onDidChangeContent(listener));
       return { dispose: () => subscriptions.forEach((subscription) => subscription.dispose()) };
     },
     onProblem: (listener) => dsh.onProblem(listener),

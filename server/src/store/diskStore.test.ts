@@ -501,6 +501,27 @@ describe('freshness while the store is open', () => {
     expect(later).toContain(projectDirName('/srv/new project'));
   });
 
+  it.each(encodings)('an append that changes no row tells content listeners, not listing ones (%s)', async (encoding) => {
+    if (needZstd(encoding)) return expect(zstdProgram.reason).toBeTruthy();
+    const root = path.join(tempDir(), 'sessions');
+    const log = session('titled', 1, 'Kept title');
+    const file = writeLog(root, log, encoding);
+    writeLog(root, session('other', 2, 'Other'), encoding);
+    const { store } = open(root, { rescanMinIntervalMs: 60_000, sweepIntervalMs: 60_000 }); // watches only
+    await store.whenIndexed();
+    const listing = await store.listSessions();
+    let changes = 0;
+    const contents: string[][] = [];
+    store.onDidChange(() => changes++);
+    store.onDidChangeContent((sessions) => contents.push(sessions.map((key) => `${key.agent ?? 'dsh'}:${key.id}`)));
+
+    appendBatch(file, log.turn('another prompt'), encoding);
+    await eventually(() => expect(contents).toEqual([['dsh:titled']]));
+    await eventually(async () => expect((await store.readSurface('titled')).capturedThroughSeq).toBeGreaterThan(3));
+    expect(changes).toBe(0);
+    expect(await store.listSessions()).toBe(listing);
+  });
+
   it('covers sessions beyond the watch cap with the sweep', async () => {
     const root = path.join(tempDir(), 'sessions');
     const logs = Array.from({ length: 6 }, (_, i) => session(`s${i}`, i, `title ${i}`));

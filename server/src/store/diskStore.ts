@@ -11,7 +11,7 @@
  * run the store in fake time.
  */
 import path from 'node:path';
-import type { SessionSurface, StoredSessionSummary } from '../resolver/sessionStore';
+import type { SessionKey, SessionSurface, StoredSessionSummary } from '../resolver/sessionStore';
 import { throwIfAborted } from './concurrency';
 import { CacheWriter } from './disk/cacheWriter';
 import { StoreEvents, type StoreEvent } from './disk/events';
@@ -30,6 +30,12 @@ import type { FileIdentity } from './transcriptFiles';
 export { cacheWritesSettled } from './summaryCache';
 export type { Clock } from './disk/clock';
 export { DEFAULT_TUNING, INLINE_INDEX_BYTES, type DiskStoreTuning } from './disk/tuning';
+
+/** The id of the session a transcript holds (its header's; its session folder's while it has none). */
+function sessionIdOf(attached: Attached, key: string): string | undefined {
+  const entry = attached.index.get(key);
+  return entry?.summary?.header?.id ?? entry?.location.sessionDir;
+}
 
 /** A dsh sessions root on disk, served read-only and kept fresh. */
 export class DiskSessionStore implements SessionStoreService {
@@ -71,7 +77,7 @@ export class DiskSessionStore implements SessionStoreService {
         if (event.removed) cache.entriesRemoved(event.attached);
         if (event.rereadKey !== undefined) cache.reread(event.attached, event.rereadKey);
         cache.scheduleSave(event.attached, this.state.tuning.cacheSaveDelayMs);
-        return publication.markDirty(event.rereadKey);
+        return publication.markDirty(event.rereadKey, event.rereadKey === undefined ? undefined : sessionIdOf(event.attached, event.rereadKey));
       case 'statusChanged':
         return publication.emitStatus(event.force);
       case 'directoriesChanged':
@@ -141,6 +147,10 @@ export class DiskSessionStore implements SessionStoreService {
 
   onDidChange(listener: () => void): Subscription {
     return this.publication.changes.on(listener);
+  }
+
+  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription {
+    return this.publication.contents.on(listener);
   }
 
   onProblem(listener: (problem: StoreProblem) => void): Subscription {

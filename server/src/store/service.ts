@@ -1,5 +1,5 @@
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
-import type { SessionStore } from '../resolver/sessionStore';
+import type { SessionKey, SessionStore } from '../resolver/sessionStore';
 
 /** A header-level problem found while listing (that entry is skipped), reported once per path and reason. */
 export interface StoreProblem {
@@ -32,6 +32,12 @@ export interface SessionStoreService extends SessionStore {
   status(): StoreStatus;
   /** Fires when a listing answer may have changed (session created, appended, renamed, deleted). */
   onDidChange(listener: () => void): Subscription;
+  /**
+   * Fires, throttled like `onDidChange`, with the sessions whose content was re-read with new bytes,
+   * whether or not their listing row changed (an append to a titled session changes no row): what
+   * was read of them (a surface, credentials) may be stale.
+   */
+  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription;
   /** Fires once per newly seen header-level problem. */
   onProblem(listener: (problem: StoreProblem) => void): Subscription;
   /** Fires as indexing advances (for work-done progress). */

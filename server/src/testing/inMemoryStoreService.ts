@@ -1,4 +1,5 @@
 import { InMemorySessionStore, type InMemorySession } from './inMemorySessionStore';
+import type { SessionKey } from '../resolver/sessionStore';
 import type { SessionStoreService, StoreProblem, StoreStatus, Subscription } from '../store/service';
 
 type Listener<T> = (value: T) => void;
@@ -15,6 +16,7 @@ function subscribe<T>(listeners: Set<Listener<T>>, listener: Listener<T>): Subsc
 export class InMemoryStoreService extends InMemorySessionStore implements SessionStoreService {
   private state: StoreStatus;
   private readonly changeListeners = new Set<Listener<void>>();
+  private readonly contentListeners = new Set<Listener<readonly SessionKey[]>>();
   private readonly problemListeners = new Set<Listener<StoreProblem>>();
   private readonly statusListeners = new Set<Listener<StoreStatus>>();
   private readonly indexedWaiters = new Set<() => void>();
@@ -57,6 +59,15 @@ export class InMemoryStoreService extends InMemorySessionStore implements Sessio
 
   onDidChange(listener: () => void): Subscription {
     return subscribe(this.changeListeners, listener);
+  }
+
+  /** Tell the listeners these sessions' content changed (their rows did not). */
+  fireContentChange(sessions: readonly SessionKey[]): void {
+    for (const listener of this.contentListeners) listener(sessions);
+  }
+
+  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription {
+    return subscribe(this.contentListeners, listener);
   }
 
   onProblem(listener: (problem: StoreProblem) => void): Subscription {

@@ -8,6 +8,7 @@ import {
   type TextDocuments,
 } from 'vscode-languageserver/node';
 import type { SessionLanguageService } from '../features';
+import type { SessionKey } from '../resolver';
 import type { SessionStoreService, Subscription } from '../store/service';
 import { DiagnosticsPublisher } from './diagnosticsPublisher';
 import { COMPLETION_FIRST_INDEX_WAIT_MS, CompletionFirstIndexWaits, FirstIndexWaitProgress, progressToken, type FirstIndex } from './firstIndex';
@@ -72,7 +73,7 @@ export interface SessionRoutes {
  * code actions, document links, commands) and the pushed diagnostics. `wire` carries positions in the
  * negotiated encoding (`withPositionEncoding`); `connection` is the raw one, for requests without positions
  * to convert. Diagnostics follow edits (debounced), store changes and the end of indexing; each store change
- * also clears the service's surface cache. Lifecycle (initialize, settings, status) stays in `server.ts`.
+ * also clears the service's surface cache, and a change of some sessions' content forgets theirs. Lifecycle (initialize, settings, status) stays in `server.ts`.
  */
 export function registerSessionRoutes(
   wire: Connection,
@@ -135,10 +136,17 @@ function publishDiagnostics({ wire, documents, options }: Routes): SessionRoutes
     log: options.log,
     ...(options.diagnosticsDebounceMs === undefined ? {} : { debounceMs: options.diagnosticsDebounceMs }),
   });
-  const store = new CurrentStoreChanges(options, () => {
-    service.storeChanged();
-    publisher.scheduleAll();
-  });
+  const store = new CurrentStoreChanges(
+    options,
+    () => {
+      service.storeChanged();
+      publisher.scheduleAll();
+    },
+    (sessions) => {
+      service.sessionsChanged(sessions);
+      publisher.scheduleAll();
+    },
+  );
 
   // Opening fires a content change too: a document seen for the first time is checked at once, edits after a pause.
   const seen = new Set<string>();
@@ -166,7 +174,11 @@ function publishDiagnostics({ wire, documents, options }: Routes): SessionRoutes
   };
 }
 
-/** Follows the current store's changes, and its end of indexing (unknown sessions are only reported after it). */
+/**
+ * Follows the current store's changes (its listing, and sessions whose content changed with no row
+ * changing: an append that brings credentials), and its end of indexing (unknown sessions are only
+ * reported after it).
+ */
 class CurrentStoreChanges {
   private watchedStore: SessionStoreService | undefined;
   private subscriptions: Subscription[] = [];
@@ -175,6 +187,7 @@ class CurrentStoreChanges {
   constructor(
     private readonly options: SessionRoutesOptions,
     private readonly changed: () => void,
+    private readonly contentChanged: (sessions: readonly SessionKey[]) => void,
   ) {}
 
   /** Follow the store open now, if it is not the one followed (clearing the service's caches when it was replaced). */
@@ -188,6 +201,7 @@ class CurrentStoreChanges {
     this.wasIndexing = store.status().indexing;
     this.subscriptions = [
       store.onDidChange(this.changed),
+      store.onDidChangeContent(this.contentChanged),
       store.onStatus((status) => {
         if (this.wasIndexing && !status.indexing) this.changed();
         this.wasIndexing = status.indexing;

@@ -1,9 +1,10 @@
 /**
  * Listing publication: the cached, sorted listing (rebuilt or patched only when stale), the
- * throttled `onDidChange` / `onStatus` notifications and the once-per-problem reports.
+ * throttled `onDidChange` / `onDidChangeContent` / `onStatus` notifications and the
+ * once-per-problem reports.
  */
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
-import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import type { SessionKey, StoredSessionSummary } from '../../resolver/sessionStore';
 import { toStoreProblem, type DiscoveryProblem } from '../discovery';
 import { Emitter } from '../emitter';
 import { buildListing, patchListing, type Listing } from '../listing';
@@ -23,6 +24,9 @@ const INDEXING_REBUILD_COST_FACTOR = 100;
 
 /** Beyond this many re-read transcripts, the listing is rebuilt rather than patched. */
 const MAX_PATCHED_TRANSCRIPTS = 256;
+
+/** Beyond this many sessions re-read between notifications, listeners hear of a change of the whole listing instead. */
+const MAX_CONTENT_CHANGES = 1024;
 
 function sameSessions(a: readonly StoredSessionSummary[], b: readonly StoredSessionSummary[]): boolean {
   if (a.length !== b.length) return false;
@@ -57,6 +61,10 @@ export class Publication {
   rebuilds = 0;
   private notifiedVersion = 0;
   private readonly reported = new Set<string>();
+  /** The ids of the sessions re-read since the last notification (`onDidChangeContent`). */
+  private readonly rereadIds = new Set<string>();
+  /** More sessions were re-read than {@link MAX_CONTENT_CHANGES}: the next notification is a whole change. */
+  private rereadOverflow = false;
   private readonly notifyTimer: TimerSlot;
   private lastNotifyAt = 0;
   private readonly statusTimer: TimerSlot;
@@ -66,6 +74,7 @@ export class Publication {
   private rootProblem: SessionsRootProblem | undefined;
 
   readonly changes: Emitter<void>;
+  readonly contents: Emitter<readonly SessionKey[]>;
   readonly problems: Emitter<StoreProblem>;
   readonly statuses: Emitter<StoreStatus>;
 
@@ -74,6 +83,7 @@ export class Publication {
     this.statusTimer = state.timer();
     const onListenerError = (error: unknown) => state.log(`session store listener failed: ${String(error)}`);
     this.changes = new Emitter(onListenerError);
+    this.contents = new Emitter(onListenerError);
     this.problems = new Emitter(onListenerError);
     this.statuses = new Emitter(onListenerError);
   }
@@ -146,8 +156,19 @@ export class Publication {
     }
   }
 
-  /** The listing is stale: because `rereadKey` was re-read, or (no key) for any other reason. */
-  markDirty(rereadKey?: string): void {
+  /**
+   * The listing is stale: because `rereadKey` (the transcript of session `sessionId`) was re-read,
+   * or (no key) for any other reason. Re-reads during the first index are no content change:
+   * listeners hear of that index as a whole when it ends.
+   */
+  markDirty(rereadKey?: string, sessionId?: string): void {
+    if (sessionId !== undefined && !this.state.indexing && !this.rereadOverflow) {
+      this.rereadIds.add(sessionId);
+      if (this.rereadIds.size > MAX_CONTENT_CHANGES) {
+        this.rereadOverflow = true;
+        this.rereadIds.clear();
+      }
+    }
     if (rereadKey === undefined) this.rereadKeys = undefined;
     else if (!this.listingDirty) this.rereadKeys = new Set([rereadKey]);
     else if (this.rereadKeys && this.rereadKeys.size < MAX_PATCHED_TRANSCRIPTS) this.rereadKeys.add(rereadKey);
@@ -177,9 +198,20 @@ export class Publication {
     this.lastNotifyAt = this.state.clock.now();
     // Once indexed, current() leaves nothing dirty: a change is a new version.
     if (!this.state.indexing) this.current();
-    if (!this.listingDirty && this.listingVersion === this.notifiedVersion) return;
+    this.notifyContent();
+    const overflow = this.rereadOverflow;
+    this.rereadOverflow = false;
+    if (!overflow && !this.listingDirty && this.listingVersion === this.notifiedVersion) return;
     this.notifiedVersion = this.listingVersion;
     this.changes.fire();
+  }
+
+  /** Tells content listeners which sessions were re-read since they were last told. */
+  private notifyContent(): void {
+    if (this.rereadIds.size === 0) return;
+    const sessions = [...this.rereadIds].map((id): SessionKey => ({ id }));
+    this.rereadIds.clear();
+    this.contents.fire(sessions);
   }
 
   /** Tells status listeners (at once when forced, else throttled). */
@@ -198,6 +230,7 @@ export class Publication {
 
   dispose(): void {
     this.changes.clear();
+    this.contents.clear();
     this.problems.clear();
     this.statuses.clear();
   }

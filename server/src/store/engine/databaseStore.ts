@@ -12,7 +12,7 @@ import path from 'node:path';
 import { FOREIGN_AGENT_INFO, foreignAgentInfo, type ForeignAgent, type ForeignAgentInfo } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
 import { compareStoreOrder } from '../../resolver/storeOrder';
-import { SessionReadError, type AgentSessionLog, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
+import { SessionReadError, type AgentSessionLog, type SessionStore, type SessionKey, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
 import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
 import { Emitter } from '../emitter';
 import type { Subscription } from '../service';
@@ -47,6 +47,8 @@ export interface DatabaseSessionStore extends SessionStore {
   readonly home: string;
   readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
   onDidChange(listener: () => void): Subscription;
+  /** Every listed session when the database was read anew (which sessions a write touched is not known). */
+  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription;
   dispose(): void;
 }
 
@@ -77,6 +79,10 @@ class DatabaseStore implements DatabaseSessionStore {
   private lastLookEnd = -Infinity;
   private lastLookMs = 0;
   private readonly changes: Emitter<void>;
+  private readonly contents: Emitter<readonly SessionKey[]>;
+  /** What listeners are to hear at the next notification: the listing changed, the content did. */
+  private pendingListing = false;
+  private pendingContent = false;
 
   constructor(
     private readonly adapter: DatabaseAdapter,
@@ -86,11 +92,17 @@ class DatabaseStore implements DatabaseSessionStore {
   ) {
     this.agent = adapter.agent;
     this.file = path.join(home, adapter.file);
-    this.changes = new Emitter((error) => this.log(`${this.agent} store: listener failed: ${String(error)}`));
+    const onListenerError = (error: unknown) => this.log(`${this.agent} store: listener failed: ${String(error)}`);
+    this.changes = new Emitter(onListenerError);
+    this.contents = new Emitter(onListenerError);
   }
 
   onDidChange(listener: () => void): Subscription {
     return this.changes.on(listener);
+  }
+
+  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription {
+    return this.contents.on(listener);
   }
 
   async listSessions(signal?: AbortSignal): Promise<readonly StoredSessionSummary[]> {
@@ -119,6 +131,7 @@ class DatabaseStore implements DatabaseSessionStore {
     for (const timer of [this.refreshTimer, this.sweepTimer, this.notifyTimer]) if (timer !== undefined) clearTimeout(timer);
     this.refreshTimer = this.sweepTimer = this.notifyTimer = undefined;
     this.changes.clear();
+    this.contents.clear();
     this.snapshot?.dispose();
     this.snapshot = undefined;
   }
@@ -212,8 +225,13 @@ class DatabaseStore implements DatabaseSessionStore {
   }
 
   private replace(snapshot: DatabaseSnapshot | undefined, rows: StoredSessionSummary[]): void {
-    if (this.snapshot !== snapshot) this.snapshot?.dispose();
+    const contentChanged = this.snapshot !== snapshot;
+    if (contentChanged) this.snapshot?.dispose();
     this.snapshot = snapshot;
+    if (contentChanged && this.firstListed) {
+      this.pendingContent = true;
+      this.scheduleNotify();
+    }
     rows.sort(compareStoreOrder);
     const same =
       rows.length === this.listing.length &&
@@ -223,7 +241,9 @@ class DatabaseStore implements DatabaseSessionStore {
       });
     if (same) return;
     this.listing = Object.freeze(rows);
-    if (this.firstListed) this.scheduleNotify();
+    if (!this.firstListed) return;
+    this.pendingListing = true;
+    this.scheduleNotify();
   }
 
   private timer(callback: () => void, ms: number): ReturnType<typeof setTimeout> {
@@ -276,7 +296,12 @@ class DatabaseStore implements DatabaseSessionStore {
     this.notifyTimer = this.timer(() => {
       this.notifyTimer = undefined;
       this.lastNotifyAt = performance.now();
-      if (!this.disposed) this.changes.fire();
+      if (this.disposed) return;
+      const { pendingListing, pendingContent } = this;
+      this.pendingListing = this.pendingContent = false;
+      // Every listed session (one that left the listing changed it: `onDidChange` tells of that).
+      if (pendingContent) this.contents.fire(this.listing.map((row): SessionKey => ({ agent: this.agent, id: row.id })));
+      if (pendingListing) this.changes.fire();
     }, wait);
   }
 }

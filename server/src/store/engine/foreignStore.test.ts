@@ -285,6 +285,22 @@ describe.each(['claude-code', 'codex', 'qwen-code'] as const)('%s store: freshne
     expect((store as unknown as { handles(): { timers: number } }).handles().timers).toBeGreaterThan(0);
   });
 
+  it('tells content listeners of a write that changes no row, and not listing ones', async () => {
+    const { home } = homeAndCache(agent);
+    const { store } = counted(agent, home);
+    let fired = 0;
+    const contents: string[][] = [];
+    store.onDidChange(() => fired++);
+    store.onDidChangeContent((sessions) => contents.push(sessions.map((key) => `${key.agent ?? 'dsh'}:${key.id}`)));
+    const before = await store.listSessions();
+
+    const [source] = readdirSync(home, { recursive: true, encoding: 'utf8' }).filter((name) => path.basename(name).includes(sourceId));
+    appendFileSync(path.join(home, source!), JSON.stringify({ type: 'unknown-record-type' }) + '\n');
+    await eventually(() => expect(contents).toEqual([[`${agent}:${sourceId}`]]), 'no content change was told');
+    expect(await store.listSessions()).toBe(before);
+    expect(fired).toBe(0);
+  });
+
   it('reads only the appended bytes of a session being written, and its row equals a read from byte 0', async () => {
     const { home } = homeAndCache(agent);
     const { store } = counted(agent, home);

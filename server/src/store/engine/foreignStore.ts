@@ -2,7 +2,7 @@ import { promises as fsp } from 'node:fs';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
 import { SessionReadError, type SessionStore, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
-import type { AgentSessionLog } from '../../resolver/sessionStore';
+import type { AgentSessionLog, SessionKey } from '../../resolver/sessionStore';
 import { systemClock, type Clock, type TimerHandle } from '../disk/clock';
 import { DirectoryWatches } from '../directoryWatches';
 import { Emitter } from '../emitter';
@@ -33,6 +33,8 @@ export interface ForeignSessionStore extends SessionStore {
    * written so that its row changed), at most every `notifyThrottleMs` as dsh's store does.
    */
   onDidChange(listener: () => void): Subscription;
+  /** Fires, throttled with `onDidChange`, with the sessions whose files were read again after the first listing (rows changed or not). */
+  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription;
   /** Stops watching and sweeping; no cache write starts after (one in progress finishes). */
   dispose(): void;
 }
@@ -143,6 +145,11 @@ class ForeignStore implements ForeignSessionStore {
   private cacheTimer: TimerHandle;
 
   private readonly changes: Emitter<void>;
+  private readonly contents: Emitter<readonly SessionKey[]>;
+  /** Sessions read again since content listeners were last told. */
+  private rereadIds = new Set<string>();
+  private contentTimer: TimerHandle;
+  private lastContentNotifyAt = -Infinity;
   private notifyTimer: TimerHandle;
   private lastNotifyAt = -Infinity;
 
@@ -159,7 +166,9 @@ class ForeignStore implements ForeignSessionStore {
     this.clock = this.tuning.clock;
     this.log = options.log ?? (() => undefined);
     this.walk = new HomeWalk(this.index, this.format, home, { log: this.log, ...(options.files === undefined ? {} : { files: options.files }) });
-    this.changes = new Emitter((error) => this.log(`${this.agent} store: listener failed: ${String(error)}`));
+    const onListenerError = (error: unknown) => this.log(`${this.agent} store: listener failed: ${String(error)}`);
+    this.changes = new Emitter(onListenerError);
+    this.contents = new Emitter(onListenerError);
   }
 
   /** Reads that folded only the appended bytes (for tests and figures). */
@@ -169,6 +178,10 @@ class ForeignStore implements ForeignSessionStore {
 
   onDidChange(listener: () => void): Subscription {
     return this.changes.on(listener);
+  }
+
+  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription {
+    return this.contents.on(listener);
   }
 
   // ---- the resolver's seam ----------------------------------------------------------------------
@@ -196,14 +209,15 @@ class ForeignStore implements ForeignSessionStore {
     this.watches?.dispose();
     this.watches = undefined;
     this.cache?.dispose();
-    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer]) if (timer !== undefined) this.clock.clearTimeout(timer);
-    this.refreshTimer = this.sweepTimer = this.cacheTimer = this.notifyTimer = undefined;
+    for (const timer of [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer, this.contentTimer]) if (timer !== undefined) this.clock.clearTimeout(timer);
+    this.refreshTimer = this.sweepTimer = this.cacheTimer = this.notifyTimer = this.contentTimer = undefined;
     this.changes.clear();
+    this.contents.clear();
   }
 
   /** Live handles (for leak tests): folder watches and pending timers. */
   handles(): { watches: number; timers: number } {
-    const timers = [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer].filter((timer) => timer !== undefined).length;
+    const timers = [this.refreshTimer, this.sweepTimer, this.cacheTimer, this.notifyTimer, this.contentTimer].filter((timer) => timer !== undefined).length;
     return { watches: this.watches?.count ?? 0, timers: timers + (this.watches?.adding === true ? 1 : 0) };
   }
 
@@ -348,6 +362,11 @@ class ForeignStore implements ForeignSessionStore {
   private afterChanges(): void {
     // The first listing is awaited by whoever asked for it; later ones are told (coalesced).
     if (this.index.rebuildListing() && this.firstListed) this.scheduleNotify();
+    const reread = this.index.takeContentChanges();
+    if (reread.size > 0 && this.firstListed) {
+      for (const id of reread) this.rereadIds.add(id);
+      this.scheduleContentNotify();
+    }
     if (this.watches !== undefined && this.index.takeFolderChanges()) this.updateWatches();
     this.scheduleCacheSave();
   }
@@ -360,6 +379,19 @@ class ForeignStore implements ForeignSessionStore {
       this.notifyTimer = undefined;
       this.lastNotifyAt = this.clock.monotonic();
       if (!this.disposed) this.changes.fire();
+    }, wait);
+  }
+
+  /** Tells `onDidChangeContent` listeners the sessions read again, at most every `notifyThrottleMs`. */
+  private scheduleContentNotify(): void {
+    if (this.disposed || this.contentTimer !== undefined) return;
+    const wait = Math.max(0, this.lastContentNotifyAt + this.tuning.notifyThrottleMs - this.clock.monotonic());
+    this.contentTimer = this.timer(() => {
+      this.contentTimer = undefined;
+      this.lastContentNotifyAt = this.clock.monotonic();
+      const sessions = [...this.rereadIds].map((id): SessionKey => ({ agent: this.agent, id }));
+      this.rereadIds = new Set();
+      if (!this.disposed) this.contents.fire(sessions);
     }, wait);
   }
 

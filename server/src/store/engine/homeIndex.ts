@@ -60,6 +60,8 @@ export class HomeIndex {
   cacheStale = false;
   private listingChanged = true;
   private dirsChanged = false;
+  /** The ids of the sessions whose files were read again since {@link takeContentChanges}. */
+  private rereadIds = new Set<string>();
 
   /** The key of the file listed for `sessionId`, if any. */
   keyOf(sessionId: string): string | undefined {
@@ -73,9 +75,19 @@ export class HomeIndex {
     return changed;
   }
 
+  /** The ids of the sessions whose files were read again since the last call (their content may have changed). */
+  takeContentChanges(): Set<string> {
+    const ids = this.rereadIds;
+    this.rereadIds = new Set();
+    return ids;
+  }
+
   /** Records a file just read (or whose read failed): its entry replaces what was known. */
   set(key: string, entry: HomeEntry, resume: ForeignResume | undefined): void {
     const known = this.entries.get(key);
+    const id = entry.summary?.id ?? known?.summary?.id;
+    // A read failing again is no new content (a failed read is retried at every look).
+    if (id !== undefined && !(known?.readFailed === true && entry.readFailed === true)) this.rereadIds.add(id);
     if (known !== undefined) this.resumable.delete(known);
     this.entries.set(key, entry);
     this.keepForResume(entry, resume);
