@@ -499,6 +499,23 @@ describe.skipIf(loadSqlite() === undefined)('opencode store: freshness of a data
     close();
   });
 
+  it('tells content listeners of a commit that changes no row (every listed session), and not listing ones', async () => {
+    const { home, write, close } = writtenHome();
+    const store = openForeignStore('opencode', home, { tuning: { notifyThrottleMs: 0 } });
+    let fired = 0;
+    const contents: string[][] = [];
+    store.onDidChange(() => fired++);
+    store.onDidChangeContent((sessions) => contents.push(sessions.map((key) => `${key.agent ?? 'dsh'}:${key.id}`)));
+    const before = await store.listSessions();
+    write(`INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES ('msg_new', '${OC_CHAT}', 1, 1, '{"role":"user"}')`);
+    await vi.waitFor(() => expect(contents.some((sessions) => sessions.includes(`opencode:${OC_CHAT}`))).toBe(true), { timeout: 20_000 });
+    expect(contents.at(-1)).toEqual(before.map((row) => `opencode:${row.id}`));
+    expect(await store.listSessions()).toBe(before);
+    expect(fired).toBe(0);
+    store.dispose();
+    close();
+  });
+
   it('finds a commit by the sweep alone when the home cannot be watched', async () => {
     const { home, write, close } = writtenHome();
     const noWatches = () => {
