@@ -8,7 +8,7 @@ import { InMemorySessionStore } from '../testing/inMemorySessionStore';
 import { REFERENCED_SESSIONS_PROMPT_PREFIX, REFERENCED_SESSIONS_PROMPT_SUFFIX } from '../resolver/prompt';
 import { createSessionReferenceResolver } from '../resolver/resolver';
 import { DshLog as SessionLogBuilder } from '../testing/testLogs';
-import type { SessionStore, StoredSessionSummary } from '../resolver/sessionStore';
+import type { SessionKey, SessionStore, StoredSessionSummary } from '../resolver/sessionStore';
 import type { SessionStoreService } from './service';
 import { composeAgentStores, storeServesAgent } from './composite';
 import { openForeignStore } from './engine/foreignStore';
@@ -439,6 +439,41 @@ describe('composite store', () => {
     await pollFor(() => fired >= 2, 'the new Claude Code session was never told');
     expect((await composite.listSessions()).map((s) => s.id)).toContain(newId);
     subscription.dispose();
+    expect(dshListeners.size).toBe(0);
+    composite.dispose();
+  });
+
+  it('tells a content listener of the composite which sessions of dsh and of a foreign store were re-read, until disposed', async () => {
+    const dshListeners = new Set<(sessions: readonly SessionKey[]) => void>();
+    const onDidChangeContent = (listener: (sessions: readonly SessionKey[]) => void) => (dshListeners.add(listener), { dispose: () => dshListeners.delete(listener) });
+    const dsh: SessionStoreService = { ...dshService(), onDidChangeContent };
+    const home = copyOf(CLAUDE);
+    const claudeStore = openForeignStore('claude-code', home);
+    const composite = composeAgentStores(dsh, [claudeStore]);
+    const told: string[] = [];
+    let fired = 0;
+    composite.onDidChange(() => fired++);
+    const subscription = composite.onDidChangeContent((sessions) => told.push(...sessions.map((key) => `${key.agent ?? 'dsh'}:${key.id}`)));
+    const listed = await composite.listSessions();
+    [...dshListeners].forEach((listener) => listener([{ id: 'dsh-new' }]));
+    expect(told).toEqual(['dsh:dsh-new']);
+    // A Claude Code session appended to (no row changes): the composite's content listener hears it.
+    const source = readdirSync(path.join(home, 'projects'), { recursive: true, encoding: 'utf8' }).find((name) => name.endsWith(`${CC_UNTITLED}.jsonl`))!;
+    appendFileSync(path.join(home, 'projects', source), JSON.stringify({ type: 'unknown-record-type' }) + '\n');
+    await pollFor(() => told.length >= 2, 'the append was never told');
+    expect(told).toEqual(['dsh:dsh-new', `claude-code:${CC_UNTITLED}`]);
+    expect(await composite.listSessions()).toBe(listed);
+    expect(fired).toBe(0);
+    subscription.dispose();
+    expect(dshListeners.size).toBe(0);
+    composite.dispose();
+  });
+
+  it('tells no content change of dsh sessions while they are not listed', () => {
+    const dshListeners = new Set<unknown>();
+    const dsh: SessionStoreService = { ...dshService(), onDidChangeContent: (listener) => (dshListeners.add(listener), { dispose: () => dshListeners.delete(listener) }) };
+    const composite = composeAgentStores(dsh, [openForeignStore('claude-code', copyOf(CLAUDE))], { dshListed: false });
+    composite.onDidChangeContent(() => undefined);
     expect(dshListeners.size).toBe(0);
     composite.dispose();
   });

@@ -1,7 +1,7 @@
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { compareStoreOrder } from '../resolver/storeOrder';
 import { SessionReadError, type AgentSessionLog, type SessionSurface, type StoredSessionSummary } from '../resolver/sessionStore';
-import type { SessionStoreService } from './service';
+import type { SessionStoreService, Subscription } from './service';
 import type { ForeignSessionStore } from './engine/foreignStore';
 
 const composed = new WeakMap<SessionStoreService, ReadonlySet<ForeignAgent>>();
@@ -72,16 +72,9 @@ export function composeAgentStores(
     status: () => dsh.status(),
     // Each store coalesces its own changes; a listener hears any of them (a foreign session that
     // appears, is renamed or deleted changes completion and diagnostics as a dsh one does).
-    onDidChange: (listener) => {
-      const subscriptions = [dsh.onDidChange(listener), ...foreign.map((store) => store.onDidChange(listener))];
-      return { dispose: () => subscriptions.forEach((subscription) => subscription.dispose()) };
-    },
+    onDidChange: (listener) => subscribeAll([dsh, ...foreign], (store) => store.onDidChange(listener)),
     // dsh's sessions only while they are listed (the store still serves status without them).
-    onDidChangeContent: (listener) => {
-      const stores = [...(options.dshListed ? [dsh] : []), ...foreign];
-      const subscriptions = stores.map((store) => store.onDidChangeContent(listener));
-      return { dispose: () => subscriptions.forEach((subscription) => subscription.dispose()) };
-    },
+    onDidChangeContent: (listener) => subscribeAll([...(options.dshListed ? [dsh] : []), ...foreign], (store) => store.onDidChangeContent(listener)),
     onProblem: (listener) => dsh.onProblem(listener),
     onStatus: (listener) => dsh.onStatus(listener),
     whenIndexed: (signal) => dsh.whenIndexed(signal),
@@ -98,6 +91,12 @@ export function composeAgentStores(
   };
   composed.set(service, new Set(byAgent.keys()));
   return service;
+}
+
+/** One subscription to the same event of several stores. */
+function subscribeAll<S>(stores: readonly S[], subscribe: (store: S) => Subscription): Subscription {
+  const subscriptions = stores.map(subscribe);
+  return { dispose: () => subscriptions.forEach((subscription) => subscription.dispose()) };
 }
 
 /** Merge listings that are each in store order into one (ties keep the earlier listing first). */
