@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionCommands, formatSessionReferenceMention, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
@@ -24,16 +24,23 @@ let root: string;
 let promptUri: string;
 const cleanups: Array<() => void | Promise<void>> = [];
 
-function writeSession(id: string, turns: ReadonlyArray<[string, string]>, rename?: string): void {
+function sessionBytes(id: string, turns: ReadonlyArray<[string, string]>, rename?: string): Uint8Array {
   const log = new DshLog({ header: { id, createdAt: 1767225600000, cwd: '/home/alice/proj' } });
   for (const [prompt, answer] of turns) {
     log.user(prompt);
     log.assistant(answer);
   }
   if (rename !== undefined) log.title(rename);
-  const dir = path.join(root, '--home-alice-proj--', id);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'session.jsonl'), log.raw());
+  return log.raw();
+}
+
+function sessionFile(id: string): string {
+  return path.join(root, '--home-alice-proj--', id, 'session.jsonl');
+}
+
+function writeSession(id: string, turns: ReadonlyArray<[string, string]>, rename?: string): void {
+  mkdirSync(path.dirname(sessionFile(id)), { recursive: true });
+  writeFileSync(sessionFile(id), sessionBytes(id, turns, rename));
 }
 
 const LEAKY = formatSessionReferenceMention({ sessionId: 'leaky', label: 'Deploy fix' });
@@ -101,6 +108,28 @@ describe('credentials in mentioned sessions, through the built server', () => {
     const changed = await diagnosticsOf(client, (found) => secretWarnings(found).length === 2, 45_000);
     expect(secretWarnings(changed).map((d) => d.data as { sessionId: string }).map((data) => data.sessionId)).toEqual(['leaky', 'clean']);
     expectNoCredential(JSON.stringify(changed));
+  });
+
+  it('warns when a credential is appended to a mentioned session whose title (its listing row) stays the same', async () => {
+    const { client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: root } });
+    cleanups.push(cleanup);
+    await waitForSessions(client, 2);
+    await client.openDocument(promptUri, `See ${CLEAN}.`);
+    await diagnosticsOf(client, (found) => found.length === 0);
+    const before = await client.executeCommand<unknown[]>(SessionCommands.candidates, { query: '', limit: 10_000 });
+
+    // A new turn appended as dsh appends it: the bytes written so far stay, no title record is added.
+    const written = sessionBytes('clean', [['Run the tests', 'All 214 passed.']]);
+    const grown = sessionBytes('clean', [['Run the tests', 'All 214 passed.'], [`post with ${SLACK}`, 'Posted.']]);
+    expect(Buffer.from(grown.subarray(0, written.length)).equals(Buffer.from(written))).toBe(true);
+    appendFileSync(sessionFile('clean'), grown.subarray(written.length));
+    const changed = await diagnosticsOf(client, (found) => secretWarnings(found).length === 1, 45_000);
+    expect(secretWarnings(changed)[0]).toMatchObject({ data: { kind: 'referenced-secrets', sessionId: 'clean' } });
+    expect(secretWarnings(changed)[0]!.message).toContain('1 credential (1 slack-token)');
+    expectNoCredential(JSON.stringify(changed));
+    // The listing row did not change: the warning came from the content change alone.
+    const after = await client.executeCommand<unknown[]>(SessionCommands.candidates, { query: '', limit: 10_000 });
+    expect(after).toEqual(before);
   });
 
   it('with redactSecrets, prepares [REDACTED:<kind>] in place of each credential, and warns no more', async () => {
