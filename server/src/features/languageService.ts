@@ -18,6 +18,7 @@ import { computeDiagnostics } from './diagnostics';
 import { provideDocumentLinks } from './documentLinks';
 import { provideMentionCompletion } from './fileMentions';
 import { foreignAgentsEnabled } from './foreignMentions';
+import { findDocumentMentions, sessionKey } from './mentionAnalysis';
 import { provideMentionHover } from './hover';
 import { previewKindFor, resolveSessionCompletionItem } from './sessionPreview';
 import type { SessionServiceViews, SessionServices } from './services';
@@ -70,6 +71,8 @@ export interface SessionLanguageService {
   storeChanged(): void;
   /** These sessions' content changed (re-read with new bytes, row changed or not): forget what was read of them. */
   sessionsChanged(sessions: readonly SessionKey[]): void;
+  /** Whether the document mentions any of these sessions (its diagnostics may then have changed with them). */
+  mentionsAnyOf(document: TextDocument, sessions: readonly SessionKey[]): boolean;
   /** Drop every cache. */
   dispose(): void;
 }
@@ -107,6 +110,11 @@ export function createSessionLanguageService(services: SessionServiceViews): Ses
     storeChanged: () => surfaces.clear(),
     // Only dsh's surfaces are cached (see `readSurface`).
     sessionsChanged: (sessions) => surfaces.forget(sessions.filter((session) => session.agent === undefined).map((session) => session.id)),
+    mentionsAnyOf: (document, sessions) => {
+      const keys = new Set(sessions.map((session) => sessionKey(session.id, session.agent)));
+      const mentions = findDocumentMentions(document.getText(), { foreign: foreignAgentsEnabled(partial) });
+      return mentions.some((mention) => mention.sessionId !== undefined && keys.has(sessionKey(mention.sessionId, mention.agent)));
+    },
     dispose: () => surfaces.clear(),
   };
 }

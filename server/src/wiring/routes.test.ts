@@ -4,7 +4,9 @@ import { DIAGNOSTIC_SOURCE, encodeSessionReferenceUri, formatSessionReferenceMen
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { CancellationTokenSource, TextDocumentSyncKind, TextDocuments, createConnection, type CodeAction, type Diagnostic, type DocumentLink, type Hover } from 'vscode-languageserver/node';
 import { LspTestClient, pollUntil, responseErrorOf } from '../../../test/support/lspClient';
+import { credentialCorpus } from '../testing/credentialCorpus';
 import { conversationSession } from '../testing/mentionFixtures';
+import { DshLog } from '../testing/testLogs';
 import { testWorkspace } from '../testing/testWorkspace';
 import { createSessionLanguageService } from '../features';
 import { registerSessionRoutes, sessionRouteCapabilities, type SessionRoutes } from './routes';
@@ -80,6 +82,29 @@ describe('the routes over a connection', () => {
     store.put(conversationSession('late', { cwd: '/w' }));
     store.fireChange();
     expect(await diagnosticsOf(client, (d) => d.length === 0)).toEqual([]);
+  });
+
+  it('re-checks the documents mentioning a session whose content changed with no row change, reading it afresh', async () => {
+    const { client, store } = await start();
+    const other = 'file:///w/other.md';
+    const publishedFor = (uri: string) => client.messages('textDocument/publishDiagnostics').filter((m) => (m.params as { uri: string }).uri === uri);
+    await client.openDocument(URI, formatSessionReferenceMention({ sessionId: 'a', label: 'Alpha' }));
+    await client.openDocument(other, encodeSessionReferenceUri('nope'));
+    await diagnosticsOf(client, (d) => d.length === 0);
+    await pollUntil(() => (publishedFor(other).length === 1 ? true : undefined));
+
+    // The same header and title; a new turn brings a credential (a fake one, made by the corpus generator).
+    const credential = credentialCorpus(11, 60).find((entry) => entry.kind === 'github-token')!;
+    const log = new DshLog();
+    log.user('question 0 about a'.padEnd(20, 'q'));
+    log.assistant('answer 0 from a'.padEnd(20, 'a'));
+    log.user(credential.text);
+    log.title('Alpha');
+    store.put({ header: { id: 'a', createdAt: 1_767_225_600_000, cwd: '/w' }, events: log.events() });
+    store.fireContentChange([{ id: 'a' }]);
+    expect(codes(await diagnosticsOf(client, (d) => d.length === 1))).toEqual(['REFERENCED_SECRETS']);
+    // The document that mentions no changed session was not checked again.
+    expect(publishedFor(other)).toHaveLength(1);
   });
 
   it('publishes no diagnostics before the first index is built, then what dsh would say', async () => {

@@ -144,7 +144,7 @@ function publishDiagnostics({ wire, documents, options }: Routes): SessionRoutes
     },
     (sessions) => {
       service.sessionsChanged(sessions);
-      publisher.scheduleAll();
+      for (const document of documents.all()) if (service.mentionsAnyOf(document, sessions)) publisher.schedule(document.uri);
     },
   );
 
