@@ -4,8 +4,13 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { claudeFormat } from '../formats/claudeCode';
 import { parseJsonl } from '../formats/records';
+import { FREE_HOLDING_BYTES } from '../log/heldMemory';
+import { MAX_RECORD_BYTES } from '../log/lines';
+import { SessionLogSummarizer } from '../log/summarizer';
+import { readMemoryInUse } from '../../testing/readMemoryInUse';
+import { headerLine } from '../../testing/testLogs';
 import { fileIdentity } from '../transcriptFiles';
-import { BigBufferTurn, BoundedLines, DENSE_CHECK_BYTES, LINE_PIECE_BYTES, MAX_FOREIGN_LINE_VALUES, holdsMoreValues } from './foreignLines';
+import { BigBufferGrant, BoundedLines, DENSE_CHECK_BYTES, LINE_PIECE_BYTES, MAX_FOREIGN_LINE_VALUES, holdsMoreValues } from './foreignLines';
 import { readForeignFile } from './foreignRead';
 import { PARSED_RECORD_BYTES, readForeignRecords } from './foreignRecords';
 
@@ -128,26 +133,48 @@ describe('reads through bounded lines', () => {
   });
 });
 
-describe('the turn for big buffers', () => {
-  it('is held by one read at a time: another waits until it is given back, and a release gives it back once', async () => {
-    const first = new BigBufferTurn();
-    const second = new BigBufferTurn();
-    await first.hold(true);
-    let secondHolds = false;
-    const waiting = second.hold(true).then(() => (secondHolds = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(secondHolds).toBe(false);
-    await first.hold(false);
-    await waiting;
-    expect(secondHolds).toBe(true);
-    second.release();
-    second.release();
-    // Free again: taken at once.
-    const third = new BigBufferTurn();
-    let thirdHolds = false;
-    void third.hold(true).then(() => (thirdHolds = true));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(thirdHolds).toBe(true);
-    third.release();
+/** Whether `promise` settles within `ms` (looked at between event-loop turns; a negative check only). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const until = Date.now() + ms;
+  while (!done && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+  return done;
+}
+
+describe('big buffers and the read budget', () => {
+  it('a foreign long line waits while a dsh reader holds the budget, and goes on once it is given back', async () => {
+    const dsh = new SessionLogSummarizer('raw');
+    const dshLine = Buffer.from(`${headerLine('dsh')}\n{"type":"user/message","text":"${'x'.repeat(FREE_HOLDING_BYTES + 1024)}`);
+    expect(await dsh.pushAsync(dshLine)).toBe(true);
+    expect(await readMemoryInUse()).toBe(MAX_RECORD_BYTES);
+    const file = path.join(scratch, 'long-line.jsonl');
+    const long = JSON.stringify({ type: 'user', text: 'y'.repeat(3 * LINE_PIECE_BYTES) });
+    writeFileSync(file, `{"type":"first"}\n${long}\n{"type":"last"}\n`);
+    const reading = readForeignRecords(file);
+    expect(await settlesWithin(reading, 500)).toBe(false);
+    dsh.releaseMemory();
+    const records = await reading;
+    expect(records.map((record) => record.value.type)).toEqual(['first', 'user', 'last']);
+    expect((records[1]!.value.text as string).length).toBe(3 * LINE_PIECE_BYTES);
+    // The foreign read gave its grant back when it was done.
+    expect(await readMemoryInUse()).toBe(0);
+  });
+
+  it('a dsh long line waits while a foreign read holds its grant; a release gives it back once', async () => {
+    const foreign = new BigBufferGrant();
+    await foreign.hold(true);
+    expect(await readMemoryInUse()).toBe(MAX_RECORD_BYTES);
+    const dsh = new SessionLogSummarizer('raw');
+    const pushing = dsh.pushAsync(Buffer.from(`${headerLine('dsh')}\n{"type":"user/message","text":"${'x'.repeat(FREE_HOLDING_BYTES + 1024)}`));
+    expect(await settlesWithin(pushing, 200)).toBe(false);
+    await foreign.hold(false);
+    expect(await pushing).toBe(true);
+    foreign.release();
+    dsh.releaseMemory();
+    expect(await readMemoryInUse()).toBe(0);
   });
 });

@@ -13,6 +13,7 @@
  * what the sink keeps.
  */
 import { MAX_RECORD_BYTES } from '../log/lines';
+import { acquireReadMemory, type ReleaseReadMemory } from '../memoryBudget';
 
 /** The longest line of another agent's file that is read: dsh's own record limit (64 MiB). */
 export const MAX_FOREIGN_LINE_BYTES = MAX_RECORD_BYTES;
@@ -49,56 +50,39 @@ export interface ForeignLineSink {
 }
 
 /**
- * Allocates a buffer for a line or a piece of a file. The one place the bounded readers take a big
- * buffer: a process-wide memory budget would be acquired here (and given back when the caller drops it).
+ * Allocates a buffer for a line or a piece of a file: the one place the bounded readers take a
+ * buffer. One longer than a piece is taken by a read that holds a {@link BigBufferGrant} (or is
+ * about to wait for one: a line that just outgrew its piece holds a piece's worth meanwhile).
  */
 export function takeLineBuffer(bytes: number): Buffer {
   return Buffer.allocUnsafe(bytes);
 }
 
 /**
- * The turn to hold a big buffer, process-wide: one read at a time puts a line longer than a piece
- * together (or decodes a compressed file whole), so reads running side by side (a walk reads 16
- * files at once) add pieces, never big lines. Taken by a read through its {@link BigBufferTurn}.
+ * One read's grant for a big buffer, from the process's read memory budget (`../memoryBudget.ts`,
+ * the one dsh's log readers and the index workers draw on): a read puts a line longer than a piece
+ * together (or decodes a compressed file whole) only while it holds a grant of the line limit, so
+ * reads running side by side (a walk reads 16 files at once, dsh reads beside them) add pieces,
+ * never big lines beyond the budget.
  */
-class BigBufferTurns {
-  private held = false;
-  private readonly waiting: Array<() => void> = [];
+export class BigBufferGrant {
+  private releaseGrant: ReleaseReadMemory | undefined;
 
-  async take(): Promise<void> {
-    if (!this.held) {
-      this.held = true;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
+  /** `signal`: the read's; once it aborts, a wait for the grant rejects (granting nothing). */
+  constructor(private readonly signal?: AbortSignal) {}
 
-  give(): void {
-    const next = this.waiting.shift();
-    if (next === undefined) this.held = false;
-    else next();
-  }
-}
-
-const bigBufferTurns = new BigBufferTurns();
-
-/** One read's hold on the process-wide turn for big buffers (see {@link BigBufferTurns}). */
-export class BigBufferTurn {
-  private holding = false;
-
-  /** Takes the turn (waiting for it) while `needed`, gives it back once not. */
+  /** Acquires the grant (waiting while the budget is spent) while `needed`, gives it back once not. */
   async hold(needed: boolean): Promise<void> {
-    if (needed === this.holding) return;
-    if (needed) await bigBufferTurns.take();
-    else bigBufferTurns.give();
-    this.holding = needed;
+    if (needed === (this.releaseGrant !== undefined)) return;
+    if (!needed) return this.release();
+    this.releaseGrant = await acquireReadMemory(MAX_FOREIGN_LINE_BYTES, this.signal);
   }
 
-  /** Gives the turn back if held (a read that ends or fails). */
+  /** Gives the grant back if held (a read that ends or fails); calling it again does nothing. */
   release(): void {
-    if (!this.holding) return;
-    this.holding = false;
-    bigBufferTurns.give();
+    const release = this.releaseGrant;
+    this.releaseGrant = undefined;
+    release?.();
   }
 }
 

@@ -14,7 +14,7 @@ import { isAppendOf, type FileIdentity } from '../transcriptFiles';
 import { MAX_FOREIGN_FILE_BYTES, type FormatAdapter } from '../formats/adapter';
 import { decodeZstdPieces } from '../formats/compressed';
 import type { LineFold } from '../formats/lineFold';
-import { BigBufferTurn, BoundedLines, LINE_PIECE_BYTES, takeLineBuffer } from './foreignLines';
+import { BigBufferGrant, BoundedLines, LINE_PIECE_BYTES, takeLineBuffer } from './foreignLines';
 
 /** An open session file: positioned reads. */
 export interface ForeignFileHandle {
@@ -133,10 +133,10 @@ async function samePrefix(handle: ForeignFileHandle, length: number, sha256: str
 
 /**
  * A compressed file's listing facts: decoded (at most the read limit of plaintext, in pieces, with
- * the turn for big buffers), then split into bounded lines.
+ * a big-buffer grant), then split into bounded lines.
  */
-async function readCompressed(format: FormatAdapter, file: string, handle: ForeignFileHandle, identity: FileIdentity, turn: BigBufferTurn): Promise<ForeignRead> {
-  await turn.hold(true);
+async function readCompressed(format: FormatAdapter, file: string, handle: ForeignFileHandle, identity: FileIdentity, grant: BigBufferGrant): Promise<ForeignRead> {
+  await grant.hold(true);
   const plain = await decodeZstdPieces(await readRange(handle, 0, identity.size), MAX_FOREIGN_FILE_BYTES);
   const fold = format.newFold(file);
   const lines = new BoundedLines({ lines: (bytes, start, end) => fold.fold(bytes, start, end) });
@@ -145,10 +145,10 @@ async function readCompressed(format: FormatAdapter, file: string, handle: Forei
   return { summary: format.finish(fold, file, identity.mtimeMs), resumed: false };
 }
 
-/** Pushes `piece` into `lines`, holding the turn for big buffers while a line longer than a piece is put together. */
-export async function pushInTurn(lines: BoundedLines, piece: Buffer, turn: BigBufferTurn): Promise<void> {
+/** Pushes `piece` into `lines`, holding a big-buffer grant while a line longer than a piece is put together. */
+export async function pushWithGrant(lines: BoundedLines, piece: Buffer, grant: BigBufferGrant): Promise<void> {
   lines.push(piece);
-  await turn.hold(lines.long);
+  await grant.hold(lines.long);
 }
 
 /**
@@ -165,9 +165,9 @@ export async function readForeignFile(
   options: { keepState: boolean; files?: ForeignFiles },
 ): Promise<ForeignRead> {
   const handle = await (options.files ?? nodeForeignFiles).open(file);
-  const turn = new BigBufferTurn();
+  const grant = new BigBufferGrant();
   try {
-    if (file.endsWith('.zst')) return await readCompressed(format, file, handle, identity, turn);
+    if (file.endsWith('.zst')) return await readCompressed(format, file, handle, identity, grant);
     let fold: LineFold | undefined;
     let from = 0;
     let hash: Hash | undefined;
@@ -191,7 +191,7 @@ export async function readForeignFile(
     const committedHash = options.keepState ? new CommittedHash(hash ?? createHash('sha256')) : undefined;
     await streamRange(handle, from, identity.size - from, (piece) => {
       committedHash?.update(piece);
-      return pushInTurn(lines, piece, turn);
+      return pushWithGrant(lines, piece, grant);
     });
     const resume = committedHash === undefined ? undefined : { fold: committedFold.clone(), offset: from + lines.committed, prefixSha256: committedHash.digest() };
     // A torn (or not yet terminated) last line counts for this summary, not for what resumes.
@@ -206,7 +206,7 @@ export async function readForeignFile(
       ...(notResumed === undefined ? {} : { notResumed }),
     };
   } finally {
-    turn.release();
+    grant.release();
     await handle.close().catch(() => undefined);
   }
 }

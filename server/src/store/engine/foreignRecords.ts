@@ -2,6 +2,14 @@
  * Another agent's file read as JSONL records through bounded lines (`foreignLines.ts`), never as one
  * text: a session file for its surface or whole log, the agent's title index for its titles. Lines
  * are numbered as `parseJsonl` numbers them (a line skipped as too big to hold keeps its number).
+ *
+ * What the process's read budget (`../memoryBudget.ts`) counts here: a line longer than a piece
+ * while it is put together, and a compressed file while it is decoded (one {@link BigBufferGrant}
+ * of the line limit, given back when the line ends or the read is done). Not counted: the pieces
+ * (1 MiB each), and the records a {@link RecordCollector} keeps, which live as long as the caller
+ * keeps them: the first 1 MiB of lines parsed, the rest as their bytes, up to the file's size (at
+ * most the foreign read limit, 64 MiB, plus one partly filled 4 MiB block). A surface read of a
+ * big file thus holds up to about its size after its grant went back, as a dsh surface holds its events.
  */
 import type { FileHandle } from 'node:fs/promises';
 import { MAX_FOREIGN_FILE_BYTES } from '../formats/adapter';
@@ -9,8 +17,8 @@ import { decodeZstdPieces, PlaintextTooLarge } from '../formats/compressed';
 import { parseJsonlLine } from '../formats/lineFold';
 import type { JsonlRecord } from '../formats/records';
 import { openRegularFile } from '../regularFile';
-import { BigBufferTurn, BoundedLines, takeLineBuffer, type ForeignLineSink } from './foreignLines';
-import { pushInTurn, readRange, streamRange, type ForeignFileHandle } from './foreignRead';
+import { BigBufferGrant, BoundedLines, takeLineBuffer, type ForeignLineSink } from './foreignLines';
+import { pushWithGrant, readRange, streamRange, type ForeignFileHandle } from './foreignRead';
 
 const NEWLINE = 0x0a;
 
@@ -112,23 +120,23 @@ function positioned(handle: FileHandle): ForeignFileHandle {
  */
 export async function streamForeignFile(file: string, sink: ForeignLineSink, signal?: AbortSignal): Promise<void> {
   const handle = await openRegularFile(file);
-  const turn = new BigBufferTurn();
+  const grant = new BigBufferGrant(signal);
   try {
     const size = (await handle.stat()).size;
     const lines = new BoundedLines(sink);
     if (file.endsWith('.zst')) {
       if (size > MAX_FOREIGN_FILE_BYTES) throw new PlaintextTooLarge(`a compressed file of ${size} bytes`);
-      await turn.hold(true);
+      await grant.hold(true);
       for (const piece of await decodeZstdPieces(await readRange(positioned(handle), 0, size), MAX_FOREIGN_FILE_BYTES)) lines.push(piece);
     } else {
       await streamRange(positioned(handle), 0, size, (piece) => {
         signal?.throwIfAborted();
-        return pushInTurn(lines, piece, turn);
+        return pushWithGrant(lines, piece, grant);
       });
     }
     lines.end();
   } finally {
-    turn.release();
+    grant.release();
     await handle.close().catch(() => undefined);
   }
 }
