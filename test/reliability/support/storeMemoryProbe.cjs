@@ -2,7 +2,8 @@
 // Child process for the memory-bound tests: open the BUILT store over a root, index it, list it and
 // read the given sessions, then report what it got and the process's peak RSS growth (Linux
 // /proc/self/status: VmHWM = peak resident set, VmRSS = current) as one JSON line on stdout.
-// With `--together` before the ids, the sessions are all read at once, while the store indexes.
+// With `--together` before the ids, the sessions are all read at once, while the store indexes;
+// `--foreign=FILE` (before them) also reads another agent's session file as a surface read does, at once.
 const { readFileSync } = require('node:fs');
 const path = require('node:path');
 
@@ -12,9 +13,12 @@ function statusKb(field) {
 }
 
 async function main() {
-  const [root, ...rest] = process.argv.slice(2);
+  const [root, ...args] = process.argv.slice(2);
+  const foreignFile = args[0] && args[0].startsWith('--foreign=') ? args[0].slice('--foreign='.length) : undefined;
+  const rest = foreignFile === undefined ? args : args.slice(1);
   const together = rest[0] === '--together';
   const ids = together ? rest.slice(1) : rest;
+  const { readForeignRecords } = require(path.resolve(__dirname, '../../../server/dist/store/engine/foreignRecords.js'));
   const { openSessionStore } = require(path.resolve(__dirname, '../../../server/dist/store/index.js'));
   // Warm up what any read needs (modules, wasm) on an empty root, so the baseline includes it.
   global.gc?.();
@@ -29,13 +33,18 @@ async function main() {
       reads[id] = { ok: false, name: error && error.name, reason: error && error.reason, message: String(error && error.message).slice(0, 200) };
     }
   };
-  if (together) await Promise.all(ids.map(read));
+  let foreign;
+  const readForeign = async () => {
+    const records = await readForeignRecords(foreignFile);
+    foreign = { lines: records.map((record) => record.line) };
+  };
+  if (together) await Promise.all([...ids.map(read), ...(foreignFile === undefined ? [] : [readForeign()])]);
   await store.whenIndexed();
   const listed = (await store.listSessions()).map((s) => ({ id: s.id, title: s.title }));
   if (!together) for (const id of ids) await read(id);
   store.dispose();
   const peakKb = statusKb('VmHWM');
-  process.stdout.write(JSON.stringify({ listed, reads, baselineKb, peakKb, growthKb: peakKb - baselineKb }) + '\n');
+  process.stdout.write(JSON.stringify({ listed, reads, foreign, baselineKb, peakKb, growthKb: peakKb - baselineKb }) + '\n');
 }
 
 main().catch((error) => {

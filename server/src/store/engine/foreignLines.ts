@@ -13,6 +13,7 @@
  * what the sink keeps.
  */
 import { MAX_RECORD_BYTES } from '../log/lines';
+import { LongLine } from '../log/longLine';
 import { acquireReadMemory, type ReleaseReadMemory } from '../memoryBudget';
 
 /** The longest line of another agent's file that is read: dsh's own record limit (64 MiB). */
@@ -113,8 +114,10 @@ export function holdsMoreValues(bytes: Buffer, start: number, end: number, max: 
 
 /** Splits pushed bytes into bounded lines for a {@link ForeignLineSink}; see the module comment. */
 export class BoundedLines {
-  /** The open line's bytes so far (dropped once it is too long to hold). */
+  /** The open line's bytes so far while it fits its first piece (dropped once it is too long to hold). */
   private buffer: Buffer | undefined;
+  /** The open line's bytes once it outgrew its first piece. */
+  private longLine: LongLine | undefined;
   private open = 0;
   private consumed = 0;
 
@@ -202,46 +205,65 @@ export class BoundedLines {
 
   /**
    * Adds bytes to the open line: copied while it may still be held, else only counted. A line that
-   * outgrows its first piece gets a buffer of the limit's size, of which only the bytes written are
-   * resident (the pages of a large allocation are committed as they are touched), so it is never
-   * copied again as it grows, nor joined at its end. Only a line longer than a piece does: there
-   * are few such lines, so the size they announce to the garbage collector rarely matters.
+   * outgrows its first piece moves to a {@link LongLine} (address space for the limit, memory only as
+   * it grows), so it is never copied again as it grows, nor joined at its end; a long line that is
+   * not handed on (too long, too dense) gives its memory back at once rather than to the garbage
+   * collector, before the next big line of any read may take its place.
    */
   private keep(bytes: Buffer): void {
     const length = this.open + bytes.length;
     if (length > this.maxLineBytes) {
-      this.buffer = undefined;
-    } else {
-      if (this.buffer === undefined || length > this.buffer.length) {
-        const grown = takeLineBuffer(this.open === 0 ? bytes.length : this.maxLineBytes + 1);
-        this.buffer?.copy(grown, 0, 0, this.open);
-        this.buffer = grown;
+      this.drop();
+    } else if (this.open === 0) {
+      this.buffer = takeLineBuffer(bytes.length);
+      bytes.copy(this.buffer);
+    } else if (this.buffer !== undefined || this.longLine !== undefined) {
+      if (this.longLine === undefined) {
+        this.longLine = new LongLine(this.maxLineBytes + 1);
+        this.longLine.append(this.buffer!.subarray(0, this.open));
+        this.buffer = undefined;
       }
-      bytes.copy(this.buffer, this.open);
+      this.longLine.append(bytes);
     }
     this.open = length;
+  }
+
+  /** Lets go of the open line's bytes (a long line's memory given back now). */
+  private drop(): void {
+    this.buffer = undefined;
+    this.longLine?.release();
+    this.longLine = undefined;
   }
 
   /** Ends the open line with `tail` (through its newline; undefined: the input ended) and hands it on. */
   private close(tail: Buffer | undefined): void {
     const length = this.open + (tail?.length ?? 0);
     const textLength = tail === undefined ? length : length - 1;
-    let line = this.buffer;
-    this.buffer = undefined;
     const kept = this.open;
     this.open = 0;
-    if (textLength > this.maxLineBytes || (line === undefined && kept > 0)) return this.sink.skipped?.(textLength);
-    if (tail !== undefined && kept === 0) line = tail;
-    else if (tail !== undefined) {
-      if (line!.length < length) {
-        const whole = takeLineBuffer(length);
-        line!.copy(whole, 0, 0, kept);
-        line = whole;
-      }
-      tail.copy(line!, kept);
+    const line = textLength > this.maxLineBytes ? undefined : this.joined(kept, tail);
+    if (line === undefined || this.tooDense(line, 0, length)) {
+      this.drop();
+      return this.sink.skipped?.(textLength);
     }
     const owned = line !== tail;
-    if (this.tooDense(line!, 0, length)) return this.sink.skipped?.(textLength);
-    this.sink.lines(line!, 0, length, owned);
+    this.buffer = undefined;
+    this.longLine = undefined; // handed on whole: the sink may keep it
+    this.sink.lines(line, 0, length, owned);
+  }
+
+  /** The open line of `kept` bytes ended by `tail`, in one buffer; undefined when its bytes were dropped. */
+  private joined(kept: number, tail: Buffer | undefined): Buffer | undefined {
+    if (kept === 0) return tail;
+    if (this.longLine !== undefined) {
+      if (tail !== undefined) this.longLine.append(tail);
+      const view = this.longLine.view();
+      return Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+    }
+    if (this.buffer === undefined || tail === undefined) return this.buffer;
+    const whole = takeLineBuffer(kept + tail.length);
+    this.buffer.copy(whole, 0, 0, kept);
+    tail.copy(whole, kept);
+    return whole;
   }
 }
