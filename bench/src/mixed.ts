@@ -2,7 +2,7 @@
  * `node bench/dist/mixed.js [--sessions 5000] [--foreign 5000] [--seed 1] [--out FILE]` (after
  * `tsc -b bench/tsconfig.json`): `@` completion latency on a mixed store — a synthetic dsh store of
  * `--sessions` sessions plus `--foreign` other agents' sessions (split evenly between Claude Code,
- * Codex, Qwen Code and, with node:sqlite, opencode; made from the real fixture files) — against the same dsh store served alone. Both servers start cold on a fresh
+ * Codex, Qwen Code, Gemini CLI and, with node:sqlite, opencode; made from the real fixture files) — against the same dsh store served alone. Both servers start cold on a fresh
  * cache; completion is measured once the first complete listing is answered, as `npm run bench`
  * does (20 warm-up, 200 measured requests per query kind). Writes bench/RESULTS-mixed.md.
  * `--before-bin PATH`: also the mixed store served by another build (e.g. one without the foreign
@@ -10,7 +10,7 @@
  * left (the persistent index caches), and the time to its complete listing is measured again.
  * `--profile`: V8 CPU profiles of each server (cold and restarted) under the work folder's
  * `profile-mixed/`, and their hot spots in the log.
- * The floor (read every byte of the dsh store and of both agent homes) gives `npm run bench`'s
+ * The floor (read every byte of the dsh store and of every agent home) gives `npm run bench`'s
  * budgets for the mixed store: cold index ≤ 2× floor, restart ≥ 5× faster, warm p95 ≤ 10 ms.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -178,11 +178,11 @@ async function main(): Promise<void> {
 
   const machine = describeMachine();
   const lines = [
-    `# Mixed-store completion (dsh + Claude Code + Codex + Qwen Code${homes.opencodeHome === undefined ? '' : ' + opencode'})`,
+    `# Mixed-store completion (dsh + Claude Code + Codex + Qwen Code + Gemini CLI${homes.opencodeHome === undefined ? '' : ' + opencode'})`,
     '',
     `Command: \`node bench/dist/mixed.js ${argv.join(' ')}\`; machine: ${JSON.stringify(machine)}.`,
     '',
-    `${sessions} dsh sessions; ${homes.perAgent} Claude Code, ${homes.perAgent} Codex${homes.opencodeHome === undefined ? ' and' : ','} ${homes.perAgent} Qwen Code${homes.opencodeHome === undefined ? '' : ` and ${homes.perAgent} opencode`} sessions made from the real fixture files. Round trips of \`textDocument/completion\` in ms (20 warm-up, 200 measured per kind, sequential). Restarted: the same server started again on the caches its first run wrote. Load average at the end: ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}.`,
+    `${sessions} dsh sessions; ${homes.perAgent} Claude Code, ${homes.perAgent} Codex, ${homes.perAgent} Qwen Code${homes.opencodeHome === undefined ? ' and' : ','} ${homes.perAgent} Gemini CLI${homes.opencodeHome === undefined ? '' : ` and ${homes.perAgent} opencode`} sessions made from the real fixture files. Round trips of \`textDocument/completion\` in ms (20 warm-up, 200 measured per kind, sequential). Restarted: the same server started again on the caches its first run wrote. Load average at the end: ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}.`,
     '',
     '| server | cold: complete listing (s) | restarted: complete listing (s) | peak RSS (MB) | server CPU during the 880 completions (s) |',
     '|---|---|---|---|---|',
@@ -191,7 +191,7 @@ async function main(): Promise<void> {
         `| ${r.label} | ${(r.readyMs / 1000).toFixed(1)} | ${r.restartMs === undefined ? '—' : (r.restartMs / 1000).toFixed(1)} | ${r.peakRss === undefined ? '—' : (r.peakRss / 2 ** 20).toFixed(0)} | ${r.cpuS === undefined ? '—' : r.cpuS.toFixed(2)} |`,
     ),
     '',
-    `Floor (list, read every byte, decompress zstd, no parsing; median of 3 after a warm-up pass): dsh store ${floorMs.dsh.toFixed(0)} ms, dsh store + both agent homes ${floorMs.mixed.toFixed(0)} ms.`,
+    `Floor (list, read every byte, decompress zstd, no parsing; median of 3 after a warm-up pass): dsh store ${floorMs.dsh.toFixed(0)} ms, dsh store + every agent home ${floorMs.mixed.toFixed(0)} ms.`,
     '',
     '| server | cold ÷ floor ≤ 2× | restart ≥ 5× faster than cold | warm completion p95 ≤ 10 ms (worst kind) |',
     '|---|---|---|---|',
