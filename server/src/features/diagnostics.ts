@@ -10,7 +10,7 @@ import {
   type MentionedSession,
   type SurfaceReader,
 } from './mentionAnalysis';
-import { foreignMentionDiagnostics } from './foreignMentions';
+import { foreignAgentsEnabled, foreignMentionDiagnostics } from './foreignMentions';
 import { describeCredentialTally } from '../resolver';
 import type { SessionServices } from './services';
 import { WorkSlices } from './workSlices';
@@ -104,6 +104,21 @@ function grammarDiagnostics(mention: DocumentMention, text: string): Array<Omit<
   return result;
 }
 
+/** The Warning on a mention whose snapshot, as `prepare` sends it (after the byte budget), holds credentials; none otherwise. */
+function secretsDiagnostics(session: MentionedSession): Array<Omit<Diagnostic, 'range'>> {
+  const budget = session.budget;
+  if (budget?.fits !== true || budget.redacted || budget.credentials.total === 0) return [];
+  // Kinds and counts only: a credential's value never goes into a diagnostic.
+  return [
+    {
+      severity: DiagnosticSeverity.Warning,
+      code: REFERENCED_SECRETS,
+      message: `This session's context holds ${plural(budget.credentials.total, 'credential')} (${describeCredentialTally(budget.credentials)}) that will be sent to the model. Set redactSecrets to replace them.`,
+      data: { kind: 'referenced-secrets', sessionId: session.sessionId } satisfies MentionDiagnosticData,
+    },
+  ];
+}
+
 /** The diagnostics a decodable mention gets from its session, in dsh's order, then the non-errors. */
 function sessionDiagnostics(mention: DocumentMention, session: MentionedSession, analysis: MentionAnalysis): Array<Omit<Diagnostic, 'range'>> {
   const result: Array<Omit<Diagnostic, 'range'>> = [];
@@ -160,15 +175,7 @@ function sessionDiagnostics(mention: DocumentMention, session: MentionedSession,
       data: data('truncated'),
     });
   }
-  if (budget?.fits === true && !budget.redacted && budget.credentials.total > 0) {
-    // Kinds and counts only: a credential's value never goes into a diagnostic.
-    result.push({
-      severity: DiagnosticSeverity.Warning,
-      code: REFERENCED_SECRETS,
-      message: `This session's context holds ${plural(budget.credentials.total, 'credential')} (${describeCredentialTally(budget.credentials)}) that will be sent to the model. Set redactSecrets to replace them.`,
-      data: data('referenced-secrets'),
-    });
-  }
+  result.push(...secretsDiagnostics(session));
   if (labelIsStale(mention, session)) {
     result.push({
       severity: DiagnosticSeverity.Hint,
@@ -191,6 +198,7 @@ function* mentionFindings(
   text: string,
   analysis: MentionAnalysis,
   only?: (mention: DocumentMention) => boolean,
+  agents: readonly string[] = [],
 ): Generator<[DocumentMention, ReadonlyArray<Omit<Diagnostic, 'range'>>]> {
   const memo = new Map<string, ReadonlyArray<Omit<Diagnostic, 'range'>>>();
   for (const mention of analysis.mentions) {
@@ -200,7 +208,12 @@ function* mentionFindings(
     let found = memo.get(key);
     if (found === undefined) {
       const session = sessionOfMention(analysis, mention);
-      found = [...grammarDiagnostics(mention, text), ...(session === undefined ? [] : sessionDiagnostics(mention, session, analysis))];
+      if (mention.agent !== undefined) {
+        // Another agent's mention has its own diagnostics (foreignMentions.ts); the credentials check is shared, for an enabled agent.
+        found = session !== undefined && agents.includes(mention.agent) ? secretsDiagnostics(session) : [];
+      } else {
+        found = [...grammarDiagnostics(mention, text), ...(session === undefined ? [] : sessionDiagnostics(mention, session, analysis))];
+      }
       if (memo.size >= FINDINGS_MEMO) memo.clear();
       memo.set(key, found);
     }
@@ -295,10 +308,12 @@ export async function computeDiagnostics(
   signal?: AbortSignal,
   readSurface?: SurfaceReader,
 ): Promise<Diagnostic[]> {
-  const analysis = await analyzeDocumentMentions(document, services, signal, readSurface, {}, MAX_SESSIONS_READ);
+  // Other agents' mentions are analysed too when one is enabled: `prepare` sends their snapshots just the same.
+  const scope = { foreign: foreignAgentsEnabled(services) };
+  const analysis = await analyzeDocumentMentions(document, services, signal, readSurface, scope, MAX_SESSIONS_READ);
   const slices = new WorkSlices(signal);
   const capped = new CappedDiagnostics();
-  for (const [mention, found] of mentionFindings(document.getText(), analysis)) {
+  for (const [mention, found] of mentionFindings(document.getText(), analysis, undefined, services.settings().agents)) {
     if (found.length > 0) {
       const range = (): Diagnostic['range'] => mentionRange(document, mention);
       for (const diagnostic of found) capped.add(diagnostic, range);
