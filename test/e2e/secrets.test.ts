@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionCommands, formatSessionReferenceMention, type PreparedReferencedMessage } from '@dsh-session-ls/shared';
 import type { Diagnostic, Hover } from 'vscode-languageserver-protocol';
 import { credentialCorpus } from '../../server/src/testing/credentialCorpus';
 import { DshLog } from '../../server/src/testing/testLogs';
-import { SERVER_BIN, fileUri, pollUntil, type LspTestClient } from '../support/lspClient';
+import { REPO_ROOT, SERVER_BIN, fileUri, pollUntil, type LspTestClient } from '../support/lspClient';
 import { removeTemporary, startServer, temporaryDirectory, waitForSessions } from './helpers';
 
 // Fake credentials made by the corpus generator: none is written out in this file.
@@ -130,6 +130,34 @@ describe('credentials in mentioned sessions, through the built server', () => {
     // The listing row did not change: the warning came from the content change alone.
     const after = await client.executeCommand<unknown[]>(SessionCommands.candidates, { query: '', limit: 10_000 });
     expect(after).toEqual(before);
+  });
+
+  it('warns on a claude-session: mention of an enabled agent, and again when that session is written with a credential', async () => {
+    // A Claude Code store written by the real CLI (test/agent-stores/tools/generate.mjs), copied so it can be written.
+    const home = path.join(scratch, 'claude-home');
+    cpSync(path.join(REPO_ROOT, 'test', 'agent-stores', 'fixtures', 'claude-code'), home, { recursive: true });
+    const id = '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01';
+    const file = path.join(home, 'projects', '-tmp-dsh-agent-fixtures-proj-a', `${id}.jsonl`);
+    const lastPrompt = 'After the compaction, one more turn';
+    const { client, cleanup } = await startServer({ initializationOptions: { sessionsRoot: root, agents: ['dsh', 'claude-code'], claudeCodeHome: home } });
+    cleanups.push(cleanup);
+    await waitForSessions(client, 2);
+    const mention = formatSessionReferenceMention({ sessionId: id, label: 'Parser', agent: 'claude-code' });
+    const text = `See ${mention}.`;
+    await client.openDocument(promptUri, text);
+    await diagnosticsOf(client, (found) => found.length > 0 && secretWarnings(found).length === 0);
+
+    // The session is written again with a token in its last prompt (its queue entry and its message).
+    writeFileSync(file, readFileSync(file, 'utf8').replaceAll(lastPrompt, `${lastPrompt}: export GITHUB_TOKEN=${GITHUB}`));
+    const changed = await diagnosticsOf(client, (found) => secretWarnings(found).length === 1, 45_000);
+    expect(secretWarnings(changed)[0]).toMatchObject({ severity: 2, source: 'dsh-session', data: { kind: 'referenced-secrets', sessionId: id } });
+    expect(secretWarnings(changed)[0]!.message).toContain('2 credentials (2 github-token)');
+    expect(secretWarnings(changed)[0]!.range.start.character).toBe(text.indexOf(mention));
+    expectNoCredential(JSON.stringify(changed));
+    const hover = await client.request<Hover>('textDocument/hover', { textDocument: { uri: promptUri }, position: { line: 0, character: text.indexOf(mention) + 2 } });
+    const value = (hover.contents as { value: string }).value;
+    expect(value).toContain('credentials sent to the model**: 2 (github-token × 2)');
+    expectNoCredential(value);
   });
 
   it('with redactSecrets, prepares [REDACTED:<kind>] in place of each credential, and warns no more', async () => {
