@@ -87,9 +87,8 @@ export function createSessionLanguageService(services: SessionServiceViews): Ses
   const partial: SessionServices = services.view({ partial: true });
   const waiting: SessionServices = services.view({});
   const surfaces = new SessionSurfaceCache(() => partial.sessions);
-  // Another agent's surface is read afresh: the cache is cleared on dsh's store changes only.
-  const readSurface = (sessionId: string, signal?: AbortSignal, agent?: ForeignAgent): Promise<SessionSurface> =>
-    agent === undefined ? surfaces.read(sessionId, signal) : partial.sessions.readSurface(sessionId, signal, agent);
+  // Every agent's surfaces are cached: any store's change clears them, a session's content change forgets it.
+  const readSurface = (sessionId: string, signal?: AbortSignal, agent?: ForeignAgent): Promise<SessionSurface> => surfaces.read(sessionId, signal, agent);
   const listings = new WorkspaceFiles({ lister: (request, signal) => partial.workspaceFiles.list(request, signal) });
 
   function executeCommand(command: string, args: unknown, options: CommandOptions = {}): Promise<unknown> {
@@ -108,8 +107,7 @@ export function createSessionLanguageService(services: SessionServiceViews): Ses
     commands: EXECUTABLE_COMMANDS,
     executeCommand: executeCommand as SessionLanguageService['executeCommand'],
     storeChanged: () => surfaces.clear(),
-    // Only dsh's surfaces are cached (see `readSurface`).
-    sessionsChanged: (sessions) => surfaces.forget(sessions.filter((session) => session.agent === undefined).map((session) => session.id)),
+    sessionsChanged: (sessions) => surfaces.forget(sessions),
     mentionsAnyOf: (document, sessions) => {
       const keys = new Set(sessions.map((session) => sessionKey(session.id, session.agent)));
       const mentions = findDocumentMentions(document.getText(), { foreign: foreignAgentsEnabled(partial) });
