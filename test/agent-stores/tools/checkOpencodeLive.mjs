@@ -8,9 +8,10 @@
 //   node22 test/agent-stores/tools/checkOpencodeLive.mjs /tmp/agentcli-opencode
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startModelServer } from './startModelServer.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.resolve(here, '..', '..', '..', 'server', 'bin', 'dsh-session-ls.js');
@@ -25,11 +26,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // The model server again, on a new port the config names.
 const portFile = path.join(work, 'port-live');
-rmSync(portFile, { force: true });
-const model = spawn(process.execPath, [path.join(here, 'modelServer.mjs'), portFile, path.join(work, 'requests-live.jsonl')], { stdio: 'ignore' });
-while (!existsSync(portFile)) await sleep(50);
+const { server: model, port } = await startModelServer(portFile, path.join(work, 'requests-live.jsonl'));
 const configFile = path.join(xdg('config'), 'opencode', 'opencode.json');
-writeFileSync(configFile, readFileSync(configFile, 'utf8').replace(/127\.0\.0\.1:\d+\/(?:opencode\/)?v1/, `127.0.0.1:${readFileSync(portFile, 'utf8')}/opencode/v1`));
+writeFileSync(configFile, readFileSync(configFile, 'utf8').replace(/127\.0\.0\.1:\d+\/(?:opencode\/)?v1/, `127.0.0.1:${port}/opencode/v1`));
 const serve = spawn(bin, ['serve', '--port', '0', '--hostname', '127.0.0.1'], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
 let served = '';
 serve.stdout.on('data', (chunk) => (served += chunk));

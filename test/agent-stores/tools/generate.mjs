@@ -14,6 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startModelServer } from './startModelServer.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, '..', 'fixtures');
@@ -35,9 +36,7 @@ for (const dir of [claudeHome, codexHome, cwdA, cwdB, cwdC]) mkdirSync(dir, { re
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const requestLog = path.join(work, 'requests.jsonl');
 const portFile = path.join(work, 'port');
-const server = spawn(process.execPath, [path.join(here, 'modelServer.mjs'), portFile, requestLog], { stdio: 'ignore' });
-while (!existsSync(portFile)) await sleep(50);
-const port = readFileSync(portFile, 'utf8');
+const { server, port } = await startModelServer(portFile, requestLog);
 
 const claudeEnv = {
   ...process.env,

@@ -23,6 +23,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
+import { startModelServer } from './startModelServer.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, '..', 'fixtures');
@@ -39,9 +40,7 @@ writeFileSync(path.join(cwd, 'notes.txt'), 'fixture notes: read by the file tool
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const portFile = path.join(work, 'port');
-const server = spawn(process.execPath, [path.join(here, 'modelServer.mjs'), portFile, path.join(work, 'requests.jsonl')], { stdio: 'ignore' });
-while (!existsSync(portFile)) await sleep(50);
-const port = readFileSync(portFile, 'utf8');
+const { server, port } = await startModelServer(portFile, path.join(work, 'requests.jsonl'));
 
 writeFileSync(
   path.join(xdg('config'), 'opencode', 'opencode.json'),

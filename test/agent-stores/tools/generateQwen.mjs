@@ -13,10 +13,11 @@
 // a short chat whose long first prompt Qwen Code cuts, a session with a shell call and a file read
 // (the read by a second process resuming it) renamed twice, and a session compressed with
 // `/compress` whose text is CJK; the cwds hold a space and CJK characters.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startModelServer } from './startModelServer.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, '..', 'fixtures');
@@ -38,11 +39,9 @@ writeFileSync(path.join(cwdA, 'notes.txt'), 'fixture notes: 日本語のメモ\n
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const requestLog = path.join(work, 'requests.jsonl');
 const portFile = path.join(work, 'port');
-const server = spawn(process.execPath, [path.join(here, 'modelServer.mjs'), portFile, requestLog], { stdio: 'ignore' });
+const { server, port } = await startModelServer(portFile, requestLog);
 // Stopped however this script ends (a failed step throws).
 process.on('exit', () => server.kill('SIGTERM'));
-while (!existsSync(portFile)) await sleep(50);
-const port = readFileSync(portFile, 'utf8');
 
 writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'openai' } }, model: { name: 'qwen-fixture' } }, null, 2));
 const env = {
