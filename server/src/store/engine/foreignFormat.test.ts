@@ -33,7 +33,7 @@ describe('a foreign format as an index format', () => {
   if (isDatabaseAdapter(adapter)) throw new Error("Claude Code's adapter reads session files");
   const claude = adapter;
 
-  it('gives a session its row, and the fold an append resumes from equals a read of the whole file', async () => {
+  it('gives a session its facts as the index keeps them (header and title), and the fold an append resumes from equals a read of the whole file', async () => {
     const lines = readFileSync(SESSION, 'utf8').split('\n').filter((line) => line !== '');
     const format = foreignIndexFormat(claude);
     mkdirSync(path.join(dir, 'a'));
@@ -49,7 +49,9 @@ describe('a foreign format as an index format', () => {
     expect(appended).toMatchObject({ kind: 'read', resumed: true });
     expect(whole).toMatchObject({ kind: 'read', resumed: false });
     if (appended.kind !== 'read' || whole.kind !== 'read') return;
-    expect(appended.facts.row).toBeDefined();
+    const row = claude.summarize(path.join(dir, 'b', 's.jsonl'), readFileSync(SESSION, 'utf8'), 0)!;
+    expect(appended.facts).toEqual({ header: { id: row.id, cwd: row.cwd, createdAt: row.createdAt }, title: row.title, capturedThroughSeq: null, eventCount: 0 });
+    expect(appended.facts.headerProblem).toBeUndefined();
     expect(appended.facts).toEqual(whole.facts);
   });
 
@@ -58,11 +60,11 @@ describe('a foreign format as an index format', () => {
     const files: ForeignFiles = { open: (file) => (opened.push(path.basename(file)), nodeForeignFiles.open(file)) };
     const format = foreignIndexFormat(claude, files);
     writeFileSync(path.join(dir, 'empty.jsonl'), 'not json\n');
-    expect(await format.readFacts(request('empty.jsonl'), undefined)).toMatchObject({ kind: 'read', facts: { row: undefined, why: 'no session records' } });
+    expect(await format.readFacts(request('empty.jsonl'), undefined)).toMatchObject({ kind: 'read', facts: { headerProblem: 'no session records', capturedThroughSeq: null, eventCount: 0 } });
     writeFileSync(path.join(dir, 'big.jsonl'), '');
     const big = { ...request('big.jsonl') };
     const tooLarge = await format.readFacts({ ...big, identity: { ...big.identity, size: MAX_FOREIGN_FILE_BYTES + 1 } }, undefined);
-    expect(tooLarge).toMatchObject({ kind: 'read', facts: { row: undefined, why: 'too large to read' } });
+    expect(tooLarge).toMatchObject({ kind: 'read', facts: { headerProblem: 'too large to read', capturedThroughSeq: null, eventCount: 0 } });
     expect(opened).toEqual(['empty.jsonl']);
   });
 

@@ -8,7 +8,8 @@ import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { FakeClock, yieldTurns } from '../../testing/fakeClock';
 import { quickSync } from '../quickSync';
 import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
-import { foreignCacheRoot, toCached } from './foreignCache';
+import { foreignCacheRoot } from './foreignCache';
+import { sessionSummary } from './foreignFormat';
 import { openForeignStore, type ForeignSessionStore, type ForeignStoreOptions } from './foreignStore';
 import { nodeForeignFiles } from './foreignRead';
 import { loadSqlite } from './databaseSnapshot';
@@ -413,7 +414,7 @@ describe('foreign store: damage, sharing, read-only', () => {
     const { home, cacheDir } = homeAndCache('claude-code');
     const root = foreignCacheRoot('claude-code', realpathSync(home));
     const identity = { size: 1, mtimeMs: 1, ctimeMs: 1, ino: 1, dev: 1 };
-    const planted = (id: string) => toCached(identity, { id, createdAt: 1, title: `planted ${id}`, agent: 'claude-code' });
+    const planted = (id: string) => ({ identity, summary: sessionSummary({ id, createdAt: 1, title: `planted ${id}` }) });
     await saveSummaryCache(summaryCacheFile(cacheDir, root), root, [
       ['../../etc/passwd.jsonl', planted('outside')],
       ['projects/-gone/gone.jsonl', planted('gone')],

@@ -121,7 +121,7 @@ class ForeignStore implements ForeignSessionStore {
   private readonly tuning: ForeignStoreTuning;
   private readonly clock: Clock;
   private readonly log: (message: string) => void;
-  private readonly index = new HomeIndex();
+  private readonly index: HomeIndex;
   private readonly walk: HomeWalk;
 
   private queue: Promise<void> = Promise.resolve();
@@ -165,6 +165,7 @@ class ForeignStore implements ForeignSessionStore {
     this.tuning = { ...DEFAULT_FOREIGN_TUNING, ...options.tuning };
     this.clock = this.tuning.clock;
     this.log = options.log ?? (() => undefined);
+    this.index = new HomeIndex(format.agent);
     this.walk = new HomeWalk(this.index, this.format, home, { log: this.log, ...(options.files === undefined ? {} : { files: options.files }) });
     const onListenerError = (error: unknown) => this.log(`${this.agent} store: listener failed: ${String(error)}`);
     this.changes = new Emitter(onListenerError);

@@ -6,7 +6,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import type { FormatAdapter } from '../formats/adapter';
 import { cacheDirInside, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
-import { foreignCacheRoot, fromCached, toCached } from './foreignCache';
+import { foreignCacheRoot } from './foreignCache';
 import type { HomeIndex } from './homeIndex';
 
 /** Whether a cache key names a session file where the format keeps them (a cache line is never trusted). */
@@ -29,11 +29,11 @@ function* cachedEntries(index: HomeIndex): Generator<[string, CachedSummary]> {
     const entry = key === undefined ? undefined : index.entries.get(key);
     if (key === undefined || entry === undefined || entry.readFailed === true || written.has(key)) continue;
     written.add(key);
-    yield [key, toCached(entry.identity, entry.summary)];
+    yield [key, { identity: entry.identity, summary: entry.summary }];
   }
   for (const [key, entry] of index.entries) {
     if (entry.readFailed === true || written.has(key)) continue;
-    yield [key, toCached(entry.identity, entry.summary)];
+    yield [key, { identity: entry.identity, summary: entry.summary }];
   }
 }
 
@@ -69,7 +69,7 @@ export class HomeCache {
     void removeStaleTempFiles(cacheDir).catch(() => undefined);
     const cached = await loadSummaryCache(cache.file, root);
     for (const [key, entry] of cached) {
-      if (isSessionKey(format, key)) index.adopt(key, { identity: entry.identity, summary: fromCached(format.agent, entry) });
+      if (isSessionKey(format, key)) index.adopt(key, { identity: entry.identity, summary: entry.summary });
     }
     return cache;
   }

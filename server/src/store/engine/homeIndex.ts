@@ -1,20 +1,23 @@
 /**
  * The index of one agent home: session files by home-relative key, the folders known below the
- * home, the title overrides of the agent's title index, and the listing built from them. The only
- * mutable state of a home store; what a change changed is read back by the engine (the listing
- * rebuilt or not, the folders changed or not), never told through calls out.
+ * home, the side files as read (title overrides, project cwds), and the listing built from them
+ * (`homeListing.ts`). The only mutable state of a home store; what a change changed is read back
+ * by the engine (the listing rebuilt or not, the folders changed or not), never told through calls
+ * out.
  */
+import type { ForeignAgent } from '@dsh-session-ls/shared';
 import path from 'node:path';
-import { compareStoreOrder } from '../../resolver/storeOrder';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import type { FileIdentity } from '../transcriptFiles';
+import type { TranscriptSummary } from '../transcriptSummary';
 import type { ForeignResume } from './foreignRead';
+import { buildHomeListing, type HomeFile, type HomeSideFacts } from './homeListing';
 
 /** One session file as last seen. */
-export interface HomeEntry {
+export interface HomeEntry extends HomeFile {
   identity: FileIdentity;
-  /** Undefined: the file holds no session (or is too large to read). */
-  summary: StoredSessionSummary | undefined;
+  /** Its facts as dsh's index keeps them; a header problem: the file holds no session (or is too large to read). */
+  summary: TranscriptSummary;
   /** The last read failed: no fact about the file, so it is never cached and the next look reads it again. */
   readFailed?: true;
   /** What an append resumes from (recently written plain JSONL files only). */
@@ -24,14 +27,18 @@ export interface HomeEntry {
 /** How many files, the most recently written, keep what an append resumes from (up to twice as many between prunings). */
 const RESUMABLE_FILES = 512;
 
+/** What a read of a session file found, before the index keys it. */
+type HomeRead = Omit<HomeEntry, 'location' | 'resume'>;
+
+/** The id of the session a file's facts list, if any. */
+function sessionIdOf(summary: TranscriptSummary | undefined): string | undefined {
+  return summary?.headerProblem === undefined ? summary?.header?.id : undefined;
+}
+
 /** The folder of a home-relative key ('' for a top-level one). */
 export function parentOf(key: string): string {
   const slash = key.lastIndexOf('/');
   return slash < 0 ? '' : key.slice(0, slash);
-}
-
-function sameRow(a: StoredSessionSummary, b: StoredSessionSummary): boolean {
-  return a === b || (a.id === b.id && a.cwd === b.cwd && a.createdAt === b.createdAt && a.title === b.title && a.agent === b.agent);
 }
 
 export class HomeIndex {
@@ -42,7 +49,7 @@ export class HomeIndex {
   /** Every folder known below the home, the sessions folder included. */
   readonly knownDirs = new Set<string>();
   private readonly resumable = new Set<HomeEntry>();
-  private pathById = new Map<string, string>();
+  private pathById: ReadonlyMap<string, string> = new Map();
   private names = new Map<string, string>();
   /** The ids the title index was last read for (its titles of other ids were not kept). */
   private namesFor: ReadonlySet<string> = new Set();
@@ -62,6 +69,8 @@ export class HomeIndex {
   private dirsChanged = false;
   /** The ids of the sessions whose files were read again since {@link takeContentChanges}. */
   private rereadIds = new Set<string>();
+
+  constructor(private readonly agent: ForeignAgent) {}
 
   /** The key of the file listed for `sessionId`, if any. */
   keyOf(sessionId: string): string | undefined {
@@ -83,9 +92,10 @@ export class HomeIndex {
   }
 
   /** Records a file just read (or whose read failed): its entry replaces what was known. */
-  set(key: string, entry: HomeEntry, resume: ForeignResume | undefined): void {
+  set(key: string, read: HomeRead, resume: ForeignResume | undefined): void {
+    const entry: HomeEntry = { location: { key }, ...read };
     const known = this.entries.get(key);
-    const id = entry.summary?.id ?? known?.summary?.id;
+    const id = sessionIdOf(entry.summary) ?? sessionIdOf(known?.summary);
     // A read failing again is no new content (a failed read is retried at every look).
     if (id !== undefined && !(known?.readFailed === true && entry.readFailed === true)) this.rereadIds.add(id);
     if (known !== undefined) this.resumable.delete(known);
@@ -97,8 +107,8 @@ export class HomeIndex {
   }
 
   /** An entry from the persistent cache (before the first walk). */
-  adopt(key: string, entry: HomeEntry): void {
-    this.entries.set(key, entry);
+  adopt(key: string, read: HomeRead): void {
+    this.entries.set(key, { location: { key }, ...read });
     this.addToDir(key);
   }
 
@@ -136,7 +146,10 @@ export class HomeIndex {
   /** The ids of the sessions the files hold. */
   sessionIds(): Set<string> {
     const ids = new Set<string>();
-    for (const { summary } of this.entries.values()) if (summary !== undefined) ids.add(summary.id);
+    for (const { summary } of this.entries.values()) {
+      const id = sessionIdOf(summary);
+      if (id !== undefined) ids.add(id);
+    }
     return ids;
   }
 
@@ -211,26 +224,11 @@ export class HomeIndex {
   rebuildListing(): boolean {
     if (!this.listingChanged) return false;
     this.listingChanged = false;
-    // One file per id: the latest written (a session and its compressed copy may both exist for a while).
-    const pathById = new Map<string, string>();
-    for (const [key, { summary, identity }] of this.entries) {
-      if (summary === undefined) continue;
-      const other = pathById.get(summary.id);
-      if (other === undefined || this.entries.get(other)!.identity.mtimeMs < identity.mtimeMs) pathById.set(summary.id, key);
-    }
-    const summaries: StoredSessionSummary[] = [];
-    for (const key of pathById.values()) {
-      const summary = this.entries.get(key)!.summary!;
-      const name = this.names.get(summary.id);
-      const cwd = this.projectCwd(key);
-      if (name === undefined && (cwd === undefined || cwd === summary.cwd)) summaries.push(summary);
-      else summaries.push(Object.freeze({ ...summary, ...(name === undefined ? {} : { title: name }), ...(cwd === undefined ? {} : { cwd }) }));
-    }
-    summaries.sort(compareStoreOrder);
-    this.pathById = pathById;
-    // A write that changed no row (a new turn of a titled session) keeps the array, and so the candidate index.
-    if (summaries.length === this.listing.length && summaries.every((summary, i) => sameRow(summary, this.listing[i]!))) return false;
-    this.listing = Object.freeze(summaries);
+    const side: HomeSideFacts = { titles: this.names, projectCwd: (key) => this.projectCwd(key) };
+    const { sessions, keyById } = buildHomeListing(this.agent, this.entries.values(), side, this.listing);
+    this.pathById = keyById;
+    if (sessions === this.listing) return false;
+    this.listing = sessions;
     return true;
   }
 

@@ -24,7 +24,7 @@ function codexHome(): string {
 
 /** The listing of one walk of `home` with `format`: id → title. */
 async function titlesAfterWalk(format: FormatAdapter, home: string): Promise<Map<string, string | undefined>> {
-  const index = new HomeIndex();
+  const index = new HomeIndex(format.agent);
   await new HomeWalk(index, format, home, { log: () => undefined }).fullScan();
   index.rebuildListing();
   return new Map(index.listing.map((row) => [row.id, row.title]));

@@ -9,11 +9,11 @@ import { MAX_PROJECT_INDEX_BYTES, MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter
 import { quickSync } from '../quickSync';
 import { readRegularFile } from '../regularFile';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
-import { foreignIndexFormat, type ForeignFacts } from './foreignFormat';
+import type { TranscriptSummary } from '../transcriptSummary';
+import { foreignIndexFormat } from './foreignFormat';
 import type { ForeignFiles, ForeignResume } from './foreignRead';
 import { JsonlRecordLines, streamForeignFile } from './foreignRecords';
-import { parentOf, type HomeIndex } from './homeIndex';
-import type { StoredSessionSummary } from '../../resolver/sessionStore';
+import { parentOf, type HomeEntry, type HomeIndex } from './homeIndex';
 
 /** A walk lets the event loop run after this much synchronous work. */
 const SLICE_MS = 5;
@@ -31,7 +31,7 @@ export class HomeWalk {
   private readonly homePrefix: string;
   private readonly reported = new Set<string>();
   /** The adapter as an index format: what a file's bytes mean. */
-  private readonly reader: IndexFormat<ForeignFacts, ForeignResume>;
+  private readonly reader: IndexFormat<TranscriptSummary, ForeignResume>;
   private sliceStart = 0;
   /** Reads that folded only the appended bytes (for tests and figures). */
   resumedReads = 0;
@@ -204,19 +204,19 @@ export class HomeWalk {
     if (known !== undefined && known.readFailed !== true && sameIdentity(known.identity, identity)) return;
     const read = await this.read(key, identity, known);
     if (read === 'gone') return index.removeFile(key);
-    if ((read.summary === undefined || read.readFailed) && !this.reported.has(key)) {
+    if ((read.summary.headerProblem !== undefined || read.readFailed) && !this.reported.has(key)) {
       this.reported.add(key);
       this.options.log(`${this.format.agent} store: skipped ${file}: ${read.why}`);
     }
     index.set(key, read.readFailed ? { identity, summary: read.summary, readFailed: true } : { identity, summary: read.summary }, read.resume);
   }
 
-  /** One file read through the adapter: its listing row, or why there is none; 'gone' when it went meanwhile. */
+  /** One file read through the adapter: its facts (a header problem: why it lists no session); 'gone' when it went meanwhile. */
   private async read(
     key: string,
     identity: FileIdentity,
-    known: { identity: FileIdentity; summary: StoredSessionSummary | undefined; resume?: ForeignResume } | undefined,
-  ): Promise<{ summary: StoredSessionSummary | undefined; readFailed: boolean; resume?: ForeignResume; why: string } | 'gone'> {
+    known: HomeEntry | undefined,
+  ): Promise<{ summary: TranscriptSummary; readFailed: boolean; resume?: ForeignResume; why: string } | 'gone'> {
     // A file written while we run (or shortly before) is likely to be appended to: keep what resumes it.
     // At the first listing only a recent one; later, every file read (it just changed).
     const keepState = this.keepEveryState || writtenRecently(identity, Date.now());
@@ -226,12 +226,12 @@ export class HomeWalk {
       const code = (outcome.error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return 'gone';
       // Not a fact about the file (a permission, an I/O error): keep what was known, try again later.
-      return { summary: known?.summary, readFailed: true, why: `cannot read: ${code ?? String(outcome.error)}` };
+      const why = `cannot read: ${code ?? String(outcome.error)}`;
+      return { summary: known?.summary ?? { headerProblem: why, capturedThroughSeq: null, eventCount: 0 }, readFailed: true, why };
     }
     if (outcome.resumed) this.resumedReads++;
     const { facts } = outcome;
-    const summary = facts.row === undefined ? undefined : Object.freeze({ ...facts.row, agent: this.format.agent });
-    return { summary, readFailed: false, ...(outcome.resume === undefined ? {} : { resume: outcome.resume }), why: facts.row === undefined ? facts.why : '' };
+    return { summary: facts, readFailed: false, ...(outcome.resume === undefined ? {} : { resume: outcome.resume }), why: facts.headerProblem ?? '' };
   }
 
   /** The cwds of the agent's project registry (if it keeps one), read again when it changed. */
