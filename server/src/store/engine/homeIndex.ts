@@ -12,6 +12,7 @@ import type { FileIdentity } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
 import type { ForeignResume } from './foreignRead';
 import { buildHomeListing, type HomeFile, type HomeSideFacts } from './homeListing';
+import type { TitlesRead } from './homeSideFiles';
 
 /** One session file as last seen. */
 export interface HomeEntry extends HomeFile {
@@ -51,10 +52,8 @@ export class HomeIndex {
   private readonly resumable = new Set<HomeEntry>();
   private pathById: ReadonlyMap<string, string> = new Map();
   private names = new Map<string, string>();
-  /** The ids the title index was last read for (its titles of other ids were not kept). */
-  private namesFor: ReadonlySet<string> = new Set();
-  /** The title index's identity when last read (undefined: none). */
-  namesIdentity: FileIdentity | undefined;
+  /** The title index as last read: its identity and the ids it was read for (its titles of other ids were not kept). */
+  namesRead: TitlesRead = { identity: undefined, ids: new Set() };
   /** The project registry's cwds by project folder name. */
   private registryCwds = new Map<string, string>();
   /** The project registry's identity when last read (undefined: none). */
@@ -153,16 +152,9 @@ export class HomeIndex {
     return ids;
   }
 
-  /** Whether the title index was last read for every one of `ids`. */
-  namesCover(ids: ReadonlySet<string>): boolean {
-    for (const id of ids) if (!this.namesFor.has(id)) return false;
-    return true;
-  }
-
   /** The titles of the agent's title index for the sessions `ids`, as of `identity` (undefined: no index). */
   setNames(names: Map<string, string>, identity: FileIdentity | undefined, ids: ReadonlySet<string>): void {
-    this.namesIdentity = identity;
-    this.namesFor = ids;
+    this.namesRead = { identity, ids };
     if (names.size === this.names.size && [...names].every(([id, name]) => this.names.get(id) === name)) return;
     this.names = names;
     this.listingChanged = true;

@@ -5,15 +5,14 @@
  */
 import { promises as fsp, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { MAX_PROJECT_INDEX_BYTES, MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter, type IndexFormat, type TitleIndex } from '../formats/adapter';
+import type { FormatAdapter, IndexFormat } from '../formats/adapter';
 import { quickSync } from '../quickSync';
-import { readRegularFile } from '../regularFile';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
 import { foreignIndexFormat } from './foreignFormat';
 import type { ForeignFiles, ForeignResume } from './foreignRead';
-import { JsonlRecordLines, streamForeignFile } from './foreignRecords';
 import { parentOf, type HomeEntry, type HomeIndex } from './homeIndex';
+import { readProjectMarker, readProjectRegistry, readTitleIndex } from './homeSideFiles';
 
 /** A walk lets the event loop run after this much synchronous work. */
 const SLICE_MS = 5;
@@ -238,18 +237,8 @@ export class HomeWalk {
   private async refreshRegistry(): Promise<void> {
     const projectIndex = this.format.projectIndex;
     if (projectIndex === undefined) return;
-    const file = path.join(this.home, projectIndex.file);
-    let identity: FileIdentity | undefined;
-    let cwds = new Map<string, string>();
-    try {
-      identity = fileIdentity(await fsp.stat(file));
-      if (sameIdentity(this.index.registryIdentity, identity)) return;
-      if (identity.size <= MAX_PROJECT_INDEX_BYTES) cwds = projectIndex.cwds(await readRegularFile(file, { encoding: 'utf8' }));
-    } catch {
-      // No registry: cwds come from the markers alone.
-      identity = undefined;
-    }
-    this.index.setRegistryCwds(cwds, identity);
+    const read = await readProjectRegistry(projectIndex, path.join(this.home, projectIndex.file), this.index.registryIdentity);
+    if (read !== 'unchanged') this.index.setRegistryCwds(read.cwds, read.identity);
   }
 
   /** A project folder's marker naming its cwd (if the format keeps them), read again when it changed. */
@@ -257,48 +246,19 @@ export class HomeWalk {
     const projectIndex = this.format.projectIndex;
     if (projectIndex === undefined) return;
     if (!entries.some((entry) => entry.isFile() && entry.name === projectIndex.marker)) return this.index.setMarker(dir, undefined, undefined);
-    const file = path.join(this.full(dir), projectIndex.marker);
-    try {
-      const identity = fileIdentity(await fsp.stat(file));
-      if (sameIdentity(this.index.markerIdentity(dir), identity)) return;
-      const cwd = identity.size <= MAX_PROJECT_INDEX_BYTES ? projectIndex.markerCwd(await readRegularFile(file, { encoding: 'utf8' })) : undefined;
-      this.index.setMarker(dir, cwd, identity);
-    } catch {
-      // Gone meanwhile, or unreadable: no cwd from it (the next look tries again).
-      this.index.setMarker(dir, undefined, undefined);
-    }
+    const read = await readProjectMarker(projectIndex, path.join(this.full(dir), projectIndex.marker), this.index.markerIdentity(dir));
+    if (read !== 'unchanged') this.index.setMarker(dir, read.cwd, read.identity);
   }
 
   /**
    * The titles of the agent's title index (if it keeps one) for the sessions known, read again when
-   * it changed or sessions it was not read for appeared; streamed in bounded lines.
+   * it changed or sessions it was not read for appeared.
    */
   private async refreshNames(): Promise<void> {
     const titleIndex = this.format.titleIndex;
     if (titleIndex === undefined) return;
-    const file = path.join(this.home, titleIndex.file);
     const ids = this.index.sessionIds();
-    let identity: FileIdentity | undefined;
-    let names = new Map<string, string>();
-    try {
-      identity = fileIdentity(await fsp.stat(file));
-      if (sameIdentity(this.index.namesIdentity, identity) && this.index.namesCover(ids)) return;
-      names = await readTitles(titleIndex, file, identity.size, (id) => ids.has(id));
-    } catch {
-      // No index (never renamed, or removed): titles fall back to the first prompt.
-      identity = undefined;
-    }
-    this.index.setNames(names, identity, ids);
+    const read = await readTitleIndex(titleIndex, path.join(this.home, titleIndex.file), this.index.namesRead, ids);
+    if (read !== 'unchanged') this.index.setNames(read.titles, read.identity, ids);
   }
-}
-
-/** The titles of an agent's title index for the ids `wanted` accepts (see `TitleIndex`). */
-async function readTitles(titleIndex: TitleIndex, file: string, size: number, wanted: (id: string) => boolean): Promise<Map<string, string>> {
-  if (titleIndex.newFold !== undefined) {
-    const fold = titleIndex.newFold(wanted);
-    await streamForeignFile(file, new JsonlRecordLines((line, value) => fold.add({ line, value })));
-    return fold.titles();
-  }
-  if (size > MAX_TITLE_INDEX_TEXT_BYTES) return new Map();
-  return new Map([...titleIndex.titles(await readRegularFile(file, { encoding: 'utf8' }))].filter(([id]) => wanted(id)));
 }
