@@ -60,7 +60,7 @@ export class DiskSessionStore implements SessionStoreService {
     const format = (this.format = dshFormatFor(this.pool, state.tuning.files));
     const events = new StoreEvents();
     this.cache = new CacheWriter(state, options.cacheDir, format.layout);
-    this.publication = new Publication(state);
+    this.publication = new Publication(state, format.listing);
     const scanner = new Scanner(state, events, this.cache, format);
     this.freshness = new Freshness(state, events, scanner);
     const attachment = (this.attachment = new RootAttachment(state, events, scanner, this.cache));

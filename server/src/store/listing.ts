@@ -4,10 +4,23 @@
  */
 import type { StoredSessionSummary } from '../resolver/sessionStore';
 import { compareStoreOrder } from '../resolver/storeOrder';
-import type { DiscoveryProblem } from './discovery';
+import type { DiscoveryProblem, TranscriptLocation } from './discovery';
 import { LISTING_REASONS } from './layout';
-import type { IndexedTranscript } from './transcriptIndex';
+import type { FileIdentity } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptSummary';
+
+/** One indexed transcript (the transcript index, `transcriptIndex.ts`, keeps them), as the listing reads it. */
+export interface IndexedTranscript {
+  location: TranscriptLocation;
+  /** The file version `summary` describes. */
+  identity?: FileIdentity;
+  summary?: TranscriptSummary;
+  /**
+   * The last read failed (`summary` says why): the failure is no fact about the file (a
+   * permission, a transient I/O error), so it is never cached and every refresh tries again.
+   */
+  readFailed?: boolean;
+}
 
 /** The served sessions and the entries skipped while building them. */
 export interface Listing {

@@ -12,23 +12,12 @@ import { SummarizePool } from './summarize/pool';
 import { HEADER_REASONS, type ResumeState } from './summarize/summarizeFile';
 import type { IndexFormat } from './formats/adapter';
 import { dshFormat } from './formats/dsh';
+import type { IndexedTranscript } from './listing';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity, type TranscriptFiles } from './transcriptFiles';
 import type { TranscriptSummary } from './transcriptSummary';
 
 export { HEADER_REASONS, readErrorOf } from './summarize/summarizeFile';
-
-/** One indexed transcript. */
-export interface IndexedTranscript {
-  location: TranscriptLocation;
-  /** The file version `summary` describes. */
-  identity?: FileIdentity;
-  summary?: TranscriptSummary;
-  /**
-   * The last read failed (`summary` says why): the failure is no fact about the file (a
-   * permission, a transient I/O error), so it is never cached and every refresh tries again.
-   */
-  readFailed?: boolean;
-}
+export type { IndexedTranscript } from './listing';
 
 /** What a refresh found. */
 export type RefreshOutcome = 'unchanged' | 'changed' | 'gone';

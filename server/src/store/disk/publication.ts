@@ -7,7 +7,8 @@ import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { SessionKey, StoredSessionSummary } from '../../resolver/sessionStore';
 import { toStoreProblem, type DiscoveryProblem } from '../discovery';
 import { Emitter } from '../emitter';
-import { buildListing, patchListing, type Listing } from '../listing';
+import type { ListingRule } from '../formats/adapter';
+import type { Listing } from '../listing';
 import type { StoreProblem, StoreStatus } from '../service';
 import type { IndexedTranscript } from '../transcriptIndex';
 import type { TimerSlot } from './clock';
@@ -78,7 +79,11 @@ export class Publication {
   readonly problems: Emitter<StoreProblem>;
   readonly statuses: Emitter<StoreStatus>;
 
-  constructor(private readonly state: StoreState) {
+  /** `rule`: how the format's indexed transcripts become the listing. */
+  constructor(
+    private readonly state: StoreState,
+    private readonly rule: ListingRule<IndexedTranscript, Listing>,
+  ) {
     this.notifyTimer = state.timer();
     this.statusTimer = state.timer();
     const onListenerError = (error: unknown) => state.log(`session store listener failed: ${String(error)}`);
@@ -132,8 +137,8 @@ export class Publication {
     this.rereadKeys = undefined;
     const started = clock.monotonic();
     const next =
-      (attached && rereadKeys && patchListing(this.listing, transcriptsOf(attached.index, rereadKeys))) ??
-      (attached ? buildListing(attached.index.all()) : { sessions: Object.freeze([]), problems: [] });
+      (attached && rereadKeys && this.rule.patch?.(this.listing, transcriptsOf(attached.index, rereadKeys))) ??
+      (attached ? this.rule.build(attached.index.all()) : { sessions: Object.freeze([]), problems: [] });
     this.listingRebuildMs = clock.monotonic() - started;
     this.listingRebuiltAt = clock.now();
     if (sameSessions(this.listing.sessions, next.sessions)) {

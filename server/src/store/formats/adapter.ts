@@ -83,6 +83,15 @@ export interface IndexFormat<Facts, Resume> {
 }
 
 /**
+ * How a format's indexed entries become the listing it serves: built whole, and (optionally)
+ * patched after some entries were read again, undefined when a patch cannot tell (then built).
+ */
+export interface ListingRule<Entry, Listed> {
+  build(entries: Iterable<Entry>): Listed;
+  patch?(listing: Listed, changed: Iterable<Entry>): Listed | undefined;
+}
+
+/**
  * A file at the top of the agent's home whose records name sessions (id → title), overriding the
  * titles of their files; read again when it changes, absent or damaged: no overrides.
  */

@@ -2,17 +2,19 @@
  * dsh's format as an adapter: a leaf folder per session (`<project>/<session>/`, the root being
  * the base) holding one of two transcript names; listing facts and resume state from a fold of its
  * framed log, raw or zstd, made in worker threads (`../summarize/pool.ts`), with the header held to
- * the path it was read from (`../binding.ts`); a surface read from the file (`../lookup.ts`).
+ * the path it was read from (`../binding.ts`); a surface read from the file (`../lookup.ts`); its
+ * listing rule, `../listing.ts` (ambiguous ids and both encodings skipped, header problems reported).
  */
 import type { SessionSurface } from '../../resolver/sessionStore';
 import { pathBindingProblem } from '../binding';
 import { transcriptEncoding, type TranscriptEncoding } from '../layout';
+import { buildListing, patchListing, type IndexedTranscript, type Listing } from '../listing';
 import { readSessionSurface, type KnownFailure } from '../lookup';
 import type { SummarizePool } from '../summarize/pool';
 import { mayResume, type ResumeState } from '../summarize/summarizeFile';
 import type { TranscriptFiles } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
-import type { FactsOutcome, FactsRequest, IndexFormat } from './adapter';
+import type { FactsOutcome, FactsRequest, IndexFormat, ListingRule } from './adapter';
 import { dshLayout } from './dshLayout';
 
 /** The encoding a dsh transcript key (`<project>/<session>/<name>`) stands for. */
@@ -22,6 +24,8 @@ export function encodingOfKey(key: string): TranscriptEncoding {
 
 /** dsh's format for one store: its reads go through the store's worker pool. */
 export interface DshFormat extends IndexFormat<TranscriptSummary, ResumeState> {
+  /** Which indexed transcripts are served, and which are skipped for damage across entries. */
+  readonly listing: ListingRule<IndexedTranscript, Listing>;
   /** A fresh snapshot of one session's surface, found by id under `root` (undefined: no root). */
   readSurface(root: string | undefined, sessionId: string, signal?: AbortSignal, knownFailure?: KnownFailure): Promise<SessionSurface>;
 }
@@ -31,6 +35,7 @@ export function dshFormat(pool: SummarizePool, files: TranscriptFiles): DshForma
   return {
     layout: dshLayout,
     mayResume,
+    listing: { build: buildListing, patch: patchListing },
     readFacts: (request, previousFacts) => readDshFacts(pool, files, request, previousFacts),
     readSurface: (root, sessionId, signal, knownFailure) => readSessionSurface(root, sessionId, files, signal, knownFailure),
   };
