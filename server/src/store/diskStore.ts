@@ -59,7 +59,7 @@ export class DiskSessionStore implements SessionStoreService {
     });
     const format = (this.format = dshFormatFor(this.pool, state.tuning.files));
     const events = new StoreEvents();
-    this.cache = new CacheWriter(state, options.cacheDir, format.layout);
+    this.cache = new CacheWriter(state, options.cacheDir, format);
     this.publication = new Publication(state, format.listing);
     const scanner = new Scanner(state, events, this.cache, format);
     this.freshness = new Freshness(state, events, scanner);

@@ -10,22 +10,24 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { storeWorkSlices } from '../concurrency';
 import { nodeDirectoryFiles } from '../directoryFiles';
-import type { SessionLayout } from '../formats/adapter';
+import type { IndexFormat } from '../formats/adapter';
 import { EarlyLookups } from '../lookups/earlyLookups';
 import { cacheDirInside, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { sameIdentity, type FileIdentity } from '../transcriptFiles';
+import type { TranscriptSummary } from '../transcriptSummary';
 import type { TimerSlot } from './clock';
 import type { Attached, IndexView, StoreState } from './state';
 
 /**
  * The index as cache entries, produced as the writer asks for them (never a 100,000-entry
- * array). Resume states are those the index keeps: the most recently written transcripts'.
+ * array). Resume states (when the format keeps them) are those the index keeps: the most recently
+ * written transcripts'.
  */
-function* cachedSummaries(index: IndexView): Generator<[string, CachedSummary]> {
+function* cachedSummaries(index: IndexView, keepsResume: boolean): Generator<[string, CachedSummary]> {
   for (const entry of index.all()) {
     if (!entry.identity || !entry.summary || entry.readFailed) continue;
     const cached: CachedSummary = { identity: entry.identity, summary: entry.summary };
-    const resume = index.savedState(entry.location.key);
+    const resume = keepsResume ? index.savedState(entry.location.key) : undefined;
     if (resume) cached.resume = resume;
     yield [entry.location.key, cached];
   }
@@ -38,6 +40,8 @@ interface RootCache {
   loading?: Promise<void>;
   /** The first scan's lookups, made in a worker meanwhile (see earlyLookups.ts); gone after the first scan. */
   lookups?: EarlyLookups;
+  /** What the cache is named by (`CacheRule.rootName`) and its file. */
+  name?: string;
   file?: string;
   /** Summaries from the cache file, consulted while the first index is built. */
   entries?: Map<string, CachedSummary>;
@@ -66,8 +70,8 @@ export class CacheWriter {
   constructor(
     private readonly state: StoreState,
     cacheDir: string | undefined,
-    /** The format's layout: the names early lookups look a session folder up by. */
-    private readonly layout: SessionLayout,
+    /** The format: how its cache is named and what a line keeps; its layout, the names early lookups look a session folder up by. */
+    private readonly format: IndexFormat<TranscriptSummary, unknown>,
   ) {
     this.cacheDir = cacheDir === undefined ? undefined : path.resolve(cacheDir);
     this.saveTimer = state.timer();
@@ -107,12 +111,13 @@ export class CacheWriter {
       state.log(`index cache directory ${cacheDir} is inside the sessions root; not using a persistent cache`);
       return;
     }
-    root.file = summaryCacheFile(cacheDir, attached.realRoot);
+    root.name = this.format.cache.rootName(attached.realRoot);
+    root.file = summaryCacheFile(cacheDir, root.name);
     await this.lookUpEarlyIfLarge(root, root.file);
     // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
     state.background(removeStaleTempFiles(cacheDir));
     root.omitted = new Map();
-    root.entries = await loadSummaryCache(root.file, attached.realRoot, root.omitted);
+    root.entries = await loadSummaryCache(root.file, root.name, root.omitted);
   }
 
   /** The bookkeeping of `attached`, if it is the root the writer knows. */
@@ -170,7 +175,7 @@ export class CacheWriter {
     if (tuning.lookupWorkerFile === undefined || tuning.directories !== nodeDirectoryFiles) return;
     const bytes = (await fsp.stat(cacheFile).catch(() => undefined))?.size ?? -1;
     if (bytes < tuning.earlyLookupsCacheBytes || !state.isCurrent(attached)) return;
-    root.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: this.layout.sessionFileNames ?? [] }, tuning.lookupWorkerFile, state.log);
+    root.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: this.format.layout.sessionFileNames ?? [] }, tuning.lookupWorkerFile, state.log);
   }
 
   /**
@@ -209,9 +214,10 @@ export class CacheWriter {
     const { state } = this;
     const root = this.rootOf(attached);
     const cacheFile = root?.file;
-    if (!state.isCurrent(attached) || !root || !cacheFile || !root.stale) return undefined;
+    if (!state.isCurrent(attached) || !root || !cacheFile || root.name === undefined || !root.stale) return undefined;
     root.stale = false;
-    const write = saveSummaryCache(cacheFile, attached.realRoot, this.untilDisposed(cachedSummaries(attached.index)))
+    const entries = cachedSummaries(attached.index, this.format.cache.keepsResume);
+    const write = saveSummaryCache(cacheFile, root.name, this.untilDisposed(entries))
       .catch((error) => {
         root.stale = true;
         if (state.disposed) return;

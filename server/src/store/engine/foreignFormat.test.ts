@@ -7,6 +7,7 @@ import { MAX_FOREIGN_FILE_BYTES } from '../formats/adapter';
 import { isDatabaseAdapter } from '../formats/database';
 import { formatOf } from '../formats/registry';
 import { fileIdentity } from '../transcriptFiles';
+import { foreignCacheRoot } from './foreignCache';
 import { foreignIndexFormat } from './foreignFormat';
 import { nodeForeignFiles, type ForeignFiles } from './foreignRead';
 
@@ -66,6 +67,13 @@ describe('a foreign format as an index format', () => {
     const tooLarge = await format.readFacts({ ...big, identity: { ...big.identity, size: MAX_FOREIGN_FILE_BYTES + 1 } }, undefined);
     expect(tooLarge).toMatchObject({ kind: 'read', facts: { headerProblem: 'too large to read', capturedThroughSeq: null, eventCount: 0 } });
     expect(opened).toEqual(['empty.jsonl']);
+  });
+
+  it("is cached under the agent's own name for the home, never the home's path, keeping no fold state", () => {
+    const { cache } = foreignIndexFormat(claude);
+    expect(cache.rootName('/home/u/.claude')).toBe(foreignCacheRoot('claude-code', '/home/u/.claude'));
+    expect(cache.rootName('/home/u/.claude')).not.toBe('/home/u/.claude');
+    expect(cache.keepsResume).toBe(false);
   });
 
   it('returns a failure to open or read as an outcome, never a throw', async () => {

@@ -8,6 +8,7 @@
 import { MAX_FOREIGN_FILE_BYTES, type FactsOutcome, type FactsRequest, type FormatAdapter, type IndexFormat, type SessionFacts } from '../formats/adapter';
 import { PlaintextTooLarge } from '../formats/compressed';
 import type { TranscriptSummary } from '../transcriptSummary';
+import { foreignCacheRoot } from './foreignCache';
 import { readForeignFile, type ForeignFiles, type ForeignResume } from './foreignRead';
 
 /** Why a file lists no session (its header problem). */
@@ -30,6 +31,8 @@ export function sessionSummary(facts: SessionFacts): TranscriptSummary {
 export function foreignIndexFormat(format: FormatAdapter, files?: ForeignFiles): IndexFormat<TranscriptSummary, ForeignResume> {
   return {
     layout: format,
+    // A line fold is no state a cache line keeps: an append after a restart is read whole.
+    cache: { rootName: (realHome) => foreignCacheRoot(format.agent, realHome), keepsResume: false },
     // A line fold carries no damage forward: every resume state may be continued.
     mayResume: () => true,
     readFacts: (request) => readFacts(format, files, request),

@@ -273,7 +273,7 @@ class ForeignStore implements ForeignSessionStore {
   private start(): Promise<void> {
     this.started ??= this.enqueue(async () => {
       try {
-        this.cache = await HomeCache.open(this.format, this.home, this.options.cacheDir, this.index, this.log);
+        this.cache = await HomeCache.open(this.format, this.walk.cacheRule, this.home, this.options.cacheDir, this.index, this.log);
         await this.fullScan();
         // The first cache is written at once (a CLI process lives only that long), later ones after a quiet time.
         if (this.cacheTimer !== undefined) this.clock.clearTimeout(this.cacheTimer);

@@ -4,9 +4,8 @@
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import type { FormatAdapter } from '../formats/adapter';
+import type { CacheRule, FormatAdapter } from '../formats/adapter';
 import { cacheDirInside, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
-import { foreignCacheRoot } from './foreignCache';
 import type { HomeIndex } from './homeIndex';
 
 /** Whether a cache key names a session file where the format keeps them (a cache line is never trusted). */
@@ -52,10 +51,10 @@ export class HomeCache {
   ) {}
 
   /**
-   * The cache of `home` in `cacheDir`, its entries adopted by `index` (a file still of the same
+   * The cache of `home` in `cacheDir`, named by `rule`, its entries adopted by `index` (a file still of the same
    * identity is not read again); undefined when there is no cache directory, or it lies inside the home.
    */
-  static async open(format: FormatAdapter, home: string, cacheDir: string | undefined, index: HomeIndex, log: (message: string) => void): Promise<HomeCache | undefined> {
+  static async open(format: FormatAdapter, rule: CacheRule, home: string, cacheDir: string | undefined, index: HomeIndex, log: (message: string) => void): Promise<HomeCache | undefined> {
     if (cacheDir === undefined) return undefined;
     const resolvedHome = path.resolve(home);
     const realHome = await fsp.realpath(resolvedHome).catch(() => resolvedHome);
@@ -63,7 +62,7 @@ export class HomeCache {
       log(`${format.agent} store: cache directory ${cacheDir} is inside ${home}; not using a persistent cache`);
       return undefined;
     }
-    const root = foreignCacheRoot(format.agent, realHome);
+    const root = rule.rootName(realHome);
     const cache = new HomeCache(format.agent, summaryCacheFile(cacheDir, root), root, index, log);
     // Killed writes' leftovers go; a write in progress elsewhere stays.
     void removeStaleTempFiles(cacheDir).catch(() => undefined);

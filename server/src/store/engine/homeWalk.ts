@@ -5,7 +5,7 @@
  */
 import { promises as fsp, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import type { FormatAdapter, IndexFormat } from '../formats/adapter';
+import type { CacheRule, FormatAdapter, IndexFormat } from '../formats/adapter';
 import { quickSync } from '../quickSync';
 import { fileIdentity, sameIdentity, writtenRecently, type FileIdentity } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
@@ -48,6 +48,11 @@ export class HomeWalk {
   ) {
     this.homePrefix = path.join(home, '_').slice(0, -1);
     this.reader = foreignIndexFormat(format, options.files);
+  }
+
+  /** How the format's index is cached. */
+  get cacheRule(): CacheRule {
+    return this.reader.cache;
   }
 
   /** The full path of a home-relative key. */

@@ -73,9 +73,18 @@ export type FactsOutcome<Facts, Resume> =
   /** The file could not be opened or read: no fact about it. */
   | { readonly kind: 'failed'; readonly error: unknown };
 
+/** How a format's index is kept in the persistent cache (one file per root, `../summaryCache.ts`). */
+export interface CacheRule {
+  /** What a root's cache is named by (its file and its head line), from the root's real path. */
+  rootName(realRoot: string): string;
+  /** Whether a cache line keeps what an append resumes from (only dsh's fold state is kept). */
+  readonly keepsResume: boolean;
+}
+
 /** A format read for an index: a file's bytes (and an earlier resume state) → listing facts and a new resume state. */
 export interface IndexFormat<Facts, Resume> {
   readonly layout: SessionLayout;
+  readonly cache: CacheRule;
   /** Reads one file; never rejects (a failure is an outcome). */
   readFacts(request: FactsRequest<Resume>, previousFacts: Facts | undefined): Promise<FactsOutcome<Facts, Resume>>;
   /** Whether an append may continue from these facts (damage is sticky: a damaged file is read again whole). */

@@ -36,6 +36,8 @@ export function dshFormat(pool: SummarizePool, files: TranscriptFiles): DshForma
     layout: dshLayout,
     mayResume,
     listing: { build: buildListing, patch: patchListing },
+    // The cache is named by the root itself, and keeps the recently written transcripts' fold states.
+    cache: { rootName: (realRoot) => realRoot, keepsResume: true },
     readFacts: (request, previousFacts) => readDshFacts(pool, files, request, previousFacts),
     readSurface: (root, sessionId, signal, knownFailure) => readSessionSurface(root, sessionId, files, signal, knownFailure),
   };
