@@ -5,7 +5,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
-import { discover, DISCOVERY_REASONS, inScope, keyPath, scopeOfChange, sessionScopeOf } from './discovery';
+import { discover, DISCOVERY_REASONS, keyPath } from './discovery';
+import { dshLayout } from './formats/dshLayout';
+import { inScope, scopeOfChange, scopeOfKey } from './layoutScopes';
 import { sortedDiscovery, writeDiscoveryTree, writeTreeFile } from '../testing/discoveryTree';
 
 let base: string;
@@ -61,7 +63,7 @@ describe('discover', () => {
   });
 
   it('narrows to one project directory', async () => {
-    const result = await discover(root, { kind: 'project', projectDir: '--p--' });
+    const result = await discover(root, { kind: 'dir', dir: '--p--' });
     expect(result.transcripts.map((t) => t.key).sort()).toEqual([
       '--p--/a/session.jsonl',
       '--p--/b/session.jsonl.zstd',
@@ -75,10 +77,10 @@ describe('discover', () => {
       '--p--/linked-session',
     ]);
     expect(result.directories).toContain('--p--');
-    const linked = await discover(root, { kind: 'project', projectDir: '--linked-project--' });
+    const linked = await discover(root, { kind: 'dir', dir: '--linked-project--' });
     expect(linked.transcripts).toEqual([]);
     expect(linked.problems).toEqual([{ key: '--linked-project--', reason: DISCOVERY_REASONS.symlink }]);
-    expect(await discover(root, { kind: 'project', projectDir: '--missing--' })).toEqual({ transcripts: [], seen: new Map(), problems: [], directories: [] });
+    expect(await discover(root, { kind: 'dir', dir: '--missing--' })).toEqual({ transcripts: [], seen: new Map(), problems: [], directories: [] });
   });
 
   it('looks a session directory up by transcript name instead of listing it, synchronously or through the thread pool', async () => {
@@ -126,35 +128,35 @@ describe('discover', () => {
   });
 
   it('narrows to one session directory or flat file', async () => {
-    const a = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'a' });
+    const a = await discover(root, { kind: 'dir', dir: '--p--/a' });
     expect(a.transcripts).toEqual([{ key: '--p--/a/session.jsonl', projectDir: '--p--', sessionDir: 'a' }]);
     expect(a.directories).toEqual(['--p--/a']);
-    const flat = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'flat.jsonl' });
+    const flat = await discover(root, { kind: 'dir', dir: '--p--/flat.jsonl' });
     expect(flat.problems).toEqual([{ key: '--p--/flat.jsonl', reason: DISCOVERY_REASONS.flat }]);
-    const link = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'h' });
+    const link = await discover(root, { kind: 'dir', dir: '--p--/h' });
     expect(link.transcripts).toEqual([]);
     expect(link.problems).toEqual([{ key: '--p--/h/session.jsonl', reason: DISCOVERY_REASONS.symlink }]);
-    const gone = await discover(root, { kind: 'session', projectDir: '--p--', sessionDir: 'nope' });
+    const gone = await discover(root, { kind: 'dir', dir: '--p--/nope' });
     expect(gone).toEqual({ transcripts: [], seen: new Map(), problems: [], directories: [] });
   });
 
   it('scopes contain their own directory and everything below it', () => {
-    expect(inScope('--p--/a/session.jsonl', { kind: 'project', projectDir: '--p--' })).toBe(true);
-    expect(inScope('--p--', { kind: 'project', projectDir: '--p--' })).toBe(true);
-    expect(inScope('--p--x/a/session.jsonl', { kind: 'project', projectDir: '--p--' })).toBe(false);
-    expect(inScope('--p--/a', { kind: 'session', projectDir: '--p--', sessionDir: 'a' })).toBe(true);
-    expect(inScope('--p--/ab/session.jsonl', { kind: 'session', projectDir: '--p--', sessionDir: 'a' })).toBe(false);
+    expect(inScope('--p--/a/session.jsonl', { kind: 'dir', dir: '--p--' })).toBe(true);
+    expect(inScope('--p--', { kind: 'dir', dir: '--p--' })).toBe(true);
+    expect(inScope('--p--x/a/session.jsonl', { kind: 'dir', dir: '--p--' })).toBe(false);
+    expect(inScope('--p--/a', { kind: 'dir', dir: '--p--/a' })).toBe(true);
+    expect(inScope('--p--/ab/session.jsonl', { kind: 'dir', dir: '--p--/a' })).toBe(false);
     expect(inScope('anything', { kind: 'root' })).toBe(true);
   });
 
   it('maps a watch event to the scope to re-read', () => {
-    expect(scopeOfChange('', undefined)).toEqual({ kind: 'root' });
-    expect(scopeOfChange('', '--p--')).toEqual({ kind: 'project', projectDir: '--p--' });
-    expect(scopeOfChange('--p--', undefined)).toEqual({ kind: 'project', projectDir: '--p--' });
-    expect(scopeOfChange('--p--', 'a')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
-    expect(scopeOfChange('--p--/a', 'session.jsonl')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
-    expect(scopeOfChange('--p--/a', undefined)).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
-    expect(sessionScopeOf('--p--/a/session.jsonl.zstd')).toEqual({ kind: 'session', projectDir: '--p--', sessionDir: 'a' });
+    expect(scopeOfChange(dshLayout, '', undefined)).toEqual({ kind: 'root' });
+    expect(scopeOfChange(dshLayout, '', '--p--')).toEqual({ kind: 'dir', dir: '--p--' });
+    expect(scopeOfChange(dshLayout, '--p--', undefined)).toEqual({ kind: 'dir', dir: '--p--' });
+    expect(scopeOfChange(dshLayout, '--p--', 'a')).toEqual({ kind: 'dir', dir: '--p--/a' });
+    expect(scopeOfChange(dshLayout, '--p--/a', 'session.jsonl')).toEqual({ kind: 'dir', dir: '--p--/a' });
+    expect(scopeOfChange(dshLayout, '--p--/a', undefined)).toEqual({ kind: 'dir', dir: '--p--/a' });
+    expect(scopeOfKey(dshLayout, '--p--/a/session.jsonl.zstd')).toEqual({ kind: 'dir', dir: '--p--/a' });
   });
 });
 

@@ -2,9 +2,11 @@
  * Discovery: which transcripts a sessions root holds (dsh-session-store.md §1.4), never
  * following a symbolic link below the root. Header-level checks happen later, in the index.
  * Which files are sessions, which names a session folder is looked up by and which stray files
- * are reported the format's layout says (`formats/adapter.ts`, dsh's by default); the walk is of
- * a layout whose base is the root, with project and session folders (`leafDepth` 2), each
- * session folder looked up by the layout's `sessionFileNames`.
+ * are reported the format's layout says (`formats/adapter.ts`, dsh's by default). The walk goes
+ * from the layout's `base` (a missing base: no sessions) down to the leaf folders at `leafDepth`
+ * below it (only those named `leafName`, when the layout names them), each looked up by the
+ * layout's `sessionFileNames` when it has them (dsh: never listed), else listed and its files
+ * kept by `isSessionFile`. Scopes are in `layoutScopes.ts`.
  */
 import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
@@ -12,15 +14,18 @@ import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import type { SessionLayout } from './formats/adapter';
 import { dshLayout, FLAT_LAYOUT_REASON } from './formats/dshLayout';
+import { baseDepthOf, depthBelowBase, type DiscoveryScope } from './layoutScopes';
 import { quickSync } from './quickSync';
 import { fileIdentity, type FileIdentity } from './transcriptFiles';
 import type { StoreProblem } from './service';
 
-/** A transcript file found in `<root>/<projectDir>/<sessionDir>/`. */
+/** A transcript (session file) found in a leaf folder of the layout. */
 export interface TranscriptLocation {
-  /** Root-relative key, always with `/` separators: `<projectDir>/<sessionDir>/<file>`. */
+  /** Root-relative key, always with `/` separators (dsh: `<projectDir>/<sessionDir>/<file>`). */
   key: string;
+  /** The key of the folder one level below the layout's base (dsh: the project folder's name; a home: e.g. `projects/<p>`). */
   projectDir: string;
+  /** The name of the leaf folder holding the file (dsh: the session folder). */
   sessionDir: string;
 }
 
@@ -34,7 +39,7 @@ export interface DiscoveryResult {
   seen: Map<string, FileIdentity>;
   /** Skipped entries, keyed by root-relative path like transcripts. */
   problems: DiscoveryProblem[];
-  /** Real project directories (`<projectDir>`) and session directories (`<projectDir>/<sessionDir>`), to watch. */
+  /** Real folders from the base down to the leaf folders (dsh: project and session folders), to watch. */
   directories: string[];
 }
 
@@ -42,42 +47,6 @@ export interface DiscoveryResult {
 export interface DiscoveryProblem {
   key: string;
   reason: string;
-}
-
-/** Which part of the root to look at: all of it, one project directory, or one session directory. */
-export type DiscoveryScope =
-  | { kind: 'root' }
-  | { kind: 'project'; projectDir: string }
-  | { kind: 'session'; projectDir: string; sessionDir: string };
-
-/** The root-relative key prefix every entry inside a scope starts with. */
-export function scopePrefix(scope: DiscoveryScope): string {
-  if (scope.kind === 'root') return '';
-  if (scope.kind === 'project') return `${scope.projectDir}/`;
-  return `${scope.projectDir}/${scope.sessionDir}/`;
-}
-
-/** The session-directory scope a transcript key (`<projectDir>/<sessionDir>/<file>`) lies in. */
-export function sessionScopeOf(key: string): DiscoveryScope {
-  const [projectDir, sessionDir] = key.split('/');
-  return { kind: 'session', projectDir, sessionDir };
-}
-
-/**
- * What to re-read after a watch on root-relative directory `dir` saw entry `name` change
- * (`name` unknown: the whole directory).
- */
-export function scopeOfChange(dir: string, name: string | undefined): DiscoveryScope {
-  if (dir === '') return name === undefined ? { kind: 'root' } : { kind: 'project', projectDir: name };
-  const [projectDir, sessionDir] = dir.split('/');
-  if (sessionDir !== undefined) return { kind: 'session', projectDir, sessionDir };
-  return name === undefined ? { kind: 'project', projectDir } : { kind: 'session', projectDir, sessionDir: name };
-}
-
-/** Whether a root-relative key lies inside a scope (the scope's own directory included). */
-export function inScope(key: string, scope: DiscoveryScope): boolean {
-  const prefix = scopePrefix(scope);
-  return prefix === '' || key.startsWith(prefix) || key === prefix.slice(0, -1);
 }
 
 /** Problem reasons, worded once. */
@@ -187,15 +156,26 @@ async function namedEntriesLater(files: DirectoryFiles, dir: string, names: read
 }
 
 /**
- * Every entry below `base` down to `maxDepth` levels (at the last level only those named in
- * `leafNames`, looked up by name), descending only into real directories: symbolic links are
- * reported as such and never followed. Streamed in batches (the entries of the directories read
- * since the last batch), deepest directories first, so a root of 100,000 sessions never holds all
- * its directory entries at once; entries come in no particular order. A directory `prefetched`
- * holds is taken from it instead of the disk.
+ * Every entry below the folder `base` (at `from` levels below the layout's base) down to the
+ * layout's leaf folders and their files, or only `base`'s own entries when `until` is `from`:
+ * a leaf folder looked up by the layout's `sessionFileNames` when it has them, else listed;
+ * descending only into real directories (and at the leaf level only into those named
+ * `leafName`, when the layout names them): symbolic links are reported as such and never
+ * followed. Streamed in batches (the entries of the directories read since the last batch),
+ * deepest directories first, so a root of 100,000 sessions never holds all its directory
+ * entries at once; entries come in no particular order. A directory `prefetched` holds is taken
+ * from it instead of the disk.
  */
-async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: number, leafNames?: readonly string[], prefetched?: PrefetchedEntries): AsyncGenerator<Found[]> {
-  const toRead: DirectoryToRead[] = [{ rel: '', depth: 0 }];
+async function* walkEntries(
+  files: DirectoryFiles,
+  base: string,
+  layout: SessionLayout,
+  from: number,
+  until = layout.leafDepth,
+  prefetched?: PrefetchedEntries,
+): AsyncGenerator<Found[]> {
+  const { leafDepth, leafName, sessionFileNames } = layout;
+  const toRead: DirectoryToRead[] = [{ rel: '', depth: from }];
   const read: DirectoryRead[] = [];
   let reading = 0;
   let wake: (() => void) | undefined;
@@ -206,7 +186,7 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
       if (entries === undefined) {
         // `rel` is names a listing gave, joined by `/` (see keyPath).
         const dirPath = dir.rel === '' ? base : keyPath(base, dir.rel);
-        entries = leafNames !== undefined && dir.depth + 1 === maxDepth ? namedEntries(files, dirPath, leafNames) : readEntries(files, dirPath);
+        entries = sessionFileNames !== undefined && dir.depth === leafDepth ? namedEntries(files, dirPath, sessionFileNames) : readEntries(files, dirPath);
       }
       if (Array.isArray(entries)) {
         read.push({ rel: dir.rel, depth: dir.depth, entries });
@@ -230,9 +210,10 @@ async function* walkEntries(files: DirectoryFiles, base: string, maxDepth: numbe
     while (read.length > 0) {
       const { rel, depth, entries } = read.pop() as DirectoryRead;
       const below = depth + 1;
+      const descend = below <= until && (below < leafDepth || leafName === undefined);
       for (const { name, kind, identity } of entries) {
         const entry: Found = { rel: rel === '' ? name : `${rel}/${name}`, kind, identity };
-        if (entry.kind === 'dir' && below < maxDepth) toRead.push({ rel: entry.rel, depth: below });
+        if (entry.kind === 'dir' && (descend || (below === leafDepth && below <= until && name === leafName))) toRead.push({ rel: entry.rel, depth: below });
         batch.push(entry);
       }
     }
@@ -250,9 +231,9 @@ interface DirectoryRead extends DirectoryToRead {
 }
 
 /** The same entries with their path made relative to the root (the walk's own objects, changed in place). */
-async function* underProject(projectDir: string, batches: AsyncIterable<Found[]>): AsyncGenerator<Found[]> {
+async function* under(folder: string, batches: AsyncIterable<Found[]>): AsyncGenerator<Found[]> {
   for await (const batch of batches) {
-    for (const entry of batch) entry.rel = `${projectDir}/${entry.rel}`;
+    for (const entry of batch) entry.rel = `${folder}/${entry.rel}`;
     yield batch;
   }
 }
@@ -300,9 +281,11 @@ async function pointsToDirectory(files: DirectoryFiles, file: string): Promise<b
   }
 }
 
+
 /**
- * Classifies entries by depth below the root: depth 1 = project directories, 2 = session
- * directories (or flat files), 3 = transcripts.
+ * Classifies entries by their depth below the layout's base: the base and the folders above the
+ * leaf folders (kept to watch), the leaf folders (and, beside them, files the layout reports as
+ * strays), and the session files in the leaf folders.
  */
 async function classify(
   files: DirectoryFiles,
@@ -311,33 +294,46 @@ async function classify(
   result: DiscoveryResult,
   layout: SessionLayout,
 ): Promise<void> {
+  const { leafDepth, leafName } = layout;
+  const baseDepth = baseDepthOf(layout);
+  const deepest = baseDepth + leafDepth;
   for await (const batch of relToRoot) {
     for (const entry of batch) {
       // A root holds hundreds of thousands of entries, each looked up synchronously: let answers run between slices.
       while (storeWorkSlices.due) await storeWorkSlices.pause();
       const rel = entry.rel;
-      const first = rel.indexOf('/');
-      const second = first === -1 ? -1 : rel.indexOf('/', first + 1);
-      const depth = first === -1 ? 1 : second === -1 ? 2 : rel.indexOf('/', second + 1) === -1 ? 3 : 4;
-      if (entry.kind === 'dir' && depth <= 2) result.directories.push(rel);
-      if (depth === 1) {
-        // Non-directories in the root are ignored; a link to a directory would be a project directory.
-        if (entry.kind === 'symlink' && (await pointsToDirectory(files, keyPath(root, rel)))) {
-          result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
-        }
-      } else if (depth === 2) {
-        const stray = entry.kind === 'file' || entry.kind === 'symlink' ? layout.strayFileProblem?.(rel.slice(first + 1)) : undefined;
-        if (stray !== undefined) {
+      // The slash ending the project folder (the one after the base), and the last two.
+      let slashes = 0;
+      let projectEnd = -1;
+      let before = -1;
+      let last = -1;
+      for (let i = rel.indexOf('/'); i !== -1 && slashes <= deepest; i = rel.indexOf('/', i + 1)) {
+        if (++slashes === baseDepth + 1) projectEnd = i;
+        before = last;
+        last = i;
+      }
+      const depth = slashes + 1 - baseDepth;
+      if (depth < leafDepth) {
+        // The base, folders above it and below it: a link to a directory would be one of them.
+        if (entry.kind === 'dir') result.directories.push(rel);
+        else if (entry.kind === 'symlink' && (await pointsToDirectory(files, keyPath(root, rel)))) result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
+      } else if (depth === leafDepth) {
+        const name = rel.slice(last + 1);
+        const leaf = leafName === undefined || name === leafName;
+        const stray = entry.kind === 'file' || entry.kind === 'symlink' ? layout.strayFileProblem?.(name) : undefined;
+        if (entry.kind === 'dir') {
+          if (leaf) result.directories.push(rel);
+        } else if (stray !== undefined) {
           result.problems.push({ key: rel, reason: stray });
-        } else if (entry.kind === 'symlink' && (await pointsToDirectory(files, keyPath(root, rel)))) {
+        } else if (leaf && entry.kind === 'symlink' && (await pointsToDirectory(files, keyPath(root, rel)))) {
           result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
         }
-      } else if (depth === 3) {
-        if (!layout.isSessionFile(rel.slice(second + 1))) continue;
+      } else if (depth === leafDepth + 1) {
+        if (!layout.isSessionFile(rel.slice(last + 1))) continue;
         if (entry.kind === 'symlink') {
           result.problems.push({ key: rel, reason: DISCOVERY_REASONS.symlink });
         } else if (entry.kind === 'file') {
-          result.transcripts.push({ key: rel, projectDir: rel.slice(0, first), sessionDir: rel.slice(first + 1, second) });
+          result.transcripts.push({ key: rel, projectDir: rel.slice(0, projectEnd), sessionDir: rel.slice(before + 1, last) });
           if (entry.identity !== undefined) result.seen.set(rel, entry.identity);
         }
       }
@@ -345,22 +341,66 @@ async function classify(
   }
 }
 
+function emptyResult(): DiscoveryResult {
+  return { transcripts: [], seen: new Map(), problems: [], directories: [] };
+}
 
 /**
- * The root's own level: its real project directories (in `directories`) and the skipped
- * entries directly in it. A root scan then discovers one project directory at a time, so the
- * discovery of a 100,000-session root never exists at once.
+ * The folders of the layout's base, from the root down (none when the base is the root), each
+ * classified: whether all are real directories. A missing one means no sessions; a link is
+ * reported (when it leads to a directory) and not followed.
+ */
+async function discoverBase(files: DirectoryFiles, root: string, layout: SessionLayout, result: DiscoveryResult): Promise<boolean> {
+  const { base } = layout;
+  if (base === '') return true;
+  for (let end = base.indexOf('/'); ; end = base.indexOf('/', end + 1)) {
+    const folder = end === -1 ? base : base.slice(0, end);
+    const kind = await lstatKind(files, keyPath(root, folder));
+    if (kind === 'missing') return false;
+    await classify(files, root, [[{ rel: folder, kind }]], result, layout);
+    if (kind !== 'dir') return false;
+    if (end === -1) return true;
+  }
+}
+
+/** Whether `dir` and every folder above it (the root excepted) are real directories; true for the root. */
+async function realFolders(files: DirectoryFiles, root: string, dir: string): Promise<boolean> {
+  if (dir === '') return true;
+  for (let end = dir.indexOf('/'); ; end = dir.indexOf('/', end + 1)) {
+    if ((await lstatKind(files, keyPath(root, end === -1 ? dir : dir.slice(0, end)))) !== 'dir') return false;
+    if (end === -1) return true;
+  }
+}
+
+/** The parent folder of a root-relative key ('' for the root). */
+function parentKey(key: string): string {
+  const slash = key.lastIndexOf('/');
+  return slash === -1 ? '' : key.slice(0, slash);
+}
+
+/** The walk of the layout's base (or only its own entries, `until` 0), classified. */
+async function discoverFromBase(files: DirectoryFiles, root: string, layout: SessionLayout, result: DiscoveryResult, until?: number): Promise<void> {
+  if (!(await discoverBase(files, root, layout, result))) return;
+  const { base } = layout;
+  const found = walkEntries(files, base === '' ? root : keyPath(root, base), layout, 0, until);
+  await classify(files, root, base === '' ? found : under(base, found), result, layout);
+}
+
+/**
+ * The root's own level: the real folders of the layout's base and the project folders in it (in
+ * `directories`), and the skipped entries among them. A root scan then discovers one project
+ * folder at a time, so the discovery of a 100,000-session root never exists at once.
  */
 export async function discoverRootLevel(root: string, files: DirectoryFiles = nodeDirectoryFiles, layout: SessionLayout = dshLayout): Promise<DiscoveryResult> {
-  const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
-  await classify(files, root, walkEntries(files, root, 1), result, layout);
+  const result = emptyResult();
+  await discoverFromBase(files, root, layout, result, 0);
   return result;
 }
 
 /**
  * Discovers the transcripts and skipped entries within a scope of a (real, resolved) root.
  * A missing scope yields nothing; I/O errors below the root are tolerated. `prefetched`: a
- * project scope's entries, looked up before (relative to the project directory).
+ * project folder's entries, looked up before (relative to the project folder).
  */
 export async function discover(
   root: string,
@@ -369,35 +409,26 @@ export async function discover(
   prefetched?: PrefetchedEntries,
   layout: SessionLayout = dshLayout,
 ): Promise<DiscoveryResult> {
-  const result: DiscoveryResult = { transcripts: [], seen: new Map(), problems: [], directories: [] };
-  const leafNames = layout.sessionFileNames;
-  if (scope.kind === 'root') {
-    await classify(files, root, walkEntries(files, root, 3, leafNames), result, layout);
+  const result = emptyResult();
+  const { base } = layout;
+  const key = scope.kind === 'root' ? '' : scope.kind === 'dir' ? scope.dir : scope.key;
+  // The root, or a folder above the base: all of it.
+  if (key === '' || (key !== base && base.startsWith(`${key}/`))) {
+    await discoverFromBase(files, root, layout, result);
     return result;
   }
-  const projectPath = keyPath(root, scope.projectDir);
-  if (scope.kind === 'project') {
-    const kind = await lstatKind(files, projectPath);
-    if (kind === 'symlink') {
-      await classify(files, root, [[{ rel: scope.projectDir, kind }]], result, layout);
-    } else if (kind === 'dir') {
-      result.directories.push(scope.projectDir);
-      const found = walkEntries(files, projectPath, 2, leafNames, prefetched);
-      await classify(files, root, underProject(scope.projectDir, found), result, layout);
-    }
-    return result;
-  }
-  if ((await lstatKind(files, projectPath)) !== 'dir') return result;
-  const sessionRel = `${scope.projectDir}/${scope.sessionDir}`;
-  const sessionKind = await lstatKind(files, keyPath(root, sessionRel));
-  if (sessionKind === 'missing') return result;
-  const found: Found[] = [{ rel: sessionRel, kind: sessionKind }];
-  if (sessionKind === 'dir') {
-    for (const name of leafNames ?? []) {
-      const entry = await lstatEntry(files, keyPath(root, `${sessionRel}/${name}`));
-      if (entry !== undefined) found.push({ rel: `${sessionRel}/${name}`, ...entry });
-    }
-  }
-  await classify(files, root, [found], result, layout);
+  if (base !== '' && key !== base && !key.startsWith(`${base}/`)) return result;
+  const depth = depthBelowBase(key, baseDepthOf(layout), layout.leafDepth + 1);
+  if (scope.kind === 'file' ? depth !== layout.leafDepth + 1 : depth > layout.leafDepth) return result;
+  const parent = parentKey(key);
+  if (scope.kind === 'file' && layout.leafName !== undefined && parent.slice(parent.lastIndexOf('/') + 1) !== layout.leafName) return result;
+  if (!(await realFolders(files, root, parent))) return result;
+  const full = keyPath(root, key);
+  const entry = await lstatEntry(files, full);
+  if (entry === undefined) return result;
+  await classify(files, root, [[{ rel: key, ...entry }]], result, layout);
+  // Below a folder the walk goes on, unless it is a leaf-level folder of another name.
+  const walked = entry.kind === 'dir' && (depth < layout.leafDepth || layout.leafName === undefined || key.slice(key.lastIndexOf('/') + 1) === layout.leafName);
+  if (scope.kind === 'dir' && walked) await classify(files, root, under(key, walkEntries(files, full, layout, depth, layout.leafDepth, prefetched)), result, layout);
   return result;
 }

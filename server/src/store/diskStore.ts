@@ -62,7 +62,7 @@ export class DiskSessionStore implements SessionStoreService {
     this.cache = new CacheWriter(state, options.cacheDir, format);
     this.publication = new Publication(state, format.listing);
     const scanner = new Scanner(state, events, this.cache, format);
-    this.freshness = new Freshness(state, events, scanner);
+    this.freshness = new Freshness(state, events, scanner, format.layout);
     const attachment = (this.attachment = new RootAttachment(state, events, scanner, this.cache));
     events.consume((event) => this.route(event));
     state.background(attachment.attach());

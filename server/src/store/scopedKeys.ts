@@ -1,23 +1,29 @@
 /**
- * A set of root-relative keys (`<projectDir>`, `<projectDir>/<sessionDir>` or deeper) that lists
- * the keys of one discovery scope looking only at its project's keys: a watch event re-reads one
- * session directory, and at 100,000 sessions filtering every key for it would make each
+ * A set of root-relative keys (folders and session files under a layout's base) that lists the
+ * keys of one discovery scope looking only at its project folder's keys: a watch event re-reads
+ * one session folder or file, and at 100,000 sessions filtering every key for it would make each
  * event cost as much as a full rescan.
  */
-import type { DiscoveryScope } from './discovery';
+import { inScope, projectKeyOf, type DiscoveryScope } from './layoutScopes';
 
-function projectOf(key: string): string {
-  const slash = key.indexOf('/');
-  return slash === -1 ? key : key.slice(0, slash);
+/** How many `/`-separated segments a key has. */
+function segmentCount(key: string): number {
+  let segments = 1;
+  for (let i = key.indexOf('/'); i !== -1; i = key.indexOf('/', i + 1)) segments++;
+  return segments;
 }
 
 /**
- * Root-relative keys grouped by project directory: one set per project rather than per
- * session directory, since a set costs ~150 bytes and most session directories hold one key.
+ * Root-relative keys grouped by project folder (the folder one level below the layout's base):
+ * one set per project rather than per session folder, since a set costs ~150 bytes and most
+ * session folders hold one key. A key no deeper than a project folder is a group of its own.
  */
 export class ScopedKeys implements Iterable<string> {
   private readonly byProject = new Map<string, Set<string>>();
   private count = 0;
+
+  /** `baseDepth`: how many segments the layout's base has (0: the base is the root). */
+  constructor(private readonly baseDepth = 0) {}
 
   /** How many keys are held. */
   get size(): number {
@@ -26,12 +32,12 @@ export class ScopedKeys implements Iterable<string> {
 
   /** Whether `key` is held. */
   has(key: string): boolean {
-    return this.byProject.get(projectOf(key))?.has(key) ?? false;
+    return this.byProject.get(projectKeyOf(key, this.baseDepth))?.has(key) ?? false;
   }
 
   /** Adds `key`; false when it was already held. */
   add(key: string): boolean {
-    const project = projectOf(key);
+    const project = projectKeyOf(key, this.baseDepth);
     let keys = this.byProject.get(project);
     if (!keys) this.byProject.set(project, (keys = new Set()));
     if (keys.has(key)) return false;
@@ -42,7 +48,7 @@ export class ScopedKeys implements Iterable<string> {
 
   /** Removes `key`; false when it was not held. */
   delete(key: string): boolean {
-    const project = projectOf(key);
+    const project = projectKeyOf(key, this.baseDepth);
     const keys = this.byProject.get(project);
     if (!keys?.delete(key)) return false;
     this.count--;
@@ -50,7 +56,7 @@ export class ScopedKeys implements Iterable<string> {
     return true;
   }
 
-  /** The project directories holding at least one key. */
+  /** The project folders (and keys no deeper) holding at least one key. */
   projects(): string[] {
     return [...this.byProject.keys()];
   }
@@ -61,16 +67,24 @@ export class ScopedKeys implements Iterable<string> {
   }
 
   /**
-   * The keys inside a scope (the scope's own directory included), as a copy so the caller may
-   * add and delete while going through them. Same answer as filtering with `inScope`; a
-   * session scope looks only at its project's keys.
+   * The keys inside a scope (a folder scope's own folder included), as a copy so the caller may
+   * add and delete while going through them. Same answer as filtering with `inScope`; a scope
+   * inside a project folder looks only at that project's keys.
    */
   inScope(scope: DiscoveryScope): string[] {
     if (scope.kind === 'root') return [...this];
-    const keys = this.byProject.get(scope.projectDir);
+    if (scope.kind === 'file') return this.has(scope.key) ? [scope.key] : [];
+    const { dir } = scope;
+    if (this.baseDepth > 0 && segmentCount(dir) <= this.baseDepth) {
+      // The base or a folder above it: every project below it.
+      const found: string[] = [];
+      for (const [project, keys] of this.byProject) if (inScope(project, scope)) for (const key of keys) found.push(key);
+      return found;
+    }
+    const project = projectKeyOf(dir, this.baseDepth);
+    const keys = this.byProject.get(project);
     if (!keys) return [];
-    if (scope.kind === 'project') return [...keys];
-    const dir = `${scope.projectDir}/${scope.sessionDir}`;
+    if (project === dir) return [...keys];
     const prefix = `${dir}/`;
     const found: string[] = [];
     for (const key of keys) if (key === dir || key.startsWith(prefix)) found.push(key);

@@ -216,8 +216,8 @@ describe('TranscriptIndex resume states', () => {
       const [projectDir, sessionDir] = key.split('/');
       index.add({ key, projectDir, sessionDir });
     }
-    expect(index.keysIn({ kind: 'project', projectDir: 'p' }).sort()).toEqual(['p/a/session.jsonl', 'p/b/session.jsonl.zstd']);
-    expect(index.keysIn({ kind: 'session', projectDir: 'q', sessionDir: 'a' })).toEqual(['q/a/session.jsonl']);
+    expect(index.keysIn({ kind: 'dir', dir: 'p' }).sort()).toEqual(['p/a/session.jsonl', 'p/b/session.jsonl.zstd']);
+    expect(index.keysIn({ kind: 'dir', dir: 'q/a' })).toEqual(['q/a/session.jsonl']);
     expect(index.delete('p/a/session.jsonl')).toBe(true);
     expect(index.delete('p/a/session.jsonl')).toBe(false);
     expect(index.keysIn({ kind: 'root' }).sort()).toEqual(['p/b/session.jsonl.zstd', 'q/a/session.jsonl']);

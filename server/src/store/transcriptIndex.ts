@@ -5,7 +5,8 @@
  * replaced one from scratch.
  */
 import { ConcurrencyLimit } from './concurrency';
-import { keyPath, type DiscoveryScope, type TranscriptLocation } from './discovery';
+import { keyPath, type TranscriptLocation } from './discovery';
+import { baseDepthOf, type DiscoveryScope } from './layoutScopes';
 import { quickSync } from './quickSync';
 import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
@@ -63,7 +64,7 @@ export class TranscriptIndex {
   /** One copy of each cwd seen (bounded by the distinct cwds, a few per project directory). */
   private readonly cwds = new Map<string, string>();
   /** The same keys as `entries`, listable by discovery scope. */
-  private readonly scoped = new ScopedKeys();
+  private readonly scoped: ScopedKeys;
 
   constructor(
     private readonly root: string,
@@ -73,6 +74,7 @@ export class TranscriptIndex {
     private readonly format: IndexFormat<TranscriptSummary, ResumeState> = dshFormat(new SummarizePool({ size: 0, files }), files),
   ) {
     this.limit = new ConcurrencyLimit(concurrency);
+    this.scoped = new ScopedKeys(baseDepthOf(format.layout));
   }
 
   /** Every indexed transcript. */
@@ -193,7 +195,7 @@ export class TranscriptIndex {
     return this.scoped.inScope(scope);
   }
 
-  /** The project directories holding known transcripts. */
+  /** The project folders (one level below the layout's base) holding known transcripts. */
   projects(): string[] {
     return this.scoped.projects();
   }

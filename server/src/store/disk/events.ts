@@ -5,7 +5,7 @@
  * freshness ask the scanner and the cache for work and get its result back.
  */
 import type { SessionsRootProblem } from '@dsh-session-ls/shared';
-import type { DiscoveryScope } from '../discovery';
+import type { DiscoveryScope } from '../layoutScopes';
 import type { Attached } from './state';
 
 /** Something one part of the store saw that others may act on. */

@@ -6,7 +6,10 @@
 import type { Stats } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { FakeClock, yieldTurns } from '../../testing/fakeClock';
-import type { DiscoveryScope } from '../discovery';
+import type { SessionLayout } from '../formats/adapter';
+import { codexFormat } from '../formats/codex';
+import { dshLayout } from '../formats/dshLayout';
+import type { DiscoveryScope } from '../layoutScopes';
 import { ScopedKeys } from '../scopedKeys';
 import type { FileIdentity, TranscriptFiles } from '../transcriptFiles';
 import type { IndexedTranscript } from '../transcriptIndex';
@@ -25,7 +28,7 @@ function statsOf(identity: FileIdentity): Stats {
  * A Freshness over an attached root of `keys` (`<project>/<session>/session.jsonl`), none of
  * whose directories is watched except `watched`; scans and refreshes are recorded, not run.
  */
-function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: string[] = [], lstatCostMs = 0) {
+function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: string[] = [], lstatCostMs = 0, layout: SessionLayout = dshLayout) {
   const events = new StoreEvents();
   const emitted: StoreEvent['type'][] = [];
   events.consume((event) => emitted.push(event.type));
@@ -56,10 +59,11 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
       get: (key: string) => entries.get(key),
       all: () => entries.values(),
     },
-    watches: { update: () => undefined, isWatched: (dir: string) => watched.includes(dir) },
+    watches: { update: (dirs: Iterable<string>) => watchUpdates.push([...dirs]), isWatched: (dir: string) => watched.includes(dir) },
     directories: new ScopedKeys(),
   } as unknown as Attached;
   const flushes: number[] = [];
+  const watchUpdates: string[][] = [];
   const scans: DiscoveryScope[][] = [];
   const refreshes: string[] = [];
   let scanCost = { ms: 0, cpuMs: 0 };
@@ -79,7 +83,7 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
       scans.push([]);
       return rootAttached;
     },
-  });
+  }, layout);
   freshness.setRoot(attached);
   return {
     clock,
@@ -95,6 +99,7 @@ function setUp(tuning: Partial<DiskStoreTuning>, keys: string[] = [], watched: s
     costs: (ms: number, cpuMs: number) => (scanCost = { ms, cpuMs }),
     emitted,
     replaceRoot: () => (rootAttached = false),
+    watchUpdates,
   };
 }
 
@@ -118,12 +123,12 @@ describe('freshness scheduling in fake time', () => {
     }
     await advance(clock, 100);
     expect(flushes.map((t) => t - start)).toEqual([200, 400, 510]);
-    for (const scopes of scans) expect(scopes).toEqual([{ kind: 'session', projectDir: 'p', sessionDir: 's' }]);
+    for (const scopes of scans) expect(scopes).toEqual([{ kind: 'dir', dir: 'p/s' }]);
     // One event, then quiet: read 30 ms later.
     freshness.onWatchEvent(attached, 'p', undefined);
     await advance(clock, 100, 1);
     expect(flushes.map((t) => t - start)).toEqual([200, 400, 510, 630]);
-    expect(scans.at(-1)).toEqual([{ kind: 'project', projectDir: 'p' }]);
+    expect(scans.at(-1)).toEqual([{ kind: 'dir', dir: 'p' }]);
   });
 
   it('ignores events of a dropped root, and reads nothing while the first index is built', async () => {
@@ -145,7 +150,7 @@ describe('freshness scheduling in fake time', () => {
     state.indexing = false;
     freshness.onWatchEvent(attached, 'p', undefined);
     await advance(clock, 100, 10);
-    expect(scans).toEqual([[{ kind: 'project', projectDir: 'p' }]]);
+    expect(scans).toEqual([[{ kind: 'dir', dir: 'p' }]]);
     expect(emitted).toEqual(['settled']);
     replaceRoot();
     freshness.onWatchEvent(attached, 'p', undefined);
@@ -231,4 +236,19 @@ describe('freshness scheduling in fake time', () => {
     expect(second.filter((offset) => offset < 1000).length).toBeLessThanOrEqual(11);
     expect(Math.max(...second)).toBeGreaterThan(3000);
   });
+
+  it('watches the base and the folders above the leaf folders first, then the leaf folders of the newest sessions (a 3-deep layout)', () => {
+    const days = ['sessions/2026/12/01', 'sessions/2026/12/02', 'sessions/2026/12/03', 'sessions/2026/11/30'];
+    const keys = days.map((day) => `${day}/rollout.jsonl`);
+    const { attached, freshness, watchUpdates } = setUp({ maxWatches: 8 }, keys, [], 0, codexFormat);
+    days.forEach((day, i) => Object.assign(attached.index.get(`${day}/rollout.jsonl`)!, { identity: { ...IDENTITY, mtimeMs: [3, 1, 4, 2][i]! } }));
+    const above = ['sessions', 'sessions/2026', 'sessions/2026/12', 'sessions/2026/11'];
+    // A day without a session yet is about to get one.
+    for (const dir of [...above, ...days, 'sessions/2026/11/29']) (attached.directories as ScopedKeys).add(dir);
+    freshness.updateWatches(attached);
+    // 8 watches: the root's, the 4 folders above the days (before any day), then the days: the empty one, then the newest sessions'.
+    expect(watchUpdates.at(-1)!.slice(0, 4).sort()).toEqual([...above].sort());
+    expect(watchUpdates.at(-1)!.slice(4)).toEqual(['sessions/2026/11/29', 'sessions/2026/12/03', 'sessions/2026/12/01']);
+  });
 });
+

@@ -5,7 +5,9 @@
  * failed reads); a full rescan, spaced by its own cost, catches whatever both missed. The looks
  * themselves are the scanner's, awaited; what freshness finds it reports on the event stream.
  */
-import { keyPath, scopeOfChange, type DiscoveryScope } from '../discovery';
+import { keyPath } from '../discovery';
+import type { SessionLayout } from '../formats/adapter';
+import { baseDepthOf, isLeafFolder, scopeOfChange, type DiscoveryScope } from '../layoutScopes';
 import { PendingScopes } from '../pendingScopes';
 import { sameIdentity } from '../transcriptFiles';
 import type { TimerSlot } from './clock';
@@ -31,8 +33,8 @@ function mostRecent<T>(items: T[], score: (item: T) => number, count: number): T
   return items.filter((_, i) => scores[i] >= threshold);
 }
 
-/** The session directory (`<projectDir>/<sessionDir>`) a transcript key lies in. */
-function sessionDirOf(key: string): string {
+/** The folder a transcript key lies in (dsh: its session folder). */
+function parentOf(key: string): string {
   return key.slice(0, key.lastIndexOf('/'));
 }
 
@@ -68,6 +70,8 @@ export class Freshness {
     private readonly state: StoreState,
     private readonly events: StoreEvents,
     private readonly looks: FreshnessLooks,
+    /** Where the root's sessions lie. */
+    private readonly layout: SessionLayout,
   ) {
     this.flushTimer = state.timer();
     this.sweepTimer = state.timer();
@@ -147,7 +151,9 @@ export class Freshness {
 
   /** A watch of `attached` saw a change in `dir` (to `name`, if known). */
   onWatchEvent(attached: Attached, dir: string, name: string | undefined): void {
-    if (this.state.isCurrent(attached)) this.markDirty(scopeOfChange(dir, name));
+    if (!this.state.isCurrent(attached)) return;
+    const scope = scopeOfChange(this.layout, dir, name);
+    if (scope !== undefined) this.markDirty(scope);
   }
 
   /** Queues a scope for re-reading after a short quiet time (a burst is read once). */
@@ -198,7 +204,10 @@ export class Freshness {
     }
   }
 
-  /** Watches project directories, then session directories, newest transcript first. */
+  /**
+   * Watches the base and the folders above the leaf folders (dsh: project folders), then leaf
+   * folders (dsh: session folders), newest transcript first.
+   */
   updateWatches(attached: Attached): void {
     const { state } = this;
     if (!state.isCurrent(attached)) return;
@@ -207,13 +216,14 @@ export class Freshness {
     if (attached.directories.size < maxWatches) return attached.watches.update(attached.directories);
     const recency = new Map<string, number>();
     for (const entry of attached.index.all()) {
-      const dir = sessionDirOf(entry.location.key);
+      const dir = parentOf(entry.location.key);
       recency.set(dir, Math.max(recency.get(dir) ?? -Infinity, entry.identity?.mtimeMs ?? Infinity));
     }
     const projects: string[] = [];
     const sessions: string[] = [];
-    for (const dir of attached.directories) (dir.includes('/') ? sessions : projects).push(dir);
-    // A session directory without a transcript yet is about to get one: watch it first.
+    const baseDepth = baseDepthOf(this.layout);
+    for (const dir of attached.directories) (isLeafFolder(this.layout, baseDepth, dir) ? sessions : projects).push(dir);
+    // A leaf folder without a transcript yet is about to get one: watch it first.
     const recencyOf = (dir: string) => recency.get(dir) ?? Infinity;
     const chosen = mostRecent(sessions, recencyOf, maxWatches - 1 - projects.length);
     chosen.sort((a, b) => recencyOf(b) - recencyOf(a) || (a < b ? -1 : 1));
@@ -290,7 +300,7 @@ export class Freshness {
     const seen = new Set(failed);
     const keys = failed;
     for (const key of attached.index.keys()) {
-      if (!seen.has(key) && !attached.watches.isWatched(sessionDirOf(key))) keys.push(key);
+      if (!seen.has(key) && !attached.watches.isWatched(parentOf(key))) keys.push(key);
     }
     return keys;
   }

@@ -8,6 +8,7 @@ import { ScopedKeys } from '../scopedKeys';
 import type { CachedSummary } from '../summaryCache';
 import { nodeTranscriptFiles } from '../transcriptFiles';
 import { TranscriptIndex } from '../transcriptIndex';
+import { claudeFormat } from '../formats/claudeCode';
 import { applyRootLevel, applyScope } from './reconcile';
 import type { RootContents } from './state';
 
@@ -39,13 +40,13 @@ const noCache = (): CachedSummary | undefined => undefined;
 describe('reconciliation', () => {
   it('returns nothing changed when a scope holds what the index knows', async () => {
     const attached = attachedWith(['p/a/session.jsonl']);
-    const change = await applyScope(attached, { kind: 'project', projectDir: 'p' }, found(['p/a/session.jsonl'], ['p', 'p/a']), noCache);
+    const change = await applyScope(attached, { kind: 'dir', dir: 'p' }, found(['p/a/session.jsonl'], ['p', 'p/a']), noCache);
     expect(change).toEqual({ listingChanged: false, removed: false, directoriesChanged: false });
   });
 
   it('returns what a scope lost and gained, and applies it', async () => {
     const attached = attachedWith(['p/a/session.jsonl', 'p/b/session.jsonl', 'q/c/session.jsonl']);
-    const scope = { kind: 'project', projectDir: 'p' } as const;
+    const scope = { kind: 'dir', dir: 'p' } as const;
     const problem = { key: 'p/x', reason: 'not a directory' };
     const change = await applyScope(attached, scope, found(['p/a/session.jsonl', 'p/d/session.jsonl'], ['p', 'p/a', 'p/d'], [problem]), noCache);
     expect(change).toEqual({ listingChanged: true, removed: true, directoriesChanged: true });
@@ -64,5 +65,25 @@ describe('reconciliation', () => {
     expect([...attached.index.keys()]).toEqual(['q/c/session.jsonl']);
     expect([...attached.directories].sort()).toEqual(['q', 'q/c', 'r']);
     expect(applyRootLevel(attached, found([], ['q', 'r']))).toEqual({ listingChanged: false, removed: false, directoriesChanged: false });
+  });
+
+  it("forgets at the root level of an agent's home what lay in project folders of its base that are gone", async () => {
+    // Claude Code's layout: projects/<p>/<id>.jsonl; nothing is read.
+    const format = { layout: claudeFormat, readFacts: () => Promise.reject(new Error('not read')), mayResume: () => false };
+    const index = new TranscriptIndex('/home', nodeTranscriptFiles, 1, format);
+    const directories = new ScopedKeys(1);
+    const attached = { index, directories, discoveryProblems: new Map() } as unknown as RootContents;
+    for (const key of ['projects/p/x.jsonl', 'projects/q/y.jsonl']) index.add({ key, projectDir: key.slice(0, key.lastIndexOf('/')), sessionDir: key.split('/')[1]! });
+    for (const dir of ['projects', 'projects/p', 'projects/q']) directories.add(dir);
+    attached.discoveryProblems.set('projects/p/z.jsonl', { key: 'projects/p/z.jsonl', reason: 'link' });
+    attached.discoveryProblems.set('projects/gone', { key: 'projects/gone', reason: 'link' });
+    const change = applyRootLevel(attached, found([], ['projects', 'projects/q', 'projects/r']), 1);
+    expect(change).toEqual({ listingChanged: true, removed: true, directoriesChanged: true });
+    expect(index.keys()).toEqual(['projects/q/y.jsonl']);
+    expect([...directories].sort()).toEqual(['projects', 'projects/q', 'projects/r']);
+    expect([...attached.discoveryProblems.keys()]).toEqual([]);
+    // A file's scope: that file alone, gone.
+    expect(await applyScope(attached, { kind: 'file', key: 'projects/q/y.jsonl' }, found([], []), noCache)).toMatchObject({ removed: true });
+    expect(index.keys()).toEqual([]);
   });
 });

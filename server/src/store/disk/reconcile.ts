@@ -3,7 +3,8 @@
  * index, known directories and discovery problems (the scanner's {@link RootContents}), and
  * returns what that changed. It emits nothing and schedules nothing; the scanner reports the change.
  */
-import { inScope, type DiscoveryResult, type DiscoveryScope } from '../discovery';
+import type { DiscoveryResult } from '../discovery';
+import { inScope, projectKeyOf, type DiscoveryScope } from '../layoutScopes';
 import type { CachedSummary } from '../summaryCache';
 import type { RootContents } from './state';
 
@@ -35,37 +36,41 @@ function replaceProblems(attached: RootContents, replaced: (key: string) => bool
 }
 
 /**
- * Applies the root's own level: forgets what lay in project directories that are gone (or are
- * no longer real directories) and records the root's skipped entries.
+ * Applies the root's own level (the base's folders and the project folders in it): forgets what
+ * lay in project folders that are gone (or are no longer real directories) and records the
+ * skipped entries of that level. `baseDepth`: how many segments the layout's base has.
  */
-export function applyRootLevel(attached: RootContents, found: DiscoveryResult): Reconciled {
+export function applyRootLevel(attached: RootContents, found: DiscoveryResult, baseDepth = 0): Reconciled {
   const projects = new Set(found.directories);
-  const outside = (key: string) => {
-    const slash = key.indexOf('/');
-    return !projects.has(slash === -1 ? key : key.slice(0, slash));
-  };
-  // Root-level problems are replaced; deeper ones go with their project directory.
-  let listingChanged = replaceProblems(attached, (key) => !key.includes('/') || outside(key), found.problems);
+  // Problems of that level are replaced; deeper ones go with their project folder.
+  let listingChanged = replaceProblems(
+    attached,
+    (key) => {
+      const project = projectKeyOf(key, baseDepth);
+      return project === key || !projects.has(project);
+    },
+    found.problems,
+  );
   let directoriesChanged = false;
   for (const project of attached.directories.projects()) {
     if (projects.has(project)) continue;
-    for (const dir of attached.directories.inScope({ kind: 'project', projectDir: project })) attached.directories.delete(dir);
+    for (const dir of attached.directories.inScope({ kind: 'dir', dir: project })) attached.directories.delete(dir);
     directoriesChanged = true;
   }
   for (const project of projects) if (attached.directories.add(project)) directoriesChanged = true;
   let removed = false;
   for (const project of attached.index.projects()) {
     if (projects.has(project)) continue;
-    for (const key of attached.index.keysIn({ kind: 'project', projectDir: project })) attached.index.delete(key);
+    for (const key of attached.index.keysIn({ kind: 'dir', dir: project })) attached.index.delete(key);
     removed = listingChanged = true;
   }
   return { listingChanged, removed, directoriesChanged };
 }
 
 /**
- * Applies a project or session scope: its problems and directories are replaced, transcripts
+ * Applies a folder or file scope: its problems and directories are replaced, transcripts
  * no longer there leave the index, new ones enter it (with their cached summary, if `cached`
- * has one). Only the scope's own keys are visited: a session-directory event costs no full pass.
+ * has one). Only the scope's own keys are visited: a session folder's event costs no full pass.
  */
 export async function applyScope(
   attached: RootContents,

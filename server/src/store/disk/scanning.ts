@@ -6,7 +6,8 @@
  * is the only part that writes them, and the others read them through the root's read-only views.
  */
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
-import { discover, discoverRootLevel, sessionScopeOf, type DiscoveryScope } from '../discovery';
+import { discover, discoverRootLevel } from '../discovery';
+import { baseDepthOf, depthBelowBase, scopeOfKey, type DiscoveryScope } from '../layoutScopes';
 import type { DshFormat } from '../formats/dsh';
 import { ScopedKeys } from '../scopedKeys';
 import type { FileIdentity } from '../transcriptFiles';
@@ -24,6 +25,8 @@ export class Scanner {
   private reconciling: Promise<unknown> = Promise.resolve();
   /** What the scanner writes of each attached root it made. */
   private readonly contents = new WeakMap<Attached, RootContents>();
+  /** How many segments the layout's base has (0: the base is the root). */
+  private readonly baseDepth: number;
 
   constructor(
     private readonly state: StoreState,
@@ -31,14 +34,16 @@ export class Scanner {
     private readonly cache: Pick<CacheWriter, 'adopt' | 'loaded' | 'earlyLookups'>,
     /** The format the root's files are read in (dsh's). */
     private readonly format: DshFormat,
-  ) {}
+  ) {
+    this.baseDepth = baseDepthOf(format.layout);
+  }
 
   /** A root being attached, with an empty index, no known directories and no problems yet. */
   open(root: Omit<Attached, 'index' | 'directories' | 'discoveryProblems'>): Attached {
     const { tuning } = this.state;
     const contents: RootContents = {
       index: new TranscriptIndex(root.realRoot, tuning.files, tuning.concurrency, this.format),
-      directories: new ScopedKeys(),
+      directories: new ScopedKeys(this.baseDepth),
       discoveryProblems: new Map(),
     };
     const attached: Attached = { ...root, ...contents };
@@ -76,7 +81,7 @@ export class Scanner {
   }
 
   /**
-   * The whole root, one project directory at a time (a few in flight, so reading never waits
+   * The whole root, one project folder (a folder one level below the layout's base) at a time (a few in flight, so reading never waits
    * for the next listing): discovering 100,000 sessions at once held ~40 MB of locations, keys
    * and directory names besides the index, at every full rescan.
    */
@@ -88,14 +93,14 @@ export class Scanner {
     );
     const projects = await run;
     if (!projects) return;
-    await forEachConcurrently(projects, PROJECT_SCANS_IN_FLIGHT, (projectDir) => this.scan(attached, { kind: 'project', projectDir }), (error) =>
+    await forEachConcurrently(projects, PROJECT_SCANS_IN_FLIGHT, (dir) => this.scan(attached, { kind: 'dir', dir }), (error) =>
       this.state.log(`scanning a project directory failed: ${error instanceof Error ? error.message : String(error)}`),
     );
   }
 
   /**
    * Reconciles the root's own level (see {@link applyRootLevel}); returns the project
-   * directories to scan.
+   * folders to scan.
    */
   private async reconcileRootLevel(attached: Attached): Promise<string[] | undefined> {
     const { state } = this;
@@ -103,16 +108,18 @@ export class Scanner {
     const found = await discoverRootLevel(attached.realRoot, state.tuning.directories, this.format.layout);
     await this.cache.loaded(attached);
     if (!state.isCurrent(attached)) return undefined;
-    this.report(attached, applyRootLevel(this.contentsOf(attached), found));
-    return found.directories;
+    this.report(attached, applyRootLevel(this.contentsOf(attached), found, this.baseDepth));
+    // The base's own folders are on that level too.
+    return this.baseDepth === 0 ? found.directories : found.directories.filter((dir) => depthBelowBase(dir, this.baseDepth, 1) === 1);
   }
 
   /** The scope's transcripts after reconciling, and what discovery's lookups of them saw. */
   private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<{ keys: string[]; seen: ReadonlyMap<string, FileIdentity> } | undefined> {
     const { state } = this;
     if (!state.isCurrent(attached)) return undefined;
-    // The first scan's project directories were looked up early, in a worker (see earlyLookups.ts).
-    const prefetched = scope.kind === 'project' ? await this.cache.earlyLookups(attached)?.project(scope.projectDir) : undefined;
+    // The first scan's project folders were looked up early, in a worker (see earlyLookups.ts).
+    const project = scope.kind === 'dir' && depthBelowBase(scope.dir, this.baseDepth, 1) === 1;
+    const prefetched = project ? await this.cache.earlyLookups(attached)?.project(scope.dir) : undefined;
     const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched, this.format.layout);
     await this.cache.loaded(attached);
     if (!state.isCurrent(attached)) return undefined;
@@ -144,7 +151,7 @@ export class Scanner {
     if (outcome === 'changed') this.events.emit({ type: 'listingChanged', attached, removed: false, rereadKey: key });
     if (outcome === 'gone') {
       // Let discovery decide what the path is now (deleted, replaced by a link, …).
-      this.events.emit({ type: 'scopeStale', scope: sessionScopeOf(key) });
+      this.events.emit({ type: 'scopeStale', scope: scopeOfKey(this.format.layout, key) });
     }
     this.statusChanged();
     return outcome;

@@ -27,6 +27,8 @@ export interface SessionLayout {
   readonly base: string;
   /** Depth below `base` of the folders that hold session files (1 for `base/<folder>`, 3 for `base/YYYY/MM/DD`). */
   readonly leafDepth: number;
+  /** The one name a folder at `leafDepth` has when it holds session files (any name when absent). */
+  readonly leafName?: string;
   /** Whether a file name in a leaf folder is a session file. */
   isSessionFile(name: string): boolean;
   /**

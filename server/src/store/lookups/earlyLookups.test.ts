@@ -84,7 +84,7 @@ describe('early lookups (a worker thread)', () => {
     const projects = await projectDirectories();
     expect(projects.sort()).toEqual(['--p--', '--q--', '.hidden']);
     for (const projectDir of projects) {
-      const scope = { kind: 'project', projectDir } as const;
+      const scope = { kind: 'dir', dir: projectDir } as const;
       const prefetched = await lookups.project(projectDir);
       expect(prefetched, projectDir).toBeDefined();
       const early = await discover(root, scope, nodeDirectoryFiles, prefetched);
@@ -96,14 +96,14 @@ describe('early lookups (a worker thread)', () => {
     const lookups = await walked();
     const { files, readdirs, lstats } = counting();
     const prefetched = await lookups.project('--p--');
-    const result = await discover(root, { kind: 'project', projectDir: '--p--' }, files, prefetched);
+    const result = await discover(root, { kind: 'dir', dir: '--p--' }, files, prefetched);
     expect(result.seen.get('--p--/both/session.jsonl.zstd')).toMatchObject({ size: 'longer\n'.length });
     expect(result.seen.get('--p--/a/session.jsonl')).toMatchObject({ mtimeMs: new Date(2026, 0, 1).getTime() });
     expect(readdirs).toEqual([]);
     // Only the project directory itself, which a project scope always looks at first.
     expect(lstats).toEqual([path.join(root, '--p--')]);
     const { files: alone, readdirs: readdirsAlone, lstats: lstatsAlone } = counting();
-    await discover(root, { kind: 'project', projectDir: '--p--' }, alone);
+    await discover(root, { kind: 'dir', dir: '--p--' }, alone);
     expect(readdirsAlone.length).toBe(1);
     expect(lstatsAlone.length).toBeGreaterThan(TRANSCRIPT_FILE_NAMES.length * 5);
   });
@@ -148,8 +148,8 @@ describe('early lookups (a worker thread)', () => {
       const prefetched = await lookups.project(projectDir);
       expect(prefetched, projectDir).toBeUndefined();
       const { files, lstats } = counting();
-      const result = await discover(root, { kind: 'project', projectDir }, files, prefetched);
-      expect(sortedDiscovery(result)).toEqual(sortedDiscovery(await discover(root, { kind: 'project', projectDir })));
+      const result = await discover(root, { kind: 'dir', dir: projectDir }, files, prefetched);
+      expect(sortedDiscovery(result)).toEqual(sortedDiscovery(await discover(root, { kind: 'dir', dir: projectDir })));
       expect(lstats.length).toBeGreaterThan(1);
     }
   });
