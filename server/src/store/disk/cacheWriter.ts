@@ -166,16 +166,20 @@ export class CacheWriter {
 
   /**
    * A large cache is a restart of a large store: its first lookups are made in a worker while the
-   * cache loads (see earlyLookups.ts). Only through the real file system (tests replace it).
+   * cache loads (see earlyLookups.ts). Only through the real file system (tests replace it), and
+   * only for a layout of the worker's shape: project and session folders right in the root, each
+   * session folder looked up by name (dsh's).
    */
   private async lookUpEarlyIfLarge(root: RootCache, cacheFile: string): Promise<void> {
     const { state } = this;
     const { attached } = root;
     const { tuning } = state;
     if (tuning.lookupWorkerFile === undefined || tuning.directories !== nodeDirectoryFiles) return;
+    const { base, leafDepth, sessionFileNames } = this.format.layout;
+    if (base !== '' || leafDepth !== 2 || sessionFileNames === undefined) return;
     const bytes = (await fsp.stat(cacheFile).catch(() => undefined))?.size ?? -1;
     if (bytes < tuning.earlyLookupsCacheBytes || !state.isCurrent(attached)) return;
-    root.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: this.format.layout.sessionFileNames ?? [] }, tuning.lookupWorkerFile, state.log);
+    root.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: sessionFileNames }, tuning.lookupWorkerFile, state.log);
   }
 
   /**
