@@ -272,7 +272,7 @@ async function lstatEntry(files: DirectoryFiles, file: string): Promise<Omit<Nam
   }
 }
 
-/** Whether a symbolic link would lead to a directory (only then is it a skipped project/session directory). */
+/** Whether a symbolic link would lead to a directory (only then is it a skipped folder of the layout). */
 async function pointsToDirectory(files: DirectoryFiles, file: string): Promise<boolean> {
   try {
     return (await files.stat(file)).isDirectory();
