@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { openSessionStore, type SessionStoreService } from './store';
-import { openForeignStore, type ForeignSessionStore } from './store/engine/foreignStore';
+import type { ForeignSessionStore } from './store/engine/foreignStore';
+import { openForeignStore } from './store/engine/openForeignStore';
 
 // Never stdout: in stdio mode it carries the protocol. Nothing once stderr broke (brokenPipes.ts).
 export function logToStderr(message: string): void {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openForeignStore } from '../../../server/src/store/engine/foreignStore';
+import { openForeignStore } from '../../../server/src/store/engine/openForeignStore';
 import { ensureForeignHomes } from './foreignSessions';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-foreign-'));

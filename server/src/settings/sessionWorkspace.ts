@@ -11,7 +11,8 @@ import {
 } from '../resolver';
 import type { SessionStoreService, StoreStatus } from '../store/service';
 import { composeAgentStores, storeServesAgent } from '../store/composite';
-import { openForeignStore, type ForeignSessionStore } from '../store/engine/foreignStore';
+import type { ForeignSessionStore } from '../store/engine/foreignStore';
+import { openForeignStore } from '../store/engine/openForeignStore';
 import { sessionLogFiles } from '../store/sessionLogFile';
 import { SettingsState, type SessionSettings, type SettingKey, type SettingProblem } from './settings';
 import { fileUriToPath, resolveTarget, type TargetRequest } from './target';

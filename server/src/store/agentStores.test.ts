@@ -11,7 +11,7 @@ import { DshLog as SessionLogBuilder } from '../testing/testLogs';
 import type { SessionKey, SessionStore, StoredSessionSummary } from '../resolver/sessionStore';
 import type { SessionStoreService } from './service';
 import { composeAgentStores, storeServesAgent } from './composite';
-import { openForeignStore } from './engine/foreignStore';
+import { openForeignStore } from './engine/openForeignStore';
 import { loadSqlite } from './engine/databaseSnapshot';
 
 // Stores written by the real CLIs (Claude Code 2.1.197, codex-cli 0.171.0): test/agent-stores/tools/generate.mjs.

@@ -79,7 +79,7 @@ export function composeAgentStores(
     onStatus: (listener) => dsh.onStatus(listener),
     whenIndexed: (signal) => dsh.whenIndexed(signal),
     saveCache: async () => {
-      await dsh.saveCache?.();
+      await Promise.all([dsh.saveCache?.(), ...foreign.map((store) => store.saveCache?.())]);
     },
     dispose: () => {
       dsh.dispose();

@@ -21,7 +21,8 @@ import { RootAttachment } from './disk/rootAttachment';
 import { Scanner } from './disk/scanning';
 import { StoreState, type Attached } from './disk/state';
 import { DEFAULT_TUNING, type DiskStoreTuning } from './disk/tuning';
-import type { DshFormat } from './formats/dsh';
+import { SideFiles } from './disk/sideFiles';
+import type { EngineFormat } from './formats/engineFormat';
 import { dshFormatFor } from './formats/registry';
 import type { OpenSessionStoreOptions, SessionStoreService, StoreProblem, StoreStatus, Subscription } from './service';
 import { SummarizePool } from './summarize/pool';
@@ -31,24 +32,32 @@ export { cacheWritesSettled } from './summaryCache';
 export type { Clock } from './disk/clock';
 export { DEFAULT_TUNING, INLINE_INDEX_BYTES, type DiskStoreTuning } from './disk/tuning';
 
-/** The id of the session a transcript holds (its header's; its session folder's while it has none). */
-function sessionIdOf(attached: Attached, key: string): string | undefined {
+/**
+ * The id of the session a transcript holds: its header's; while it has none, its session folder's
+ * when a session folder holds one session (dsh), else none.
+ */
+function sessionIdOf(attached: Attached, format: EngineFormat, key: string): string | undefined {
   const entry = attached.index.get(key);
-  return entry?.summary?.header?.id ?? entry?.location.sessionDir;
+  return entry?.summary?.header?.id ?? (format.layout.sessionFileNames === undefined ? undefined : entry?.location.sessionDir);
 }
 
-/** A dsh sessions root on disk, served read-only and kept fresh. */
+/**
+ * A sessions root on disk, served read-only and kept fresh: dsh's sessions root in dsh's format,
+ * or (given `format`) another agent's home in that agent's (`engine/homeStore.ts`).
+ */
 export class DiskSessionStore implements SessionStoreService {
   readonly root: string;
   private readonly state: StoreState;
   private readonly pool: SummarizePool;
-  private readonly format: DshFormat;
+  private readonly format: EngineFormat;
   private readonly publication: Publication;
   private readonly cache: CacheWriter;
+  private readonly scanner: Scanner;
   private readonly freshness: Freshness;
   private readonly attachment: RootAttachment;
+  private readonly sides: SideFiles | undefined;
 
-  constructor(options: OpenSessionStoreOptions, tuning: Partial<DiskStoreTuning> = {}) {
+  constructor(options: OpenSessionStoreOptions, tuning: Partial<DiskStoreTuning> = {}, format?: EngineFormat) {
     this.root = path.resolve(options.root);
     const state = (this.state = new StoreState(this.root, { ...DEFAULT_TUNING, ...tuning }, options.log ?? (() => undefined)));
     this.pool = new SummarizePool({
@@ -57,11 +66,12 @@ export class DiskSessionStore implements SessionStoreService {
       files: state.tuning.files,
       log: state.log,
     });
-    const format = (this.format = dshFormatFor(this.pool, state.tuning.files));
+    format = this.format = format ?? dshFormatFor(this.pool, state.tuning.files);
     const events = new StoreEvents();
+    const sides = (this.sides = format.sideFiles === undefined ? undefined : new SideFiles(state, events, format.layout, format.sideFiles));
     this.cache = new CacheWriter(state, options.cacheDir, format);
-    this.publication = new Publication(state, format.listing);
-    const scanner = new Scanner(state, events, this.cache, format);
+    this.publication = new Publication(state, format.listing, () => sides?.facts());
+    const scanner = (this.scanner = new Scanner(state, events, this.cache, format, sides));
     this.freshness = new Freshness(state, events, scanner, format.layout);
     const attachment = (this.attachment = new RootAttachment(state, events, scanner, this.cache));
     events.consume((event) => this.route(event));
@@ -77,7 +87,7 @@ export class DiskSessionStore implements SessionStoreService {
         if (event.removed) cache.entriesRemoved(event.attached);
         if (event.rereadKey !== undefined) cache.reread(event.attached, event.rereadKey);
         cache.scheduleSave(event.attached, this.state.tuning.cacheSaveDelayMs);
-        return publication.markDirty(event.rereadKey, event.rereadKey === undefined ? undefined : sessionIdOf(event.attached, event.rereadKey));
+        return publication.markDirty(event.rereadKey, event.rereadKey === undefined ? undefined : sessionIdOf(event.attached, this.format, event.rereadKey));
       case 'statusChanged':
         return publication.emitStatus(event.force);
       case 'directoriesChanged':
@@ -85,6 +95,8 @@ export class DiskSessionStore implements SessionStoreService {
       case 'scopeStale':
         return freshness.markDirty(event.scope);
       case 'watched':
+        // A side file (the format's title index, project registry or markers) is read again by its part.
+        if (this.sides?.concerns(event.dir, event.name)) return this.state.background(this.sides.watched(event.attached, event.dir, event.name!));
         return freshness.onWatchEvent(event.attached, event.dir, event.name);
       case 'rootChanged':
         freshness.setRoot(event.attached);
@@ -114,8 +126,8 @@ export class DiskSessionStore implements SessionStoreService {
     state.finishIndexing();
     publication.emitStatus(true);
     publication.notifyNow();
-    // Not at once: the first answers come now, and writing the cache would compete with them.
-    this.cache.scheduleSave(attached, state.tuning.cacheSaveDelayMs);
+    // Not at once (by default): the first answers come now, and writing the cache would compete with them.
+    this.cache.scheduleSave(attached, state.tuning.firstCacheSaveDelayMs ?? state.tuning.cacheSaveDelayMs);
     freshness.catchUpWithFirstIndex(attached);
   }
 
@@ -137,6 +149,18 @@ export class DiskSessionStore implements SessionStoreService {
     }
     const root = await tuning.directories.realpath(this.root).catch(() => undefined);
     return this.format.readSurface(root, sessionId, signal);
+  }
+
+  /**
+   * Looks now at what the watches reported and is still waiting for its quiet time, and with
+   * `wholeRoot` at the whole root; settles once that is in the index (a read of a session not
+   * listed asks, see `engine/homeStore.ts`).
+   */
+  async lookAgain(wholeRoot: boolean): Promise<void> {
+    const attached = this.attachment.current;
+    if (attached === undefined || !this.state.isCurrent(attached)) return;
+    await this.freshness.flushNow();
+    if (wholeRoot) await this.scanner.scan(attached, { kind: 'root' });
   }
 
   // ---- service ------------------------------------------------------------------------------
@@ -197,8 +221,12 @@ export class DiskSessionStore implements SessionStoreService {
    * how many times the listing has been built or patched. @forTests
    */
   probe(): { handles: { watches: number; timers: number }; completedRescans: number; listingRebuilds: number } {
+    return { handles: this.handles(), completedRescans: this.freshness.completedRescans, listingRebuilds: this.publication.rebuilds };
+  }
+
+  /** The store's live handles: its directory watches and pending timers (a watch being added counts as a timer). */
+  handles(): { watches: number; timers: number } {
     const watches = this.attachment.current?.watches;
-    const pending = this.state.pendingTimers() + (watches?.adding ? 1 : 0);
-    return { handles: { watches: watches?.count ?? 0, timers: pending }, completedRescans: this.freshness.completedRescans, listingRebuilds: this.publication.rebuilds };
+    return { watches: watches?.count ?? 0, timers: this.state.pendingTimers() + (watches?.adding ? 1 : 0) };
   }
 }

@@ -10,7 +10,7 @@ import { baseDepthOf, type DiscoveryScope } from './layoutScopes';
 import { quickSync } from './quickSync';
 import { ScopedKeys } from './scopedKeys';
 import { SummarizePool } from './summarize/pool';
-import { HEADER_REASONS, type ResumeState } from './summarize/summarizeFile';
+import { HEADER_REASONS } from './summarize/summarizeFile';
 import type { IndexFormat } from './formats/adapter';
 import { dshFormat } from './formats/dsh';
 import type { IndexedTranscript } from './listing';
@@ -28,7 +28,7 @@ interface IndexEntry extends IndexedTranscript {
    * What an append resumes from (the compact saved state; no live summarizer is kept), for the
    * most recently written transcripts only (see {@link RESUMABLE_TRANSCRIPTS}).
    */
-  saved?: ResumeState;
+  saved?: unknown;
   running?: Promise<RefreshOutcome>;
   queued?: Promise<RefreshOutcome>;
 }
@@ -70,8 +70,8 @@ export class TranscriptIndex {
     private readonly root: string,
     private readonly files: TranscriptFiles,
     concurrency: number,
-    /** How transcripts are read and folded (dsh's format, through the store's pool); inline by default. */
-    private readonly format: IndexFormat<TranscriptSummary, ResumeState> = dshFormat(new SummarizePool({ size: 0, files }), files),
+    /** How transcripts are read and folded (dsh's format through the store's pool, or a home's); dsh's inline by default. */
+    private readonly format: IndexFormat<TranscriptSummary, unknown> = dshFormat(new SummarizePool({ size: 0, files }), files),
   ) {
     this.limit = new ConcurrencyLimit(concurrency);
     this.scoped = new ScopedKeys(baseDepthOf(format.layout));
@@ -128,7 +128,7 @@ export class TranscriptIndex {
   }
 
   /** Keeps (or drops) what the next append resumes from, within the bound on saved states. */
-  private keepForResume(entry: IndexEntry, saved: ResumeState | undefined): void {
+  private keepForResume(entry: IndexEntry, saved: unknown): void {
     entry.saved = saved;
     if (saved === undefined) {
       this.resumable.delete(entry);
@@ -146,7 +146,7 @@ export class TranscriptIndex {
   }
 
   /** Adopts a summary from the persistent cache; it is trusted only while the file keeps this identity. */
-  adopt(key: string, identity: FileIdentity, summary: TranscriptSummary, saved?: ResumeState): void {
+  adopt(key: string, identity: FileIdentity, summary: TranscriptSummary, saved?: unknown): void {
     const entry = this.entries.get(key);
     if (entry && entry.identity === undefined) {
       this.setSummary(entry, summary);
@@ -155,8 +155,8 @@ export class TranscriptIndex {
     }
   }
 
-  /** The summarizer state worth persisting for a transcript (so an append after a restart resumes). */
-  savedState(key: string): ResumeState | undefined {
+  /** The fold state worth persisting for a transcript (so an append after a restart resumes): the format's own value. */
+  savedState(key: string): unknown {
     return this.entries.get(key)?.saved;
   }
 
@@ -295,7 +295,7 @@ export class TranscriptIndex {
     const keepState = writtenRecently(current, Date.now()) && current.mtimeMs >= this.resumeThreshold;
     // What the task reads: the whole file, or what was appended when it resumes.
     const bytes = Math.max(0, current.size - (saved !== undefined ? (entry.identity?.size ?? 0) : 0));
-    const outcome = await this.format.readFacts({ root: this.root, key, file, previous: entry.identity, resume: saved, keepState, bytes }, previous);
+    const outcome = await this.format.readFacts({ root: this.root, key, file, identity: current, previous: entry.identity, resume: saved, keepState, bytes }, previous);
     if (outcome.kind === 'failed') return this.unreadable(entry, outcome.error, current);
     if (this.entries.get(key) !== entry) return 'gone';
     const { identity, facts: summary } = outcome;

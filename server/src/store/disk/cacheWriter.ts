@@ -15,6 +15,7 @@ import { EarlyLookups } from '../lookups/earlyLookups';
 import { cacheDirInside, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { sameIdentity, type FileIdentity } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
+import type { ResumeState } from '../summarize/summarizeFile';
 import type { TimerSlot } from './clock';
 import type { Attached, IndexView, StoreState } from './state';
 
@@ -27,7 +28,8 @@ function* cachedSummaries(index: IndexView, keepsResume: boolean): Generator<[st
   for (const entry of index.all()) {
     if (!entry.identity || !entry.summary || entry.readFailed) continue;
     const cached: CachedSummary = { identity: entry.identity, summary: entry.summary };
-    const resume = keepsResume ? index.savedState(entry.location.key) : undefined;
+    // A format whose cache keeps fold states folds dsh's (`CacheRule.keepsResume`).
+    const resume = keepsResume ? (index.savedState(entry.location.key) as ResumeState | undefined) : undefined;
     if (resume) cached.resume = resume;
     yield [entry.location.key, cached];
   }

@@ -169,6 +169,13 @@ export class Freshness {
     this.flushTimer.set(() => state.background(this.flush()), wait);
   }
 
+  /** Looks at the scopes queued at once, instead of after their quiet time; settles when that look ends. */
+  async flushNow(): Promise<void> {
+    if (!this.flushTimer.active) return;
+    this.flushTimer.clear();
+    await this.flush();
+  }
+
   private async flush(): Promise<void> {
     const { state } = this;
     if (this.flushing) {

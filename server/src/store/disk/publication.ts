@@ -7,7 +7,7 @@ import type { SessionsRootProblem } from '@dsh-session-ls/shared';
 import type { SessionKey, StoredSessionSummary } from '../../resolver/sessionStore';
 import { toStoreProblem, type DiscoveryProblem } from '../discovery';
 import { Emitter } from '../emitter';
-import type { ListingRule } from '../formats/adapter';
+import type { ListingRule, SideFacts } from '../formats/adapter';
 import type { Listing } from '../listing';
 import type { StoreProblem, StoreStatus } from '../service';
 import type { IndexedTranscript } from '../transcriptIndex';
@@ -79,10 +79,11 @@ export class Publication {
   readonly problems: Emitter<StoreProblem>;
   readonly statuses: Emitter<StoreStatus>;
 
-  /** `rule`: how the format's indexed transcripts become the listing. */
+  /** `rule`: how the format's indexed transcripts (and `side`, what its side files say) become the listing. */
   constructor(
     private readonly state: StoreState,
     private readonly rule: ListingRule<IndexedTranscript, Listing>,
+    private readonly side: () => SideFacts | undefined = () => undefined,
   ) {
     this.notifyTimer = state.timer();
     this.statusTimer = state.timer();
@@ -138,7 +139,7 @@ export class Publication {
     const started = clock.monotonic();
     const next =
       (attached && rereadKeys && this.rule.patch?.(this.listing, transcriptsOf(attached.index, rereadKeys))) ??
-      (attached ? this.rule.build(attached.index.all()) : { sessions: Object.freeze([]), problems: [] });
+      (attached ? this.rule.build(attached.index.all(), this.side()) : { sessions: Object.freeze([]), problems: [] });
     this.listingRebuildMs = clock.monotonic() - started;
     this.listingRebuiltAt = clock.now();
     if (sameSessions(this.listing.sessions, next.sessions)) {

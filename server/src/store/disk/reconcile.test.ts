@@ -69,7 +69,7 @@ describe('reconciliation', () => {
 
   it("forgets at the root level of an agent's home what lay in project folders of its base that are gone", async () => {
     // Claude Code's layout: projects/<p>/<id>.jsonl; nothing is read.
-    const format = { layout: claudeFormat, readFacts: () => Promise.reject(new Error('not read')), mayResume: () => false };
+    const format = { layout: claudeFormat, cache: { rootName: (root: string) => root, keepsResume: false }, readFacts: () => Promise.reject(new Error('not read')), mayResume: () => false };
     const index = new TranscriptIndex('/home', nodeTranscriptFiles, 1, format);
     const directories = new ScopedKeys(1);
     const attached = { index, directories, discoveryProblems: new Map() } as unknown as RootContents;

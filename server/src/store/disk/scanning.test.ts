@@ -9,12 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HomeIndex } from '../engine/homeIndex';
-import { HomeWalk } from '../engine/homeWalk';
+import { layoutFileKeys } from '../../testing/layoutFiles';
 import type { FormatAdapter } from '../formats/adapter';
+import type { EngineFormat } from '../formats/engineFormat';
 import { claudeFormat } from '../formats/claudeCode';
 import { codexFormat } from '../formats/codex';
-import type { DshFormat } from '../formats/dsh';
 import { scopeOfChange, type DiscoveryScope } from '../layoutScopes';
 import type { DirectoryWatches } from '../directoryWatches';
 import { StoreEvents, type StoreEvent } from './events';
@@ -45,17 +44,11 @@ function scannerOf(home: string, format: FormatAdapter) {
   });
   const reader = { layout: format, readFacts: () => Promise.resolve({ kind: 'failed', error: new Error('not read here') }), mayResume: () => false };
   const cache = { adopt: () => undefined, loaded: () => Promise.resolve(), earlyLookups: () => undefined };
-  const scanner = new Scanner(state, events, cache, reader as unknown as DshFormat);
+  const scanner = new Scanner(state, events, cache, reader as unknown as EngineFormat);
   const { dev, ino } = statSync(home);
   const attached: Attached = scanner.open({ retired: false, realRoot: home, rootIdentity: { dev, ino }, watches: {} as DirectoryWatches });
   state.finishIndexing();
   return { scanner, attached, stale };
-}
-
-async function homeWalkKeys(format: FormatAdapter, home: string): Promise<string[]> {
-  const index = new HomeIndex();
-  await new HomeWalk(index, format, home, { log: () => undefined }).fullScan();
-  return [...index.entries.keys()].sort();
 }
 
 describe("the scanner over an agent's home", () => {
@@ -63,7 +56,7 @@ describe("the scanner over an agent's home", () => {
     const home = homeOf('codex');
     const { scanner, attached, stale } = scannerOf(home, codexFormat);
     await scanner.scan(attached, { kind: 'root' });
-    const keys = await homeWalkKeys(codexFormat, home);
+    const keys = layoutFileKeys(codexFormat, home);
     expect(attached.index.keys().sort()).toEqual(keys);
     expect([...attached.directories].sort()).toEqual(['sessions', 'sessions/2026', 'sessions/2026/12', 'sessions/2026/12/03']);
 
@@ -90,7 +83,7 @@ describe("the scanner over an agent's home", () => {
     const home = homeOf('claude-code');
     const { scanner, attached } = scannerOf(home, claudeFormat);
     await scanner.scan(attached, { kind: 'root' });
-    const keys = await homeWalkKeys(claudeFormat, home);
+    const keys = layoutFileKeys(claudeFormat, home);
     expect(attached.index.keys().sort()).toEqual(keys);
     const project = 'projects/-tmp-dsh-agent-fixtures-proj-a';
     expect(attached.index.get(keys.find((key) => key.startsWith(`${project}/`))!)?.location).toMatchObject({ projectDir: project, sessionDir: '-tmp-dsh-agent-fixtures-proj-a' });

@@ -8,13 +8,14 @@
 import { forEachConcurrently, storeWorkSlices } from '../concurrency';
 import { discover, discoverRootLevel } from '../discovery';
 import { baseDepthOf, depthBelowBase, scopeOfKey, type DiscoveryScope } from '../layoutScopes';
-import type { DshFormat } from '../formats/dsh';
+import type { EngineFormat } from '../formats/engineFormat';
 import { ScopedKeys } from '../scopedKeys';
 import type { FileIdentity } from '../transcriptFiles';
 import { TranscriptIndex, type RefreshOutcome } from '../transcriptIndex';
 import type { CacheWriter } from './cacheWriter';
 import type { StoreEvents } from './events';
 import { applyRootLevel, applyScope, type Reconciled } from './reconcile';
+import type { SideFiles } from './sideFiles';
 import type { Attached, RootContents, StoreState } from './state';
 
 /** Project directories scanned at once during a root scan (their listings overlap the reads). */
@@ -32,8 +33,10 @@ export class Scanner {
     private readonly state: StoreState,
     private readonly events: StoreEvents,
     private readonly cache: Pick<CacheWriter, 'adopt' | 'loaded' | 'earlyLookups'>,
-    /** The format the root's files are read in (dsh's). */
-    private readonly format: DshFormat,
+    /** The format the root's files are read in. */
+    private readonly format: EngineFormat,
+    /** The format's side files, read again at each scan that may change them (absent: it names none). */
+    private readonly sides?: Pick<SideFiles, 'root' | 'project' | 'titlesFor'>,
   ) {
     this.baseDepth = baseDepthOf(format.layout);
   }
@@ -57,10 +60,21 @@ export class Scanner {
     return contents;
   }
 
-  /** Discovers a scope, reconciles what is known about it, then refreshes its transcripts. */
+  /**
+   * Discovers a scope, reconciles what is known about it, then refreshes its transcripts; then
+   * the title index, if the format keeps one (for sessions it was not read for).
+   */
   async scan(attached: Attached, scope: DiscoveryScope): Promise<void> {
     if (this.state.windingDown) return;
-    if (scope.kind === 'root') return this.scanRoot(attached);
+    if (scope.kind === 'root') await this.scanRoot(attached);
+    else await this.scanScope(attached, scope);
+    await this.sides?.titlesFor(attached);
+  }
+
+  /** A folder or a file of the root (see {@link scan}); a project folder's marker with it. */
+  private async scanScope(attached: Attached, scope: Exclude<DiscoveryScope, { kind: 'root' }>): Promise<void> {
+    if (this.state.windingDown) return;
+    if (scope.kind === 'dir') await this.sides?.project(attached, scope.dir);
     const run = this.reconciling.then(() => this.reconcile(attached, scope));
     // Not `run.catch(…)`: that would keep the last scope's key list alive until the next scan.
     this.reconciling = run.then(
@@ -93,7 +107,8 @@ export class Scanner {
     );
     const projects = await run;
     if (!projects) return;
-    await forEachConcurrently(projects, PROJECT_SCANS_IN_FLIGHT, (dir) => this.scan(attached, { kind: 'dir', dir }), (error) =>
+    await this.sides?.root(attached, projects);
+    await forEachConcurrently(projects, PROJECT_SCANS_IN_FLIGHT, (dir) => this.scanScope(attached, { kind: 'dir', dir }), (error) =>
       this.state.log(`scanning a project directory failed: ${error instanceof Error ? error.message : String(error)}`),
     );
   }

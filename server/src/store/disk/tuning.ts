@@ -66,8 +66,10 @@ export interface DiskStoreTuning {
   rootPollMs: number;
   /** Minimum spacing of `onStatus` / `onDidChange` notifications. */
   notifyThrottleMs: number;
-  /** Delay before the persistent cache is rewritten after a change. */
+  /** Delay before the persistent cache is rewritten after a change… */
   cacheSaveDelayMs: number;
+  /** …and before it is first written after the first index (absent: `cacheSaveDelayMs`; in a quiet moment either way). */
+  firstCacheSaveDelayMs?: number;
   /**
    * The catch-up rescan after the first index (the whole root again, for what changed while it
    * was built, before its directories were watched) starts `catchUpDelayMs` after it at the

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { FileIdentity } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
-import { buildHomeListing, type HomeFile, type HomeSideFacts } from './homeListing';
+import type { SideFacts } from '../formats/adapter';
+import { buildHomeListing, type HomeFile } from './homeListing';
 
 function identity(mtimeMs: number): FileIdentity {
   return { size: 10, mtimeMs, ctimeMs: mtimeMs, ino: mtimeMs, dev: 1 };
@@ -18,7 +19,7 @@ function session(key: string, id: string, createdAt: number, extra: { cwd?: stri
   return { location: { key }, identity: identity(extra.mtimeMs ?? createdAt), summary };
 }
 
-const NONE: HomeSideFacts = { titles: new Map(), projectCwd: () => undefined };
+const NONE: SideFacts = { titles: new Map(), projectCwd: () => undefined };
 
 describe('the home listing rule', () => {
   it('lists every session in store order with the agent, and the key of each listed id', () => {
@@ -62,7 +63,7 @@ describe('the home listing rule', () => {
 
   it("overrides a session's title by the title index and its cwd by its project folder", () => {
     const files = [session('tmp/p/chats/a.jsonl', 'a', 2, { cwd: '/own', title: 'Own' }), session('tmp/q/chats/b.jsonl', 'b', 1, { title: 'Kept' })];
-    const side: HomeSideFacts = { titles: new Map([['a', 'Renamed'], ['other', 'Nobody']]), projectCwd: (key) => (key.startsWith('tmp/p/') ? '/project' : undefined) };
+    const side: SideFacts = { titles: new Map([['a', 'Renamed'], ['other', 'Nobody']]), projectCwd: (key) => (key.startsWith('tmp/p/') ? '/project' : undefined) };
     expect(buildHomeListing('gemini', files, side, []).sessions).toEqual([
       { id: 'a', createdAt: 2, cwd: '/project', title: 'Renamed', agent: 'gemini' },
       { id: 'b', createdAt: 1, title: 'Kept', agent: 'gemini' },

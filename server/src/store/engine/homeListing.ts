@@ -2,13 +2,16 @@
  * A home's listing rule, pure: from the indexed session files (their keys, identities and facts,
  * shaped as dsh's index holds them) and the home's side files (title overrides by id, project cwds
  * by key), the listing rows in store order, with the agent, one file per id (the latest written),
- * and the key of each listed id. A rebuild that changes no row gives the previous array back.
+ * the key of each listed id, and the files that list no session (the engine reports each once). A
+ * rebuild that changes no row gives the previous array back.
  */
 import type { ForeignAgent } from '@dsh-session-ls/shared';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { compareStoreOrder } from '../../resolver/storeOrder';
 import type { FileIdentity } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
+import type { DiscoveryProblem } from '../discovery';
+import type { SideFacts } from '../formats/adapter';
 
 /** One indexed session file (an `IndexedTranscript` of `../transcriptIndex.ts` is one). */
 export interface HomeFile {
@@ -18,13 +21,6 @@ export interface HomeFile {
   readonly summary?: TranscriptSummary;
 }
 
-/** What the home's side files say about its sessions. */
-export interface HomeSideFacts {
-  /** Titles that override a session's own (the agent's title index), by session id. */
-  readonly titles: ReadonlyMap<string, string>;
-  /** The cwd the project folder of a session file names (by the file's key), if any. */
-  projectCwd(key: string): string | undefined;
-}
 
 /** A home's listing. */
 interface HomeListing {
@@ -32,6 +28,8 @@ interface HomeListing {
   readonly sessions: readonly StoredSessionSummary[];
   /** The key of the file listed for each session id. */
   readonly keyById: ReadonlyMap<string, string>;
+  /** The files read that list no session, and why (damage, too large, unreadable). */
+  readonly problems: DiscoveryProblem[];
 }
 
 function sameRow(a: StoredSessionSummary, b: StoredSessionSummary): boolean {
@@ -48,11 +46,14 @@ function listedHeader(file: HomeFile): NonNullable<TranscriptSummary['header']> 
  * The listing of `agent`'s home: `previous` (its rows as last built) when no row changed, so a
  * write that changed nothing listed (a new turn of a titled session) keeps the candidate index.
  */
-export function buildHomeListing(agent: ForeignAgent, files: Iterable<HomeFile>, side: HomeSideFacts, previous: readonly StoredSessionSummary[]): HomeListing {
+export function buildHomeListing(agent: ForeignAgent, files: Iterable<HomeFile>, side: SideFacts, previous: readonly StoredSessionSummary[]): HomeListing {
   // One file per id: the latest written (a session and its compressed copy may both exist for a while).
   const chosen = new Map<string, HomeFile>();
+  const problems: DiscoveryProblem[] = [];
   for (const file of files) {
     const header = listedHeader(file);
+    const problem = file.summary?.headerProblem;
+    if (problem !== undefined) problems.push({ key: file.location.key, reason: problem });
     if (header === undefined) continue;
     const other = chosen.get(header.id);
     if (other === undefined || (other.identity?.mtimeMs ?? -Infinity) < (file.identity?.mtimeMs ?? -Infinity)) chosen.set(header.id, file);
@@ -68,6 +69,6 @@ export function buildHomeListing(agent: ForeignAgent, files: Iterable<HomeFile>,
     sessions.push(Object.freeze({ id, ...(cwd === undefined ? {} : { cwd }), createdAt, ...(title === undefined ? {} : { title }), agent }));
   }
   sessions.sort(compareStoreOrder);
-  if (sessions.length === previous.length && sessions.every((row, i) => sameRow(row, previous[i]!))) return { sessions: previous, keyById };
-  return { sessions: Object.freeze(sessions), keyById };
+  if (sessions.length === previous.length && sessions.every((row, i) => sameRow(row, previous[i]!))) return { sessions: previous, keyById, problems };
+  return { sessions: Object.freeze(sessions), keyById, problems };
 }

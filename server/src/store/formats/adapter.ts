@@ -98,8 +98,23 @@ export interface IndexFormat<Facts, Resume> {
  * patched after some entries were read again, undefined when a patch cannot tell (then built).
  */
 export interface ListingRule<Entry, Listed> {
-  build(entries: Iterable<Entry>): Listed;
+  /** `side`: what the root's side files say (for a format that names some, see {@link SideFileRules}). */
+  build(entries: Iterable<Entry>, side?: SideFacts): Listed;
   patch?(listing: Listed, changed: Iterable<Entry>): Listed | undefined;
+}
+
+/** What a root's side files say about its sessions, as the engine last read them. */
+export interface SideFacts {
+  /** Titles that override a session's own (the agent's title index), by session id. */
+  readonly titles: ReadonlyMap<string, string>;
+  /** The cwd the project folder of a session file names (by the file's key), if any. */
+  projectCwd(key: string): string | undefined;
+}
+
+/** The files beside the session folders whose content changes listing facts (see {@link TitleIndex}, {@link ProjectIndex}). */
+export interface SideFileRules {
+  readonly titleIndex?: TitleIndex;
+  readonly projectIndex?: ProjectIndex;
 }
 
 /**

@@ -6,8 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_TITLE_INDEX_TEXT_BYTES, type FormatAdapter, type TitleFold } from '../formats/adapter';
 import { codexFormat, codexThreadNames } from '../formats/codex';
 import type { JsonlRecord } from '../formats/records';
-import { HomeIndex } from './homeIndex';
-import { HomeWalk } from './homeWalk';
+import { openHomeStore } from './homeStore';
 
 // Codex's home as codex-cli 0.171.0 wrote it: test/agent-stores/tools/generate.mjs.
 const CODEX = fileURLToPath(new URL('../../../../test/agent-stores/fixtures/codex/', import.meta.url));
@@ -22,15 +21,17 @@ function codexHome(): string {
   return home;
 }
 
-/** The listing of one walk of `home` with `format`: id → title. */
+/** The first listing of a store of `home` in `format`: id → title. */
 async function titlesAfterWalk(format: FormatAdapter, home: string): Promise<Map<string, string | undefined>> {
-  const index = new HomeIndex(format.agent);
-  await new HomeWalk(index, format, home, { log: () => undefined }).fullScan();
-  index.rebuildListing();
-  return new Map(index.listing.map((row) => [row.id, row.title]));
+  const store = openHomeStore(format, home, {});
+  try {
+    return new Map((await store.listSessions()).map((row) => [row.id, row.title]));
+  } finally {
+    store.dispose();
+  }
 }
 
-describe('the title index through the walk', () => {
+describe('the title index through the disk engine', () => {
   it('keeps the titles of the sessions listed only: the fold is asked for no other id', async () => {
     const home = codexHome();
     appendFileSync(path.join(home, 'session_index.jsonl'), `${JSON.stringify({ id: 'not-a-session', thread_name: 'Nobody', updated_at: '2030-01-01T00:00:00Z' })}\n`);
