@@ -6,6 +6,8 @@ import type { ForeignAgent } from '@dsh-session-ls/shared';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { StoredSessionSummary } from '../../resolver/sessionStore';
 import { FakeClock, yieldTurns } from '../../testing/fakeClock';
+import { InMemoryStoreService } from '../../testing/inMemoryStoreService';
+import { composeAgentStores } from '../composite';
 import { quickSync } from '../quickSync';
 import { saveSummaryCache, summaryCacheFile } from '../summaryCache';
 import { foreignCacheRoot } from './foreignCache';
@@ -171,6 +173,23 @@ describe.each(['claude-code', 'codex', 'qwen-code'] as const)('%s store: persist
     appendFileSync(path.join(home, key), JSON.stringify({ type: 'unknown-record-type', note: 'appended while running' }) + '\n');
     await eventually(() => expect(second.reads).toEqual([key, key]), 'the changed file was never read again');
     expect(await second.store.listSessions()).toBe(listing);
+  });
+});
+
+describe('foreign store: the cache written when the process ends', () => {
+  it("writes a home's cache at once when the composite saves its stores, so the next start reads nothing", async () => {
+    const { home, cacheDir } = homeAndCache('codex');
+    const first = counted('codex', home, { cacheDir, tuning: { cacheSaveDelayMs: 3_600_000 } });
+    await listAndCache(first.store, cacheDir);
+    const newId = `${CASES.codex.idPrefix}fa`;
+    copySession('codex', home, CASES.codex.source, newId);
+    await listedUntil(first.store, (listing) => listing.some((s) => s.id === newId), 'the new session never appeared');
+    await composeAgentStores(new InMemoryStoreService('/no-dsh-root'), [first.store]).saveCache!();
+    first.store.dispose();
+
+    const second = counted('codex', home, { cacheDir });
+    expect((await second.store.listSessions()).map((s) => s.id)).toContain(newId);
+    expect(second.reads).toEqual([]);
   });
 });
 
