@@ -391,6 +391,22 @@ describe.each(['claude-code', 'codex', 'qwen-code'] as const)('%s store: freshne
     }, 'the change was never told');
   });
 
+  it('rescans the home for an id it does not list at most every missRescanMs', async () => {
+    const { home } = homeAndCache(agent);
+    const clock = new FakeClock();
+    const inert = () => ({ close() {}, on() {} }) as unknown as import('node:fs').FSWatcher;
+    const { store } = counted(agent, home, { tuning: { clock, watchFactory: inert, sweepPeriodMs: 3_600_000, missRescanMs: 60_000 } });
+    await store.listSessions();
+    // A miss rescans the home (nothing new there yet)…
+    await expect(store.readSurface(newId)).rejects.toMatchObject({ reason: 'not-found' });
+    copySession(agent, home, sourceId, newId);
+    // …and the next one within the spacing does not: the new session is not found yet.
+    clock.advance(59_000);
+    await expect(store.readSurface(newId)).rejects.toMatchObject({ reason: 'not-found' });
+    clock.advance(1000);
+    await expect(store.readSurface(newId)).resolves.toMatchObject({ header: { id: newId, agent } });
+  });
+
   it('reads a session written a moment ago even before any watch reported it', async () => {
     const { home } = homeAndCache(agent);
     const inert = () => ({ close() {}, on() {} }) as unknown as import('node:fs').FSWatcher;
