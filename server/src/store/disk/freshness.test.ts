@@ -159,6 +159,21 @@ describe('freshness scheduling in fake time', () => {
     expect(emitted).toEqual(['settled', 'rootReplaced']);
   });
 
+  it("spaces looks at what the watches reported by the last look's cost, when told to", async () => {
+    const { clock, state, freshness, flushes, costs } = setUp({ debounceMs: 30, refreshCostFactor: 10 });
+    state.indexing = false;
+    // A look that takes 20 ms (a large file written continuously): the next waits 10 × 20 ms after it ends.
+    costs(20, 0);
+    freshness.markDirty({ kind: 'dir', dir: 'p/a' });
+    await advance(clock, 30);
+    expect(flushes).toHaveLength(1);
+    freshness.markDirty({ kind: 'dir', dir: 'p/a' });
+    await advance(clock, 199, 1);
+    expect(flushes).toHaveLength(1);
+    await advance(clock, 1);
+    expect(flushes).toHaveLength(2);
+  });
+
   it('spaces full rescans by their minimum interval, their duration and their CPU time', async () => {
     const { clock, state, freshness, flushes, costs } = setUp({ debounceMs: 30, rescanMinIntervalMs: 1000, rescanCostFactor: 200, rescanCpuFactor: 1000 });
     state.indexing = false;

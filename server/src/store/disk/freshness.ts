@@ -45,6 +45,9 @@ export class Freshness {
   private readonly pending = new PendingScopes();
   private pendingSince = 0;
   private readonly flushTimer: TimerSlot;
+  /** When the last look at what the watches reported (no full rescan) ended, and how long it took. */
+  private lastLookEnd = -Infinity;
+  private lastLookMs = 0;
   private flushing = false;
   private flushAgain = false;
 
@@ -165,8 +168,10 @@ export class Freshness {
     if (state.indexing && this.attached) return;
     const now = state.clock.now();
     if (!this.flushTimer.active) this.pendingSince = now;
-    const wait = Math.max(0, Math.min(state.tuning.debounceMs, this.pendingSince + state.tuning.maxDebounceMs - now));
-    this.flushTimer.set(() => state.background(this.flush()), wait);
+    const debounced = Math.min(state.tuning.debounceMs, this.pendingSince + state.tuning.maxDebounceMs - now);
+    // A look that cost much (a large file written continuously, read again at each) spaces the next.
+    const spaced = state.tuning.refreshCostFactor * this.lastLookMs - (now - this.lastLookEnd);
+    this.flushTimer.set(() => state.background(this.flush()), Math.max(0, debounced, spaced));
   }
 
   /** Looks at the scopes queued at once, instead of after their quiet time; settles when that look ends. */
@@ -196,6 +201,10 @@ export class Freshness {
       const cpuStarted = state.clock.cpuMs();
       await Promise.all(scopes.map((scope) => this.looks.scan(attached, scope)));
       if (!state.isCurrent(attached)) return;
+      if (!root) {
+        this.lastLookEnd = state.clock.now();
+        this.lastLookMs = this.lastLookEnd - started;
+      }
       if (root) {
         this.updateWatches(attached);
         this.scheduleRescan(attached, state.clock.now() - started, state.clock.cpuMs() - cpuStarted);

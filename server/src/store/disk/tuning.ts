@@ -29,9 +29,15 @@ export interface DiskStoreTuning {
   inlineIndexBytes: number;
   /** Directory watches at most (root + project directories + most recent session directories). */
   maxWatches: number;
-  /** Quiet time after a change before re-reading, and the longest a burst may postpone it. */
+  /** Quiet time after a change before re-reading, and the longest a burst may postpone it… */
   debounceMs: number;
   maxDebounceMs: number;
+  /**
+   * …and at least this many times the last such look (not a full rescan) took, since it ended:
+   * a large file written continuously, read again at each look, then costs at most
+   * ~1/(1+factor) of a core. 0 (dsh's): the debounce alone.
+   */
+  refreshCostFactor: number;
   /**
    * The sweep re-stats the transcripts no watch covers (and retries failed reads): one pass
    * takes at least `sweepPeriodMs` (and `sweepCostFactor` × the time the pass's own batches took),
@@ -108,6 +114,7 @@ export const DEFAULT_TUNING: DiskStoreTuning = {
   maxWatches: 4096,
   debounceMs: 30,
   maxDebounceMs: 200,
+  refreshCostFactor: 0,
   sweepIntervalMs: 1000,
   sweepPeriodMs: 30_000,
   rescanMinIntervalMs: 300_000,

@@ -36,8 +36,10 @@ export interface ForeignStoreTuning {
   /** Quiet time after a watch event before the folder (or file) it names is looked at again. */
   debounceMs: number;
   /**
-   * …and (a database home) at least this many times the last such look took, since it ended, so a
-   * database written continuously costs at most ~1/(1+factor) of a core (default 10).
+   * …and at least this many times the last such look took, since it ended: a session being written
+   * is read again at each look (its bytes before the last read's end hashed, only the new ones
+   * folded; a compressed one decoded whole), a database home's database copied, so a large one
+   * written continuously costs at most ~1/(1+factor) of a core (default 10).
    */
   refreshCostFactor: number;
   /**

@@ -36,6 +36,7 @@ function engineTuning(tuning: ForeignStoreTuning): Partial<DiskStoreTuning> {
     maxWatches: tuning.maxWatches,
     debounceMs: tuning.debounceMs,
     maxDebounceMs: Math.max(tuning.debounceMs, DEFAULT_TUNING.maxDebounceMs),
+    refreshCostFactor: tuning.refreshCostFactor,
     sweepIntervalMs: Math.min(DEFAULT_TUNING.sweepIntervalMs, tuning.sweepPeriodMs),
     sweepPeriodMs: tuning.sweepPeriodMs,
     sweepCostFactor: tuning.sweepCostFactor,
