@@ -53,7 +53,7 @@ function engineTuning(tuning: ForeignStoreTuning): Partial<DiskStoreTuning> {
   };
 }
 
-/** A throttled notification: fires at most every `spacingMs`, the first at once. */
+/** A throttled notification: fires at most every `notifyThrottleMs`, the first at once. */
 class Spaced {
   private timer: TimerHandle;
   private lastAt = -Infinity;
