@@ -629,6 +629,21 @@ describe('gemini store: the project folders’ cwds, the cache and the CLI’s o
     expect(withNew.find((s) => s.id === newId)!.cwd).toBe('/work/proj new');
   });
 
+  it('lists the cwds of a projects.json and a marker rewritten while it runs, seen by the watches', async () => {
+    const { home } = homeAndCache('gemini');
+    const { store } = counted('gemini', home, { tuning: { sweepPeriodMs: 3_600_000 } });
+    expect((await store.listSessions()).find((s) => s.id === GM_SHORT)!.cwd).toBe('/tmp/dsh-agent-fixtures-gemini/proj a');
+    // The marker gone, the registry names the folder: rewritten as the CLI rewrites it (renamed in).
+    rmSync(path.join(home, 'tmp', 'proj-a', '.project_root'));
+    const temp = path.join(path.dirname(home), 'projects.json.tmp');
+    writeFileSync(temp, JSON.stringify({ projects: { '/moved/proj a': 'proj-a' } }));
+    renameSync(temp, path.join(home, 'projects.json'));
+    await listedUntil(store, (listing) => listing.find((s) => s.id === GM_SHORT)?.cwd === '/moved/proj a', 'the rewritten registry was never read');
+    // A marker written again wins over the registry.
+    writeFileSync(path.join(home, 'tmp', 'proj-a', '.project_root'), '/marked/proj a');
+    await listedUntil(store, (listing) => listing.find((s) => s.id === GM_SHORT)?.cwd === '/marked/proj a', 'the new marker was never read');
+  });
+
   it('sees a marker change by the sweep alone when no folder can be watched', async () => {
     const { home } = homeAndCache('gemini');
     const noWatches = () => {
