@@ -24,8 +24,8 @@ const common = {
 };
 
 // The server as the bin's build makes it (server/esbuild.mjs), but whole in one dist/server.js (the
-// extension only ever starts the server), with its workers beside it: dist/summarizeWorker.js (the
-// index) and dist/lookupWorker.js (a restart's first lookups).
+// extension only ever starts the server), with its worker beside it: dist/summarizeWorker.js (the
+// index).
 let server;
 try {
   server = serverBundles({ outdir: path.join(here, 'dist'), split: false, serverFile: 'server.js', target: 'node18', sourcemap: !production });

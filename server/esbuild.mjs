@@ -5,8 +5,7 @@
 //   main.js             the entry (src/main.ts): arguments, --help, --version; requires one of
 //   serverProcess.js    the language server (src/serverProcess.ts) or
 //   cliProcess.js       the CLI (src/cliProcess.ts), and the server's index uses
-//   summarizeWorker.js  the index worker thread, which the pool looks for beside its own file;
-//   lookupWorker.js     the thread that makes a restart's first lookups (store/lookups/).
+//   summarizeWorker.js  the index worker thread, which the pool looks for beside its own file.
 // client-vscode/esbuild.mjs builds the extension's dist/server.js (the whole entry in one file:
 // the extension only ever starts the server) and dist/summarizeWorker.js with `serverBundles`.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
@@ -30,7 +29,6 @@ export const SPEED_DEVICES = {
   zstdWasm: 'DSH_DEVICE_ZSTD_WASM', // store/log/zstdDecoder.ts: libzstd in WebAssembly
   codeCache: 'DSH_DEVICE_CODE_CACHE', // codeCache.ts: V8's code cache of each bundle
   runtimeV8Flags: 'DSH_DEVICE_RUNTIME_V8_FLAGS', // store/runtimeV8Flags.ts: V8 flags set at run time
-  earlyLookups: 'DSH_DEVICE_EARLY_LOOKUPS', // store/lookups/earlyLookups.ts: a restart's lookups in a worker
   quickSync: 'DSH_DEVICE_QUICK_SYNC', // store/quickSync.ts: synchronous calls while they are quick
   streamingJson: 'DSH_DEVICE_STREAMING_JSON', // wiring/jsonEncoder.ts: long answers written a slice at a time
   inlineIndex: 'DSH_DEVICE_INLINE_INDEX', // store/disk/tuning.ts: a small store summarized in the main thread
@@ -125,11 +123,10 @@ const lazyChildProcessForLibrary = {
  * esbuild options for the server's bundles in `outdir`.
  * split: main.js + serverProcess.js + cliProcess.js (the bin: `--version` and the CLI load only what they run);
  * otherwise one `serverFile` holding the whole entry (the extension).
- * Both ways with summarizeWorker.js and lookupWorker.js, the names pool.ts and earlyLookups.ts
- * look for beside the server's own file. `devicesOff`: speed devices built without (the bench's A/B).
+ * Both ways with summarizeWorker.js, the name pool.ts looks for beside the server's own file. `devicesOff`: speed devices built without (the bench's A/B).
  */
 export function serverBundles({ outdir, split = true, serverFile = 'main.js', target = 'node20', sourcemap = true, devicesOff = [] }) {
-  const workers = { summarizeWorker: source('store', 'summarize', 'summarizeWorker.ts'), lookupWorker: source('store', 'lookups', 'lookupWorker.ts') };
+  const workers = { summarizeWorker: source('store', 'summarize', 'summarizeWorker.ts') };
   const entries = [source('main.ts'), ...Object.values(workers), ...PROCESS_MODULES.map((name) => source(`${name}.ts`))];
   for (const entry of entries) {
     if (!existsSync(entry)) throw new Error(`esbuild: the server entry ${entry} does not exist`);

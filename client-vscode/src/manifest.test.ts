@@ -165,7 +165,7 @@ describe('manifest', () => {
     expect(manifest.devDependencies['@types/vscode']).toBe('1.82.0');
     expect(manifest.main).toBe('./dist/extension.js');
     expect(manifest.files).toEqual(
-      expect.arrayContaining(['dist/extension.js', 'dist/server.js', 'dist/summarizeWorker.js', 'dist/lookupWorker.js', 'LICENSE', 'README.md', 'CHANGELOG.md']),
+      expect.arrayContaining(['dist/extension.js', 'dist/server.js', 'dist/summarizeWorker.js', 'LICENSE', 'README.md', 'CHANGELOG.md']),
     );
     expect(manifest.scripts.package).toMatch(/^vsce package --no-dependencies /);
     // The manifest is complete: vsce is not told to let a missing repository or license pass.

@@ -42,8 +42,6 @@ describe('the packaged .vsix', () => {
     expect(entry('extension/dist/server.js').read().length).toBeGreaterThan(0);
     // The index reads transcripts on worker threads from this file (without it, on the main thread).
     expect(entry('extension/dist/summarizeWorker.js').read().length).toBeGreaterThan(0);
-    // A restart's first lookups run on a worker thread from this file (without it, on the main thread).
-    expect(entry('extension/dist/lookupWorker.js').read().length).toBeGreaterThan(0);
     expect(entry('extension/syntaxes/dsh-prompt.tmLanguage.json').read().length).toBeGreaterThan(0);
     expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(['extension.vsixmanifest', 'extension/LICENSE.txt', 'extension/readme.md']));
   });
@@ -65,7 +63,6 @@ describe('the packaged .vsix', () => {
         'extension/LICENSE.txt',
         'extension/changelog.md',
         'extension/dist/extension.js',
-        'extension/dist/lookupWorker.js',
         'extension/dist/server.js',
         'extension/dist/summarizeWorker.js',
         'extension/dist/zstd.wasm',
@@ -153,8 +150,7 @@ describe('the packaged .vsix', () => {
       const serverFile = path.join(scratch, 'server.js');
       writeFileSync(serverFile, entry('extension/dist/server.js').read());
       writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
-      writeFileSync(path.join(scratch, 'lookupWorker.js'), entry('extension/dist/lookupWorker.js').read());
-      writeFileSync(path.join(scratch, 'zstd.wasm'), entry('extension/dist/zstd.wasm').read());
+        writeFileSync(path.join(scratch, 'zstd.wasm'), entry('extension/dist/zstd.wasm').read());
       fixtureRoot = mkdtempSync(path.join(scratch, 'sessions-'));
       // The zstd copy of the fixture store, so the packaged server must decode zstd.
       cpSync(fixtureStore('zstd'), fixtureRoot, { recursive: true });
@@ -243,7 +239,6 @@ describe('the packaged .vsix', () => {
     const serverFile = path.join(scratch, 'server.js');
     writeFileSync(serverFile, entry('extension/dist/server.js').read());
     writeFileSync(path.join(scratch, 'summarizeWorker.js'), entry('extension/dist/summarizeWorker.js').read());
-    writeFileSync(path.join(scratch, 'lookupWorker.js'), entry('extension/dist/lookupWorker.js').read());
     writeFileSync(path.join(scratch, 'zstd.wasm'), entry('extension/dist/zstd.wasm').read());
     const store = path.join(extensionRoot, '..', 'examples', 'store');
     const cwd = '/home/sam/weather-app';

@@ -69,7 +69,6 @@ describe('the packed tarball', () => {
       'README.md',
       'bin/dsh-session-ls.js',
       'dist/bundle/cliProcess.js',
-      'dist/bundle/lookupWorker.js',
       'dist/bundle/main.js',
       'dist/bundle/serverProcess.js',
       'dist/bundle/summarizeWorker.js',

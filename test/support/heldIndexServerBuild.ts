@@ -14,8 +14,8 @@ export function holdArgument(file: string): string {
 }
 
 /**
- * Writes `heldIndexServer.js` into `outdir` (with `summarizeWorker.js`, `lookupWorker.js` and
- * `zstd.wasm` unless `workers` is false, for a directory that has them) and returns its path.
+ * Writes `heldIndexServer.js` into `outdir` (with `summarizeWorker.js` and `zstd.wasm` unless
+ * `workers` is false, for a directory that has them) and returns its path.
  */
 export async function buildHeldIndexServer(outdir: string, options: { workers?: boolean; target?: string } = {}): Promise<string> {
   const server = path.join(REPO_ROOT, 'server', 'src');
@@ -24,9 +24,7 @@ export async function buildHeldIndexServer(outdir: string, options: { workers?: 
   await build({
     entryPoints: {
       heldIndexServer: path.join(REPO_ROOT, 'test', 'support', 'heldIndexServer.ts'),
-      ...(workers
-        ? { summarizeWorker: path.join(server, 'store', 'summarize', 'summarizeWorker.ts'), lookupWorker: path.join(server, 'store', 'lookups', 'lookupWorker.ts') }
-        : {}),
+      ...(workers ? { summarizeWorker: path.join(server, 'store', 'summarize', 'summarizeWorker.ts') } : {}),
     },
     outdir,
     bundle: true,

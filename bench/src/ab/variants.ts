@@ -28,7 +28,6 @@ export const SPEED_DEVICES: readonly SpeedDevice[] = [
   { name: 'zstdWasm', figures: ['start', 'store'] },
   { name: 'codeCache', figures: ['start'] },
   { name: 'runtimeV8Flags', figures: ['start', 'store'] },
-  { name: 'earlyLookups', figures: ['store'] },
   { name: 'quickSync', figures: ['start', 'store'] },
   { name: 'streamingJson', figures: ['store'] },
   { name: 'inlineIndex', figures: ['start'] },

@@ -84,20 +84,10 @@ interface Found {
 const DIRECTORY_READS_IN_FLIGHT = 32;
 
 /** One entry of a directory, by name. */
-export interface NamedEntry {
+interface NamedEntry {
   name: string;
   kind: Found['kind'];
   identity?: FileIdentity;
-}
-
-/**
- * Directory entries looked up before discovery needs them (see lookups/earlyLookups.ts), each
- * handed out once. `rel` is relative to the walk's base directory (`''`: the base itself); the
- * entries of a directory at the walk's last level are those of its leaf names that exist.
- * Undefined where nothing was looked up: discovery then looks itself.
- */
-export interface PrefetchedEntries {
-  take(rel: string): NamedEntry[] | undefined;
 }
 
 function kindOf(entry: Dirent | Stats): Found['kind'] {
@@ -163,8 +153,7 @@ async function namedEntriesLater(files: DirectoryFiles, dir: string, names: read
  * `leafName`, when the layout names them): symbolic links are reported as such and never
  * followed. Streamed in batches (the entries of the directories read since the last batch),
  * deepest directories first, so a root of 100,000 sessions never holds all its directory
- * entries at once; entries come in no particular order. A directory `prefetched` holds is taken
- * from it instead of the disk.
+ * entries at once; entries come in no particular order.
  */
 async function* walkEntries(
   files: DirectoryFiles,
@@ -172,7 +161,6 @@ async function* walkEntries(
   layout: SessionLayout,
   from: number,
   until = layout.leafDepth,
-  prefetched?: PrefetchedEntries,
 ): AsyncGenerator<Found[]> {
   const { leafDepth, leafName, sessionFileNames } = layout;
   const toRead: DirectoryToRead[] = [{ rel: '', depth: from }];
@@ -182,12 +170,9 @@ async function* walkEntries(
   for (;;) {
     while (reading < DIRECTORY_READS_IN_FLIGHT && toRead.length > 0) {
       const dir = toRead.pop() as DirectoryToRead;
-      let entries: NamedEntry[] | Promise<NamedEntry[]> | undefined = prefetched?.take(dir.rel);
-      if (entries === undefined) {
-        // `rel` is names a listing gave, joined by `/` (see keyPath).
-        const dirPath = dir.rel === '' ? base : keyPath(base, dir.rel);
-        entries = sessionFileNames !== undefined && dir.depth === leafDepth ? namedEntries(files, dirPath, sessionFileNames) : readEntries(files, dirPath);
-      }
+      // `rel` is names a listing gave, joined by `/` (see keyPath).
+      const dirPath = dir.rel === '' ? base : keyPath(base, dir.rel);
+      const entries = sessionFileNames !== undefined && dir.depth === leafDepth ? namedEntries(files, dirPath, sessionFileNames) : readEntries(files, dirPath);
       if (Array.isArray(entries)) {
         read.push({ rel: dir.rel, depth: dir.depth, entries });
         continue;
@@ -399,14 +384,12 @@ export async function discoverRootLevel(root: string, files: DirectoryFiles = no
 
 /**
  * Discovers the transcripts and skipped entries within a scope of a (real, resolved) root.
- * A missing scope yields nothing; I/O errors below the root are tolerated. `prefetched`: a
- * project folder's entries, looked up before (relative to the project folder).
+ * A missing scope yields nothing; I/O errors below the root are tolerated.
  */
 export async function discover(
   root: string,
   scope: DiscoveryScope,
   files: DirectoryFiles = nodeDirectoryFiles,
-  prefetched?: PrefetchedEntries,
   layout: SessionLayout = dshLayout,
 ): Promise<DiscoveryResult> {
   const result = emptyResult();
@@ -429,6 +412,6 @@ export async function discover(
   await classify(files, root, [[{ rel: key, ...entry }]], result, layout);
   // Below a folder the walk goes on, unless it is a leaf-level folder of another name.
   const walked = entry.kind === 'dir' && (depth < layout.leafDepth || layout.leafName === undefined || key.slice(key.lastIndexOf('/') + 1) === layout.leafName);
-  if (scope.kind === 'dir' && walked) await classify(files, root, under(key, walkEntries(files, full, layout, depth, layout.leafDepth, prefetched)), result, layout);
+  if (scope.kind === 'dir' && walked) await classify(files, root, under(key, walkEntries(files, full, layout, depth, layout.leafDepth)), result, layout);
   return result;
 }

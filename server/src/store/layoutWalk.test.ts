@@ -51,7 +51,7 @@ async function discoverByProjects(home: string, format: FormatAdapter): Promise<
   const keys: string[] = [];
   for (const dir of level.directories) {
     if (depthBelowBase(dir, 1) !== 1) continue;
-    const found = await discover(home, { kind: 'dir', dir }, nodeDirectoryFiles, undefined, format);
+    const found = await discover(home, { kind: 'dir', dir }, nodeDirectoryFiles, format);
     keys.push(...found.transcripts.map((t) => t.key));
   }
   return { level, keys: keys.sort() };
@@ -95,7 +95,7 @@ describe("dsh's discovery walking another agent's home", () => {
         const home = homeOf(fixture, extras);
         const expected = layoutFileKeys(format, home);
         expect(expected.length).toBeGreaterThan(0);
-        const whole = await discover(home, { kind: 'root' }, nodeDirectoryFiles, undefined, format);
+        const whole = await discover(home, { kind: 'root' }, nodeDirectoryFiles, format);
         expect(whole.transcripts.map((t) => t.key).sort()).toEqual(expected);
         expect(whole.problems).toEqual([]);
         const { level, keys } = await discoverByProjects(home, format);
@@ -109,16 +109,16 @@ describe("dsh's discovery walking another agent's home", () => {
   }
 
   it('names the project folder by its key and the leaf folder by its name', async () => {
-    const claude = await discover(homeOf('claude-code', []), { kind: 'root' }, nodeDirectoryFiles, undefined, claudeFormat);
+    const claude = await discover(homeOf('claude-code', []), { kind: 'root' }, nodeDirectoryFiles, claudeFormat);
     expect(claude.transcripts).toContainEqual({
       key: 'projects/-tmp-dsh-agent-fixtures-proj-a/7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01.jsonl',
       projectDir: 'projects/-tmp-dsh-agent-fixtures-proj-a',
       sessionDir: '-tmp-dsh-agent-fixtures-proj-a',
     });
-    const codex = await discover(homeOf('codex', []), { kind: 'root' }, nodeDirectoryFiles, undefined, codexFormat);
+    const codex = await discover(homeOf('codex', []), { kind: 'root' }, nodeDirectoryFiles, codexFormat);
     expect(codex.transcripts).toContainEqual({ key: `sessions/2026/12/03/${CODEX_ROLLOUT}`, projectDir: 'sessions/2026', sessionDir: '03' });
     expect(codex.directories.sort()).toEqual(['sessions', 'sessions/2026', 'sessions/2026/12', 'sessions/2026/12/03']);
-    const gemini = await discover(homeOf('gemini', ['tmp/proj-a/logs/x.txt']), { kind: 'root' }, nodeDirectoryFiles, undefined, geminiFormat);
+    const gemini = await discover(homeOf('gemini', ['tmp/proj-a/logs/x.txt']), { kind: 'root' }, nodeDirectoryFiles, geminiFormat);
     expect(gemini.transcripts).toContainEqual({ key: 'tmp/proj/chats/session-2026-12-06T10-35-c3000003.jsonl', projectDir: 'tmp/proj', sessionDir: 'chats' });
     // Only the folders named like the leaf folders are watched at the leaf level.
     expect(gemini.directories.sort()).toEqual(['tmp', 'tmp/proj', 'tmp/proj-a', 'tmp/proj-a/chats', 'tmp/proj-c', 'tmp/proj-c/chats', 'tmp/proj/chats']);
@@ -130,9 +130,9 @@ describe("dsh's discovery walking another agent's home", () => {
     write(home, 'other/p/7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01.jsonl');
     const empty = { transcripts: [], seen: new Map(), problems: [], directories: [] };
     for (const format of [claudeFormat, codexFormat, geminiFormat, qwenCodeFormat]) {
-      expect(await discover(home, { kind: 'root' }, nodeDirectoryFiles, undefined, format)).toEqual(empty);
+      expect(await discover(home, { kind: 'root' }, nodeDirectoryFiles, format)).toEqual(empty);
       expect(await discoverRootLevel(home, nodeDirectoryFiles, format)).toEqual(empty);
-      expect(await discover(home, { kind: 'dir', dir: `${format.base}/p` }, nodeDirectoryFiles, undefined, format)).toEqual(empty);
+      expect(await discover(home, { kind: 'dir', dir: `${format.base}/p` }, nodeDirectoryFiles, format)).toEqual(empty);
     }
   });
 
@@ -143,7 +143,7 @@ describe("dsh's discovery walking another agent's home", () => {
     symlinkSync(path.join(elsewhere, ...project.split('/')), path.join(home, 'projects', 'linked-project'));
     symlinkSync(path.join(elsewhere, ...project.split('/'), '7b0e4a52-3c1d-4f7e-9a61-0c5e2f1d8a01.jsonl'), path.join(home, ...project.split('/'), 'linked.jsonl'));
     const expected = layoutFileKeys(claudeFormat, home);
-    const found = await discover(home, { kind: 'root' }, nodeDirectoryFiles, undefined, claudeFormat);
+    const found = await discover(home, { kind: 'root' }, nodeDirectoryFiles, claudeFormat);
     expect(found.transcripts.map((t) => t.key).sort()).toEqual(expected);
     expect(expected.some((key) => key.includes('linked'))).toBe(false);
     expect(found.problems.sort((a, b) => (a.key < b.key ? -1 : 1))).toEqual([
@@ -151,12 +151,12 @@ describe("dsh's discovery walking another agent's home", () => {
       { key: 'projects/linked-project', reason: DISCOVERY_REASONS.symlink },
     ]);
     expect(found.directories).not.toContain('projects/linked-project');
-    const linkedScope = await discover(home, { kind: 'dir', dir: 'projects/linked-project' }, nodeDirectoryFiles, undefined, claudeFormat);
+    const linkedScope = await discover(home, { kind: 'dir', dir: 'projects/linked-project' }, nodeDirectoryFiles, claudeFormat);
     expect(linkedScope).toMatchObject({ transcripts: [], problems: [{ key: 'projects/linked-project', reason: DISCOVERY_REASONS.symlink }] });
 
     const linkedBase = tempDir();
     symlinkSync(path.join(elsewhere, 'projects'), path.join(linkedBase, 'projects'));
-    const viaBase = await discover(linkedBase, { kind: 'root' }, nodeDirectoryFiles, undefined, claudeFormat);
+    const viaBase = await discover(linkedBase, { kind: 'root' }, nodeDirectoryFiles, claudeFormat);
     expect(viaBase).toMatchObject({ transcripts: [], directories: [], problems: [{ key: 'projects', reason: DISCOVERY_REASONS.symlink }] });
     expect((await discoverRootLevel(linkedBase, nodeDirectoryFiles, claudeFormat)).problems).toEqual([{ key: 'projects', reason: DISCOVERY_REASONS.symlink }]);
   });
@@ -177,15 +177,15 @@ describe("dsh's discovery walking another agent's home", () => {
       lstatSync: (file) => (looked.push(path.relative(home, file)), nodeDirectoryFiles.lstatSync!(file)),
       lstat: (file) => (looked.push(path.relative(home, file)), nodeDirectoryFiles.lstat(file)),
     };
-    const found = await discover(home, scope!, recording, undefined, claudeFormat);
+    const found = await discover(home, scope!, recording, claudeFormat);
     expect(found.transcripts).toEqual([{ key, projectDir: project, sessionDir: '-tmp-dsh-agent-fixtures-proj-a' }]);
     expect(found.seen.has(key)).toBe(true);
     expect(found.directories).toEqual([]);
     expect(listed).toEqual([]);
     expect(looked.map((rel) => rel.split(path.sep).join('/'))).toEqual(['projects', project, key]);
     // A file gone, or one named like no session: nothing.
-    expect((await discover(home, { kind: 'file', key: `${project}/gone.jsonl` }, nodeDirectoryFiles, undefined, claudeFormat)).transcripts).toEqual([]);
-    expect((await discover(home, { kind: 'file', key: `${project}/x.txt` }, nodeDirectoryFiles, undefined, claudeFormat)).transcripts).toEqual([]);
+    expect((await discover(home, { kind: 'file', key: `${project}/gone.jsonl` }, nodeDirectoryFiles, claudeFormat)).transcripts).toEqual([]);
+    expect((await discover(home, { kind: 'file', key: `${project}/x.txt` }, nodeDirectoryFiles, claudeFormat)).transcripts).toEqual([]);
     expect(scopeOfKey(claudeFormat, key)).toEqual({ kind: 'file', key });
     // The whole folder, when the watch did not say which file changed.
     expect(scopeOfChange(claudeFormat, project, undefined)).toEqual({ kind: 'dir', dir: project });
@@ -217,16 +217,16 @@ describe('scopes of a 3-deep layout (Codex) and of a layout with a leaf name (Ge
 
   it('re-reads what a scope at any depth holds, and nothing outside it', async () => {
     const home = homeOf('codex', [`sessions/2026/12/04/${CODEX_ROLLOUT}`, `sessions/2026/11/30/${CODEX_ROLLOUT}`]);
-    const keysOf = async (scope: DiscoveryScope) => (await discover(home, scope, nodeDirectoryFiles, undefined, codexFormat)).transcripts.map((t) => t.key).sort();
+    const keysOf = async (scope: DiscoveryScope) => (await discover(home, scope, nodeDirectoryFiles, codexFormat)).transcripts.map((t) => t.key).sort();
     expect(await keysOf({ kind: 'dir', dir: 'sessions/2026/12/04' })).toEqual([`sessions/2026/12/04/${CODEX_ROLLOUT}`]);
     expect(await keysOf({ kind: 'dir', dir: 'sessions/2026/12' })).toHaveLength(4);
     expect(await keysOf({ kind: 'dir', dir: 'sessions/2026' })).toHaveLength(5);
     expect(await keysOf({ kind: 'dir', dir: 'sessions' })).toEqual(await keysOf({ kind: 'root' }));
-    const month = await discover(home, { kind: 'dir', dir: 'sessions/2026/11' }, nodeDirectoryFiles, undefined, codexFormat);
+    const month = await discover(home, { kind: 'dir', dir: 'sessions/2026/11' }, nodeDirectoryFiles, codexFormat);
     expect(month.directories.sort()).toEqual(['sessions/2026/11', 'sessions/2026/11/30']);
 
     const gemini = homeOf('gemini', ['tmp/proj-a/logs/session-2026-12-06T10-34-e5000005.jsonl']);
-    const geminiKeys = async (scope: DiscoveryScope) => (await discover(gemini, scope, nodeDirectoryFiles, undefined, geminiFormat)).transcripts.map((t) => t.key).sort();
+    const geminiKeys = async (scope: DiscoveryScope) => (await discover(gemini, scope, nodeDirectoryFiles, geminiFormat)).transcripts.map((t) => t.key).sort();
     expect(await geminiKeys({ kind: 'dir', dir: 'tmp/proj-a' })).toEqual(['tmp/proj-a/chats/session-2026-12-06T10-34-a1000001.jsonl', 'tmp/proj-a/chats/session-2026-12-06T10-35-b2000002.jsonl']);
     // A folder at the leaf level of another name is no leaf folder, nor is a file in it a session.
     expect(await geminiKeys({ kind: 'dir', dir: 'tmp/proj-a/logs' })).toEqual([]);

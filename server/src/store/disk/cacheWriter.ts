@@ -2,16 +2,11 @@
  * Cache writing: the persistent index cache of the attached root is read before the first
  * index and rewritten, a while after a change and never while indexing, only when the index
  * differs from it. Whether it differs is the writer's own bookkeeping: the scanner asks it for
- * cached entries, and the store tells it what left or was re-read in the index. A large cache
- * means a restart of a large root: the writer then has the first scan's lookups made early, in
- * a worker, and the scanner asks it for them.
+ * cached entries, and the store tells it what left or was re-read in the index.
  */
-import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { storeWorkSlices } from '../concurrency';
-import { nodeDirectoryFiles } from '../directoryFiles';
 import type { IndexFormat } from '../formats/adapter';
-import { EarlyLookups } from '../lookups/earlyLookups';
 import { cacheDirInside, loadSummaryCache, removeStaleTempFiles, saveSummaryCache, summaryCacheFile, type CachedSummary } from '../summaryCache';
 import { sameIdentity, type FileIdentity } from '../transcriptFiles';
 import type { TranscriptSummary } from '../transcriptSummary';
@@ -40,8 +35,6 @@ interface RootCache {
   readonly attached: Attached;
   /** The cache file being read (settles once its entries are here, or it failed), awaited before summaries are adopted. */
   loading?: Promise<void>;
-  /** The first scan's lookups, made in a worker meanwhile (see earlyLookups.ts); gone after the first scan. */
-  lookups?: EarlyLookups;
   /** What the cache is named by (`CacheRule.rootName`) and its file. */
   name?: string;
   file?: string;
@@ -72,7 +65,7 @@ export class CacheWriter {
   constructor(
     private readonly state: StoreState,
     cacheDir: string | undefined,
-    /** The format: how its cache is named and what a line keeps; its layout, the names early lookups look a session folder up by. */
+    /** The format: how its cache is named and what a line keeps. */
     private readonly format: IndexFormat<TranscriptSummary, unknown>,
   ) {
     this.cacheDir = cacheDir === undefined ? undefined : path.resolve(cacheDir);
@@ -81,7 +74,6 @@ export class CacheWriter {
 
   /** Starts reading the cache file of a root just attached (none when there is no usable cache directory). */
   load(attached: Attached): void {
-    this.root?.lookups?.dispose();
     const root: RootCache = (this.root = { attached, adopted: 0, stale: false });
     root.loading = this.read(root).catch((error: unknown) => {
       this.state.log(`cannot read the index cache: ${error instanceof Error ? error.message : String(error)}`);
@@ -91,18 +83,6 @@ export class CacheWriter {
   /** Settles once the cache of `attached` is read (or there is none to read). */
   loaded(attached: Attached): Promise<void> | undefined {
     return this.rootOf(attached)?.loading;
-  }
-
-  /** The first scan's early lookups of `attached`, while they last. */
-  earlyLookups(attached: Attached): EarlyLookups | undefined {
-    return this.rootOf(attached)?.lookups;
-  }
-
-  /** The first scan of `attached` ended (or the root went): its early lookups stop. */
-  endEarlyLookups(attached: Attached): void {
-    const root = this.rootOf(attached);
-    root?.lookups?.dispose();
-    if (root) root.lookups = undefined;
   }
 
   private async read(root: RootCache): Promise<void> {
@@ -115,7 +95,6 @@ export class CacheWriter {
     }
     root.name = this.format.cache.rootName(attached.realRoot);
     root.file = summaryCacheFile(cacheDir, root.name);
-    await this.lookUpEarlyIfLarge(root, root.file);
     // Killed writes' leftovers (of any root) go; a write in progress elsewhere stays.
     state.background(removeStaleTempFiles(cacheDir));
     root.omitted = new Map();
@@ -164,24 +143,6 @@ export class CacheWriter {
     if (!root) return;
     if (root.adopted !== (root.entries?.size ?? -1)) root.stale = true;
     root.entries = root.omitted = undefined;
-  }
-
-  /**
-   * A large cache is a restart of a large store: its first lookups are made in a worker while the
-   * cache loads (see earlyLookups.ts). Only through the real file system (tests replace it), and
-   * only for a layout of the worker's shape: project and session folders right in the root, each
-   * session folder looked up by name (dsh's).
-   */
-  private async lookUpEarlyIfLarge(root: RootCache, cacheFile: string): Promise<void> {
-    const { state } = this;
-    const { attached } = root;
-    const { tuning } = state;
-    if (tuning.lookupWorkerFile === undefined || tuning.directories !== nodeDirectoryFiles) return;
-    const { base, leafDepth, sessionFileNames } = this.format.layout;
-    if (base !== '' || leafDepth !== 2 || sessionFileNames === undefined) return;
-    const bytes = (await fsp.stat(cacheFile).catch(() => undefined))?.size ?? -1;
-    if (bytes < tuning.earlyLookupsCacheBytes || !state.isCurrent(attached)) return;
-    root.lookups = EarlyLookups.start({ root: attached.realRoot, leafNames: sessionFileNames }, tuning.lookupWorkerFile, state.log);
   }
 
   /**

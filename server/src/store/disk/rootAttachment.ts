@@ -34,7 +34,7 @@ export class RootAttachment {
     private readonly state: StoreState,
     private readonly events: StoreEvents,
     private readonly scanner: Pick<Scanner, 'open' | 'scan'>,
-    private readonly cache: Pick<CacheWriter, 'load' | 'endEarlyLookups'>,
+    private readonly cache: Pick<CacheWriter, 'load'>,
   ) {
     this.pollTimer = state.timer();
   }
@@ -91,7 +91,6 @@ export class RootAttachment {
       // Whatever failed, the store answers with what it has; the rescan tries again.
       state.log(`indexing ${realRoot} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
-    this.cache.endEarlyLookups(attached);
     if (!state.isCurrent(attached)) return;
     events.emit({ type: 'indexed', attached });
   }
@@ -157,14 +156,13 @@ export class RootAttachment {
     this.pollTimer.clear();
   }
 
-  /** Retires the attached root, its watches and early lookups; false when none was attached. */
+  /** Retires the attached root and its watches; false when none was attached. */
   private drop(): boolean {
     const attached = this.attached;
     if (!attached) return false;
     this.attempts++;
     attached.retired = true;
     attached.watches.dispose();
-    this.cache.endEarlyLookups(attached);
     this.attached = undefined;
     return true;
   }

@@ -43,7 +43,7 @@ function scannerOf(home: string, format: FormatAdapter) {
     if (event.type === 'scopeStale') stale.push(event.scope);
   });
   const reader = { layout: format, readFacts: () => Promise.resolve({ kind: 'failed', error: new Error('not read here') }), mayResume: () => false };
-  const cache = { adopt: () => undefined, loaded: () => Promise.resolve(), earlyLookups: () => undefined };
+  const cache = { adopt: () => undefined, loaded: () => Promise.resolve() };
   const scanner = new Scanner(state, events, cache, reader as unknown as EngineFormat);
   const { dev, ino } = statSync(home);
   const attached: Attached = scanner.open({ retired: false, realRoot: home, rootIdentity: { dev, ino }, watches: {} as DirectoryWatches });

@@ -32,7 +32,7 @@ export class Scanner {
   constructor(
     private readonly state: StoreState,
     private readonly events: StoreEvents,
-    private readonly cache: Pick<CacheWriter, 'adopt' | 'loaded' | 'earlyLookups'>,
+    private readonly cache: Pick<CacheWriter, 'adopt' | 'loaded'>,
     /** The format the root's files are read in. */
     private readonly format: EngineFormat,
     /** The format's side files, read again at each scan that may change them (absent: it names none). */
@@ -132,10 +132,7 @@ export class Scanner {
   private async reconcile(attached: Attached, scope: DiscoveryScope): Promise<{ keys: string[]; seen: ReadonlyMap<string, FileIdentity> } | undefined> {
     const { state } = this;
     if (!state.isCurrent(attached)) return undefined;
-    // The first scan's project folders were looked up early, in a worker (see earlyLookups.ts).
-    const project = scope.kind === 'dir' && depthBelowBase(scope.dir, this.baseDepth, 1) === 1;
-    const prefetched = project ? await this.cache.earlyLookups(attached)?.project(scope.dir) : undefined;
-    const found = await discover(attached.realRoot, scope, state.tuning.directories, prefetched, this.format.layout);
+    const found = await discover(attached.realRoot, scope, state.tuning.directories, this.format.layout);
     await this.cache.loaded(attached);
     if (!state.isCurrent(attached)) return undefined;
     const change = await applyScope(this.contentsOf(attached), scope, found, (key) => this.cache.adopt(attached, key));

@@ -1,7 +1,6 @@
 /** The disk store's knobs, with production defaults; tests shorten, observe or replace them. */
 import { foregroundRequests, type ForegroundWork } from '../concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from '../directoryFiles';
-import { LOOKUP_WORKER_FILE } from '../lookups/earlyLookups';
 import { defaultIndexWorkers } from '../summarize/pool';
 import { nodeTranscriptFiles, type TranscriptFiles } from '../transcriptFiles';
 import { systemClock, type Clock } from './clock';
@@ -12,13 +11,6 @@ export interface DiskStoreTuning {
   files: TranscriptFiles;
   /** Directory access: the root, discovery and the directory watches. */
   directories: DirectoryFiles;
-  /**
-   * The lookup worker's entry, which makes the first scan's lookups while an index cache of at
-   * least `earlyLookupsCacheBytes` loads (see earlyLookups.ts); undefined (or a missing file, or
-   * `directories` other than the real file system) and discovery looks up everything itself.
-   */
-  lookupWorkerFile: string | undefined;
-  earlyLookupsCacheBytes: number;
   /** Time: every timer of the store and every time it reads (fake in freshness tests). */
   clock: Clock;
   /** Transcripts read at once while indexing. */
@@ -104,9 +96,6 @@ export const INLINE_INDEX_BYTES = typeof DSH_DEVICE_INLINE_INDEX === 'undefined'
 export const DEFAULT_TUNING: DiskStoreTuning = {
   files: nodeTranscriptFiles,
   directories: nodeDirectoryFiles,
-  lookupWorkerFile: LOOKUP_WORKER_FILE,
-  // ~2,000 sessions: the main thread's own lookups of fewer take less than the worker's start.
-  earlyLookupsCacheBytes: 1024 * 1024,
   clock: systemClock,
   concurrency: 16,
   indexWorkers: defaultIndexWorkers(),
