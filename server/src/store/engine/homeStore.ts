@@ -25,14 +25,13 @@ import { homeFormat, type HomeFormat } from './homeFormat';
  * The engine's knobs for a home. A home's sweep period (and cost factor) spaces the full rescan
  * as well, the first one (the catch-up after the first index) included: every change is seen
  * within that period even where no watch is (a new file beside others in an unwatched folder); the
- * first index is read in the main thread, with no early lookups; the first cache is written as
+ * first index is read in the main thread; the first cache is written as
  * soon as the first index is built; the view spaces the notifications itself.
  */
 function engineTuning(tuning: ForeignStoreTuning): Partial<DiskStoreTuning> {
   return {
     clock: tuning.clock,
     indexWorkers: 0,
-    lookupWorkerFile: undefined,
     maxWatches: tuning.maxWatches,
     debounceMs: tuning.debounceMs,
     maxDebounceMs: Math.max(tuning.debounceMs, DEFAULT_TUNING.maxDebounceMs),
