@@ -149,7 +149,8 @@ async function main(): Promise<void> {
         // A restart is measured on complete caches: dsh's index (written a few seconds after a change),
         // and this build's caches of the other agents' homes (a build without them writes none).
         const cacheDir = path.join(cacheHome, 'dsh-session-ls');
-        const expected = extraArgs.length === 0 || serverBin !== undefined ? 1 : 3;
+        // dsh's and one per home of session files (Claude Code, Codex, Qwen Code, Gemini CLI; opencode's database has none).
+        const expected = extraArgs.length === 0 || serverBin !== undefined ? 1 : 5;
         const cached = (): number => (existsSync(cacheDir) ? readdirSync(cacheDir).filter((name) => /^session-index-[0-9a-f]+\.jsonl$/.test(name)).length : 0);
         const deadline = performance.now() + 60_000;
         while (cached() < expected && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
