@@ -20,7 +20,7 @@ import { cpuSeconds, describeMachine } from './machine';
 import { hotSpots } from './profile';
 import { ensureForeignHomes, foreignAgentArgs, type ForeignHomes } from './generate/foreignSessions';
 import { ensureStore, readExpectedLabels } from './generate/store';
-import { measureCompletion, waitForCompleteAnswer, waitForListedCount, type LatencyFigure } from './server/measure';
+import { measureCompletion, measureIdleCpu, waitForCompleteAnswer, waitForListedCount, type LatencyFigure } from './server/measure';
 import { makeQueries } from './server/queries';
 import { REPO_ROOT, startServer, type RunningServer } from './server/serverProcess';
 import { runFloor, WholeFileReader } from './baselines/floor';
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     { label: 'dsh + other agents', extraArgs: agentArgs },
     ...(beforeBin === undefined ? [] : [{ label: `dsh + other agents, ${beforeBin}`, extraArgs: agentArgs, serverBin: beforeBin }]),
   ];
-  const results: Array<{ label: string; readyMs: number; figures: LatencyFigure[]; peakRss?: number; cpuS?: number; restartMs?: number }> = [];
+  const results: Array<{ label: string; readyMs: number; figures: LatencyFigure[]; peakRss?: number; cpuS?: number; restartMs?: number; idlePercent?: number }> = [];
   const profileRoot = argv.includes('--profile') ? path.join(workDir, 'profile-mixed') : undefined;
   if (profileRoot !== undefined) rmSync(profileRoot, { recursive: true, force: true });
   for (const [runIndex, { label, extraArgs, serverBin }] of runs.entries()) {
@@ -168,6 +168,10 @@ async function main(): Promise<void> {
         log(`${label}: restarted on its cache, complete listing after ${(restartMs / 1000).toFixed(1)} s`);
         const last = results.at(-1);
         if (last !== undefined && last.label === label) last.restartMs = restartMs;
+        // As the bench's idle figure: 10 s after the listing, 60 s with nobody asking.
+        const idle = await measureIdleCpu(restarted, 10_000, 60_000);
+        log(`${label}: idle CPU ${idle.percentOfCore.toFixed(2)} % of a core over 60 s`);
+        if (last !== undefined && last.label === label) last.idlePercent = idle.percentOfCore;
       } finally {
         await restarted.stop();
       }
@@ -185,11 +189,11 @@ async function main(): Promise<void> {
     '',
     `${sessions} dsh sessions; ${homes.perAgent} Claude Code, ${homes.perAgent} Codex, ${homes.perAgent} Qwen Code${homes.opencodeHome === undefined ? ' and' : ','} ${homes.perAgent} Gemini CLI${homes.opencodeHome === undefined ? '' : ` and ${homes.perAgent} opencode`} sessions made from the real fixture files. Round trips of \`textDocument/completion\` in ms (20 warm-up, 200 measured per kind, sequential). Restarted: the same server started again on the caches its first run wrote. Load average at the end: ${os.loadavg().map((load) => load.toFixed(2)).join(', ')}.`,
     '',
-    '| server | cold: complete listing (s) | restarted: complete listing (s) | peak RSS (MB) | server CPU during the 880 completions (s) |',
-    '|---|---|---|---|---|',
+    '| server | cold: complete listing (s) | restarted: complete listing (s) | peak RSS (MB) | server CPU during the 880 completions (s) | restarted, idle CPU over 60 s (% of a core) |',
+    '|---|---|---|---|---|---|',
     ...results.map(
       (r) =>
-        `| ${r.label} | ${(r.readyMs / 1000).toFixed(1)} | ${r.restartMs === undefined ? '—' : (r.restartMs / 1000).toFixed(1)} | ${r.peakRss === undefined ? '—' : (r.peakRss / 2 ** 20).toFixed(0)} | ${r.cpuS === undefined ? '—' : r.cpuS.toFixed(2)} |`,
+        `| ${r.label} | ${(r.readyMs / 1000).toFixed(1)} | ${r.restartMs === undefined ? '—' : (r.restartMs / 1000).toFixed(1)} | ${r.peakRss === undefined ? '—' : (r.peakRss / 2 ** 20).toFixed(0)} | ${r.cpuS === undefined ? '—' : r.cpuS.toFixed(2)} | ${r.idlePercent === undefined ? '—' : `${r.idlePercent.toFixed(2)} ${verdict(r.idlePercent < 0.5)}`} |`,
     ),
     '',
     `Floor (list, read every byte, decompress zstd, no parsing; median of 3 after a warm-up pass): dsh store ${floorMs.dsh.toFixed(0)} ms, dsh store + every agent home ${floorMs.mixed.toFixed(0)} ms.`,
