@@ -12,27 +12,16 @@ import path from 'node:path';
 import { FOREIGN_AGENT_INFO, foreignAgentInfo, type ForeignAgent, type ForeignAgentInfo } from '@dsh-session-ls/shared';
 import { raceWithSignal } from '../../resolver';
 import { compareStoreOrder } from '../../resolver/storeOrder';
-import { SessionReadError, type AgentSessionLog, type SessionStore, type SessionKey, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
-import { nodeDirectoryFiles, type WatchFactory } from '../directoryFiles';
+import { SessionReadError, type AgentSessionLog, type SessionKey, type SessionSurface, type StoredSessionSummary } from '../../resolver/sessionStore';
+import { nodeDirectoryFiles } from '../directoryFiles';
 import { Emitter } from '../emitter';
 import type { Subscription } from '../service';
 import type { DatabaseAdapter } from '../formats/database';
+import { DEFAULT_FOREIGN_TUNING, type ForeignSessionStore, type ForeignStoreTuning } from './foreignStore';
 import { DatabaseSnapshot, SQLITE_RUNTIME, databaseIdentity, loadSqlite, sameDatabaseIdentity } from './databaseSnapshot';
 
-/** How the store keeps its listing fresh (the session-file engine's tuning, the part that applies). */
-export interface DatabaseStoreTuning {
-  /** Quiet time after a watch event before the database is looked at again… */
-  debounceMs: number;
-  /** …and at least this many times the last look took, since it ended. */
-  refreshCostFactor: number;
-  /** The sweep: a look behind the watch, at least this often. */
-  sweepPeriodMs: number;
-  watchFactory?: WatchFactory;
-  /** Minimum spacing of `onDidChange` notifications. */
-  notifyThrottleMs: number;
-}
-
-const DEFAULT_TUNING: DatabaseStoreTuning = { debounceMs: 30, refreshCostFactor: 10, sweepPeriodMs: 30_000, notifyThrottleMs: 100 };
+/** The part of the other agents' stores' tuning that applies to one database. */
+export type DatabaseStoreTuning = Pick<ForeignStoreTuning, 'debounceMs' | 'refreshCostFactor' | 'sweepPeriodMs' | 'watchFactory' | 'notifyThrottleMs'>;
 
 /** The message said once when this runtime cannot read databases. */
 export function sqliteMissingMessage(agent: ForeignAgent): string {
@@ -41,27 +30,16 @@ export function sqliteMissingMessage(agent: ForeignAgent): string {
   return `${foreignAgentInfo(agent).title} sessions need ${SQLITE_RUNTIME} or newer, for node:sqlite; this is Node ${process.versions.node}, where ${named} sessions still work`;
 }
 
-/** A database home's store: the interface of the session-file engine's stores (`foreignStore.ts`). */
-export interface DatabaseSessionStore extends SessionStore {
-  readonly agent: ForeignAgent;
-  readonly home: string;
-  readLog(sessionId: string, signal?: AbortSignal): Promise<AgentSessionLog>;
-  onDidChange(listener: () => void): Subscription;
-  /** Every listed session when the database was read anew (which sessions a write touched is not known). */
-  onDidChangeContent(listener: (sessions: readonly SessionKey[]) => void): Subscription;
-  dispose(): void;
-}
-
 /** Opens the store of `adapter`'s database in `home`, strictly read-only. */
 export function openDatabaseStore(
   adapter: DatabaseAdapter,
   home: string,
   options: { log?: (message: string) => void; tuning?: Partial<DatabaseStoreTuning> } = {},
-): DatabaseSessionStore {
-  return new DatabaseStore(adapter, home, options.log ?? (() => undefined), { ...DEFAULT_TUNING, ...options.tuning });
+): ForeignSessionStore {
+  return new DatabaseStore(adapter, home, options.log ?? (() => undefined), { ...DEFAULT_FOREIGN_TUNING, ...options.tuning });
 }
 
-class DatabaseStore implements DatabaseSessionStore {
+class DatabaseStore implements ForeignSessionStore {
   readonly agent: ForeignAgent;
   private readonly file: string;
   private snapshot: DatabaseSnapshot | undefined;
