@@ -14,7 +14,7 @@ import { storeWorkSlices } from './concurrency';
 import { nodeDirectoryFiles, type DirectoryFiles } from './directoryFiles';
 import type { SessionLayout } from './formats/adapter';
 import { dshLayout, FLAT_LAYOUT_REASON } from './formats/dshLayout';
-import { baseDepthOf, depthBelowBase, type DiscoveryScope } from './layoutScopes';
+import { baseDepthOf, depthBelowBase, parentKey, type DiscoveryScope } from './layoutScopes';
 import { quickSync } from './quickSync';
 import { fileIdentity, type FileIdentity } from './transcriptFiles';
 import type { StoreProblem } from './service';
@@ -355,12 +355,6 @@ async function realFolders(files: DirectoryFiles, root: string, dir: string): Pr
     if ((await lstatKind(files, keyPath(root, end === -1 ? dir : dir.slice(0, end)))) !== 'dir') return false;
     if (end === -1) return true;
   }
-}
-
-/** The parent folder of a root-relative key ('' for the root). */
-function parentKey(key: string): string {
-  const slash = key.lastIndexOf('/');
-  return slash === -1 ? '' : key.slice(0, slash);
 }
 
 /** The walk of the layout's base (or only its own entries, `until` 0), classified. */

@@ -19,6 +19,12 @@ export function baseDepthOf(layout: Pick<SessionLayout, 'base'>): number {
   return segments;
 }
 
+/** The folder a root-relative key lies in ('' for a key directly in the root). */
+export function parentKey(key: string): string {
+  const slash = key.lastIndexOf('/');
+  return slash === -1 ? '' : key.slice(0, slash);
+}
+
 /**
  * Depth below the base of a key that lies under it (0: the base, 1: a folder directly in it);
  * counted up to `cap` levels below the base (a deeper key answers `cap + 1`).
@@ -75,7 +81,7 @@ export function scopeOfChange(layout: SessionLayout, dir: string, name: string |
 
 /** What to look at again when the session file `key` went (or changed kind): the file, or (dsh) its session folder. */
 export function scopeOfKey(layout: SessionLayout, key: string): DiscoveryScope {
-  return layout.sessionFileNames === undefined ? { kind: 'file', key } : { kind: 'dir', dir: key.slice(0, key.lastIndexOf('/')) };
+  return layout.sessionFileNames === undefined ? { kind: 'file', key } : { kind: 'dir', dir: parentKey(key) };
 }
 
 /** Whether a folder key (under the base) is a leaf folder, one that holds session files. */

@@ -7,7 +7,7 @@
  */
 import { keyPath } from '../discovery';
 import type { SessionLayout } from '../formats/adapter';
-import { baseDepthOf, isLeafFolder, scopeOfChange, type DiscoveryScope } from '../layoutScopes';
+import { baseDepthOf, isLeafFolder, parentKey, scopeOfChange, type DiscoveryScope } from '../layoutScopes';
 import { PendingScopes } from '../pendingScopes';
 import { sameIdentity } from '../transcriptFiles';
 import type { TimerSlot } from './clock';
@@ -31,11 +31,6 @@ function mostRecent<T>(items: T[], score: (item: T) => number, count: number): T
   const scores = Float64Array.from(items, score);
   const threshold = scores.slice().sort()[items.length - count];
   return items.filter((_, i) => scores[i] >= threshold);
-}
-
-/** The folder a transcript key lies in (dsh: its session folder). */
-function parentOf(key: string): string {
-  return key.slice(0, key.lastIndexOf('/'));
 }
 
 /** The looks at the disk freshness asks for and awaits: scans, re-reads, whether the root is still the same directory. */
@@ -232,7 +227,7 @@ export class Freshness {
     if (attached.directories.size < maxWatches) return attached.watches.update(attached.directories);
     const recency = new Map<string, number>();
     for (const entry of attached.index.all()) {
-      const dir = parentOf(entry.location.key);
+      const dir = parentKey(entry.location.key);
       recency.set(dir, Math.max(recency.get(dir) ?? -Infinity, entry.identity?.mtimeMs ?? Infinity));
     }
     const projects: string[] = [];
@@ -316,7 +311,7 @@ export class Freshness {
     const seen = new Set(failed);
     const keys = failed;
     for (const key of attached.index.keys()) {
-      if (!seen.has(key) && !attached.watches.isWatched(parentOf(key))) keys.push(key);
+      if (!seen.has(key) && !attached.watches.isWatched(parentKey(key))) keys.push(key);
     }
     return keys;
   }
