@@ -152,3 +152,36 @@ describe('the server source forms one acyclic chain of layers (CONTRIBUTING.md)'
     expect(importedSpecifiers("import type { A } from './a';\nexport { b } from '../b';\nconst c = require('./c');")).toEqual(['./a', '../b', './c']);
   });
 });
+
+/** Whether a source text names Claude Code or Codex (in any case, as a word's start). */
+const namesClaudeOrCodex = (text: string): boolean => /\b(claude|codex)/i.test(text);
+
+/** Non-test TypeScript sources below `dir` (relative to the repository, `/`-separated), test support excluded. */
+function productionSources(dir: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) {
+      if (name !== 'testing' && name !== 'node_modules' && name !== 'dist') found.push(...productionSources(full));
+    } else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts')) {
+      found.push(path.relative(REPO_ROOT, full).split(path.sep).join('/'));
+    }
+  }
+  return found;
+}
+
+describe('only the agents table, the format registry and the adapters name an agent (docs/store-design.md)', () => {
+  it('at most 5 production modules name Claude Code or Codex, each one of those', () => {
+    const sources = ['shared/src', 'server/src', 'client-vscode/src'].flatMap((dir) => productionSources(path.join(REPO_ROOT, dir)));
+    expect(sources.length).toBeGreaterThan(50);
+    const naming = sources.filter((file) => namesClaudeOrCodex(readFileSync(path.join(REPO_ROOT, file), 'utf8'))).sort();
+    expect(naming.length).toBeLessThanOrEqual(5);
+    for (const file of naming) expect(file === 'shared/src/agents.ts' || file.startsWith('server/src/store/formats/'), file).toBe(true);
+  });
+
+  it('sees a name in any case and leaves other words alone (the check can fail)', () => {
+    expect(namesClaudeOrCodex("import { claudeFormat } from './claudeCode';")).toBe(true);
+    expect(namesClaudeOrCodex('// Codex rollouts')).toBe(true);
+    expect(namesClaudeOrCodex('const decodex = 1; // a session of Gemini CLI')).toBe(false);
+  });
+});
